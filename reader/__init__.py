@@ -1,0 +1,22 @@
+"""bytes -> Document (text, pages, outline); find; slice.
+
+Pure: no network, no database, no clock. Public API:
+
+    extract(data, name, mime=None, *, limits=DEFAULT_LIMITS) -> Document
+    find(doc, query, *, limit=20, context=...) -> FindResult
+    outline(doc) -> Outline
+    page(doc, offset=0, limit=...) -> Slice
+    normalize(text) -> NormalizedText   (serialisable; cached by the indexer)
+"""
+from .document import DEFAULT_LIMITS, Document, ImageData, Limits, OutlineEntry, ReaderError
+from .extract import extract
+from .find import FindResult, Match, find
+from .normalize import NormalizedText, normalize, normalize_query
+from .outline import Outline, outline
+from .slicing import Slice, page
+
+__all__ = [
+    "DEFAULT_LIMITS", "Document", "FindResult", "ImageData", "Limits", "Match", "NormalizedText",
+    "Outline", "OutlineEntry", "ReaderError", "Slice", "extract", "find", "normalize",
+    "normalize_query", "outline", "page",
+]

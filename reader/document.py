@@ -1,0 +1,125 @@
+"""The reader's data model: what any file becomes once it is text.
+
+Everything here is plain data: no I/O, no clock. The indexer serialises these
+objects (see `Document.to_dict` / `from_dict`) next to the extracted text.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class ReaderError(Exception):
+    """A file the reader cannot turn into text.
+
+    `str(err)` is a complete instruction for a model or a person: the cause and
+    the next action, and whether retrying makes sense, e.g.
+    "encrypted PDF: ask the owner for an unencrypted copy; do not retry".
+    `code` is a short stable identifier (e.g. "encrypted", "corrupt",
+    "too_large", "timeout", "unsupported") for programs and telemetry.
+    """
+
+    def __init__(self, message: str, *, code: str = "unreadable") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-file caps that keep a hostile or huge file from hanging or eating memory."""
+
+    max_bytes: int = 64 * 1024 * 1024          # input size refused above this
+    max_chars: int = 20_000_000                 # extracted text cut (with a warning) above this
+    max_rows_per_sheet: int = 20_000            # XLSX/ODS/CSV rows kept per sheet
+    max_pages: int = 5_000                      # PDF pages read
+    max_seconds: float = 60.0                   # wall-clock budget for one extraction
+    max_image_bytes: int = 5 * 1024 * 1024      # images larger than this are refused
+    max_zip_ratio: int = 200                    # zip members inflating more than this are refused
+    max_unzipped_bytes: int = 512 * 1024 * 1024  # total inflated size of an Office/ODF zip
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass
+class OutlineEntry:
+    """One heading, bookmark, sheet or slide title, pointing into `Document.text`."""
+
+    title: str
+    level: int = 1              # 1 = top level
+    offset: int = 0             # character offset into Document.text
+    page: int | None = None     # 1-based page / slide / sheet number, when the format has pages
+    line: int | None = None     # 1-based line number of `offset` in Document.text
+
+
+@dataclass
+class ImageData:
+    """An image handed to the model as an image (never as text)."""
+
+    data: bytes
+    mime: str                   # image/png, image/jpeg, image/gif, image/webp
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass
+class Document:
+    """A file turned into text.
+
+    - `text`: the whole extracted text. Every offset anywhere in the project
+      (find, grep, page, outline) is a Python `str` index into this text.
+    - `kind`: text, markdown, csv, json, html, pdf, xlsx, pptx, docx, odt,
+      ods, odp, image.
+    - `pages`: start offsets of each page / slide / sheet, ascending, first is
+      0. Page n (1-based) is text[pages[n-1]:pages[n]]. Formats without pages
+      have [0].
+    - `page_unit`: what a page is called in this format: page, slide, sheet
+      or section.
+    - `outline`: headings / bookmarks / sheet names / slide titles in text
+      order (may be empty; `reader.outline()` then derives one).
+    - `structure`: a small format-specific skeleton used by `reader.outline()`
+      (CSV: {"header": [...], "rows": [[...]*5], "rowCount": n}; JSON:
+      {"skeleton": ...}; XLSX/ODS: {"sheets": [{"name", "dimensions",
+      "rows", "columns", "header", "firstRows", "offset"}]}). Keep it small.
+    - `warnings`: what this text cannot tell ("scanned PDF, no text layer",
+      "formulas without cached values", "sheet cut at N rows").
+    - `engine`: which extractor produced the text (e.g. "pypdfium2",
+      "pdfminer.six", "openpyxl").
+    - `image`: set for images (text is then a short description).
+    """
+
+    text: str
+    kind: str
+    name: str = ""
+    mime: str = "text/plain"
+    pages: list[int] = field(default_factory=lambda: [0])
+    page_unit: str = "page"
+    outline: list[OutlineEntry] = field(default_factory=list)
+    structure: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    engine: str | None = None
+    image: ImageData | None = None
+    # Lazily built by reader.normalize; the indexer may attach a cached one.
+    _normalized: Any = field(default=None, repr=False, compare=False)
+
+    def page_of(self, offset: int) -> int:
+        """1-based page / slide / sheet number that contains `offset`."""
+        import bisect
+
+        return max(1, bisect.bisect_right(self.pages, offset))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form (without image bytes or the normalised form)."""
+        d = asdict(self)
+        d.pop("_normalized", None)
+        d.pop("image", None)
+        if self.image is not None:
+            d["image"] = {"mime": self.image.mime, "width": self.image.width, "height": self.image.height}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Document":
+        d = dict(d)
+        d.pop("image", None)  # image bytes are never cached as text
+        d["outline"] = [OutlineEntry(**e) for e in d.get("outline", [])]
+        return cls(**d)

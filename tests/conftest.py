@@ -1,0 +1,40 @@
+"""Shared test set-up: the Nextcloud emulator fixtures and paths to the sample files.
+
+`fixtures.emulator.testing` (owned by the emulator) defines the pytest
+fixtures `emulator` (a fresh emulator per test, seeded with the sample
+documents) and friends; they are loaded here so every test package can use
+them.
+"""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_DOCS = ROOT / "fixtures" / "docs"
+FIXTURE_BAD = ROOT / "fixtures" / "bad"
+SHARED = ROOT.parent / "shared"
+RECORDINGS = SHARED / "nextcloud-34"
+
+if importlib.util.find_spec("fixtures.emulator.testing") is not None:
+    pytest_plugins = ["fixtures.emulator.testing"]
+
+
+@pytest.fixture(scope="session")
+def fixture_docs() -> Path:
+    return FIXTURE_DOCS
+
+
+@pytest.fixture(scope="session")
+def fixture_bad() -> Path:
+    return FIXTURE_BAD
+
+
+@pytest.fixture(scope="session")
+def recordings() -> Path:
+    """The real Nextcloud 34 recordings; tests that need them skip where they are absent."""
+    if not RECORDINGS.is_dir():
+        pytest.skip("../shared/nextcloud-34 is not here (a user's fresh clone has no shared/)")
+    return RECORDINGS
