@@ -1,0 +1,88 @@
+"""CPU work that turns a Document into index rows, done off the writer (in extraction workers).
+
+`prepare(doc)` folds each chunk for FTS (`fold_words`), compresses chunk text
+and the Document's JSON, and (for long texts) serialises the normalised form.
+The extraction pool runs it in the worker process next to `extract`, so the
+single writer only executes INSERTs; `IndexWriter.store_document` runs it
+in-process for Documents that did not come through the pool.
+"""
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from dataclasses import dataclass, field
+
+from reader.document import Document
+from reader.normalize import fold_words, normalize
+
+from .chunking import chunk_text
+
+ZLEVEL = 1
+# Below this many characters `reader.find` normalises on demand in a few ms,
+# so storing the normalised form (slow to serialise) is not worth its cost.
+NORM_MIN_CHARS = 200_000
+
+
+def _ascii_table() -> tuple[bytes, bytes] | None:
+    """bytes.translate table equal to fold_words on single ASCII characters, or None if not 1:1."""
+    table = bytearray(range(256))
+    delete = bytearray()
+    for c in range(128):
+        ch = chr(c)
+        probe = fold_words("a" + ch + "a")  # letters around it: no strip, no run collapsing
+        if probe.startswith("a") and probe.endswith("a"):
+            mid = probe[1:-1]
+        else:  # pragma: no cover - a fold that touches its neighbours
+            return None
+        if mid == "":
+            delete.append(c)
+        elif len(mid) == 1 and ord(mid) < 128:
+            table[c] = ord(mid)
+        else:  # pragma: no cover - expansion: no fast path
+            return None
+    return bytes(table), bytes(delete)
+
+
+_TABLE = _ascii_table()
+_SPACES = re.compile(rb" {2,}")
+_HYPHEN_BREAK = re.compile(r"-[ \t]*\r?\n")
+
+
+def fast_fold_words(text: str) -> str:
+    """fold_words(text), computed with a bytes table when the text is ASCII (tested equal)."""
+    if _TABLE is None or not text.isascii() or _HYPHEN_BREAK.search(text):
+        return fold_words(text)
+    table, delete = _TABLE
+    out = text.encode("ascii").translate(table, delete)
+    return _SPACES.sub(b" ", out).strip(b" ").decode("ascii")
+
+
+@dataclass
+class Prepared:
+    """Everything the writer INSERTs for one document."""
+
+    meta_json: str
+    chars: int
+    norm_blob: bytes | None
+    chunks: list[tuple[int, int, int, bytes]] = field(default_factory=list)   # (seq, start, line, zlib body)
+    folded: list[tuple[int, str]] = field(default_factory=list)               # (seq, fold_words(body))
+    kind: str = "text"
+    engine: str | None = None
+    mime: str | None = None
+
+
+def prepare(doc: Document) -> Prepared:
+    """Chunk, fold and compress a Document for the index (pure CPU, no database)."""
+    meta = doc.to_dict()
+    meta.pop("text", None)
+    norm_blob = None
+    if len(doc.text) >= NORM_MIN_CHARS:
+        nt = doc._normalized if doc._normalized is not None else normalize(doc.text)
+        norm_blob = nt.to_bytes()  # already zlib-compressed by the reader
+    p = Prepared(meta_json=json.dumps(meta, separators=(",", ":"), ensure_ascii=False), chars=len(doc.text),
+                 norm_blob=norm_blob, kind=doc.kind, engine=doc.engine, mime=doc.mime)
+    for ch in chunk_text(doc.text, doc.pages):
+        p.chunks.append((ch.seq, ch.start, ch.line, zlib.compress(ch.text.encode("utf-8"), ZLEVEL)))
+        p.folded.append((ch.seq, fast_fold_words(ch.text)))
+    return p

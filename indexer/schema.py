@@ -1,0 +1,89 @@
+"""The index's SQLite schema and its migrations (PRAGMA user_version).
+
+Why this shape:
+- `files` holds one row per (source, path) with what the source said and what
+  extraction made of it.
+- `chunks` holds the document text cut into ~3k-character pieces (zlib), keyed
+  by `file_rowid << 16 | seq`, so grep reads back only the matching pieces and
+  the FTS rowid itself says which file a hit belongs to (no join to rank).
+- `chunks_fts` is contentless (the text already lives, compressed, in
+  `chunks`): it indexes `fold_words(chunk)` with the C tokenizer
+  `unicode61 remove_diacritics 2` and prefix indexes for `config*`.
+- `docs` keeps the Document's pages/outline/structure/warnings as JSON and the
+  normalised form (zlib), so files_read never re-extracts an unchanged file.
+"""
+from __future__ import annotations
+
+import apsw
+
+SCHEMA_VERSION = 1
+CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq
+MAX_CHUNKS = (1 << CHUNK_BITS) - 1
+
+_V1 = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    name_fold TEXT NOT NULL,
+    source TEXT NOT NULL,
+    file_id INTEGER,
+    etag TEXT,
+    size INTEGER NOT NULL,
+    mtime REAL NOT NULL,
+    mime TEXT,
+    local_path TEXT,
+    kind TEXT,
+    status TEXT NOT NULL DEFAULT 'pending',
+    reason TEXT,
+    engine TEXT,
+    indexed_at REAL,
+    UNIQUE(source, path)
+);
+CREATE INDEX files_path ON files(path);
+CREATE INDEX files_file_id ON files(file_id) WHERE file_id IS NOT NULL;
+CREATE INDEX files_not_indexed ON files(status) WHERE status != 'indexed';
+CREATE INDEX files_local_path ON files(local_path) WHERE local_path IS NOT NULL;
+CREATE TABLE docs(
+    id INTEGER PRIMARY KEY,
+    meta TEXT NOT NULL,
+    norm BLOB,
+    chars INTEGER NOT NULL
+);
+CREATE TABLE chunks(
+    id INTEGER PRIMARY KEY,
+    start INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    body, content='', contentless_delete=1,
+    tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+);
+CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
+CREATE TABLE folders(path TEXT PRIMARY KEY, etag TEXT);
+"""
+
+# Each entry migrates from version i to i+1; append, never edit a shipped one.
+MIGRATIONS: list[str] = [_V1]
+
+
+def migrate(con: apsw.Connection) -> int:
+    """Bring the schema to SCHEMA_VERSION inside one IMMEDIATE transaction; return the version."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        version = con.execute("PRAGMA user_version").fetchall()[0][0]
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"index schema version {version} is newer than this program knows ({SCHEMA_VERSION}): "
+                "upgrade mcp-nextcloud or point --index at another file; do not retry as is"
+            )
+        for step in range(version, SCHEMA_VERSION):
+            con.execute(MIGRATIONS[step])
+        if version != SCHEMA_VERSION:
+            con.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return SCHEMA_VERSION

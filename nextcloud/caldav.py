@@ -1,0 +1,199 @@
+"""CalDAV: calendars of the account, events in a time range (with or without expansion), event CRUD.
+
+Events come back as CalendarEvent objects parsed with `icalendar`; the
+calendar's id and the event UID are the handles, never hrefs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Callable
+from urllib.parse import unquote
+
+import icalendar
+
+from . import paths
+from .davxml import APPLE, CALDAV, DAV, escape, parse_multistatus, q
+from .errors import NextcloudError, error_for
+from .http import Transport
+
+SOURCE = "caldav"
+_CAL_NS = 'xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:x1="http://apple.com/ns/ical/"'
+
+
+@dataclass(frozen=True)
+class Calendar:
+    id: str                      # the collection name, e.g. "personal"
+    name: str                    # display name
+    color: str | None = None
+    components: list[str] = field(default_factory=list)   # VEVENT, VTODO
+    writable: bool = True
+
+
+@dataclass(frozen=True)
+class CalendarEvent:
+    uid: str
+    calendar: str
+    summary: str
+    start: datetime | date | None
+    end: datetime | date | None
+    all_day: bool = False
+    location: str = ""
+    description: str = ""
+    recurrence_id: str | None = None
+    rrule: str | None = None
+    organizer: str | None = None
+    attendees: list[str] = field(default_factory=list)
+    etag: str = ""
+    object_name: str = ""        # the object's name in its calendar (e.g. "uid.ics"), for writes
+
+
+def _utc(value: datetime | date) -> str:
+    """'20261201T000000Z' as CalDAV time-range wants it."""
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    else:
+        dt = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _addr(value: object) -> str:
+    return str(value).removeprefix("mailto:").removeprefix("MAILTO:")
+
+
+def events_from_ics(ics: str, calendar: str, etag: str = "", object_name: str = "") -> list[CalendarEvent]:
+    """Every VEVENT of an iCalendar text (masters and expanded instances alike)."""
+    try:
+        cal = icalendar.Calendar.from_ical(ics)
+    except ValueError:
+        raise error_for(SOURCE, None, condition="invalid_response", path=calendar, detail="invalid iCalendar") from None
+    out = []
+    for ev in cal.walk("VEVENT"):
+        start = ev.decoded("DTSTART") if ev.get("DTSTART") is not None else None
+        end = ev.decoded("DTEND") if ev.get("DTEND") is not None else None
+        if end is None and start is not None and ev.get("DURATION") is not None:
+            end = start + ev.decoded("DURATION")
+        rid = ev.get("RECURRENCE-ID")
+        rrule = ev.get("RRULE")
+        attendees = ev.get("ATTENDEE") or []
+        if not isinstance(attendees, list):
+            attendees = [attendees]
+        out.append(CalendarEvent(
+            uid=str(ev.get("UID") or ""), calendar=calendar, summary=str(ev.get("SUMMARY") or ""),
+            start=start, end=end, all_day=isinstance(start, date) and not isinstance(start, datetime),
+            location=str(ev.get("LOCATION") or ""), description=str(ev.get("DESCRIPTION") or ""),
+            recurrence_id=rid.to_ical().decode() if rid is not None else None,
+            rrule=rrule.to_ical().decode() if rrule is not None else None,
+            organizer=_addr(ev.get("ORGANIZER")) if ev.get("ORGANIZER") else None,
+            attendees=[_addr(a) for a in attendees], etag=etag, object_name=object_name))
+    return out
+
+
+def calendars_from_multistatus(body: bytes | str) -> list[Calendar]:
+    """Calendars (resourcetype cal:calendar) of a Depth 1 PROPFIND on the calendar home."""
+    out = []
+    for r in parse_multistatus(body, source=SOURCE):
+        rtype = r.props.get(q(DAV, "resourcetype"))
+        if rtype is None or rtype.find(q(CALDAV, "calendar")) is None:
+            continue
+        cid = unquote(r.href.rstrip("/").rsplit("/", 1)[-1])
+        comps_el = r.props.get(q(CALDAV, "supported-calendar-component-set"))
+        comps = [c.get("name", "") for c in comps_el] if comps_el is not None else []
+        privs = r.props.get(q(DAV, "current-user-privilege-set"))
+        writable = privs is None or privs.find(f".//{q(DAV, 'write')}") is not None \
+            or privs.find(f".//{q(DAV, 'all')}") is not None
+        out.append(Calendar(id=cid, name=r.text(DAV, "displayname") or cid,
+                            color=r.text(APPLE, "calendar-color"), components=comps, writable=writable))
+    return out
+
+
+class CalDAV:
+    """Calendars of one account."""
+
+    def __init__(self, transport: Transport, user_id: Callable[[], str]) -> None:
+        self._t = transport
+        self._user_id = user_id
+
+    def _home(self) -> str:
+        return "/remote.php/dav/calendars" + paths.encode(self._user_id()) + "/"
+
+    def _cal_url(self, calendar: str) -> str:
+        if not calendar or "/" in calendar or calendar in (".", ".."):
+            raise error_for(SOURCE, None, condition="bad_path", path=calendar)
+        return self._home() + paths.encode(calendar)[1:] + "/"
+
+    def calendars(self) -> list[Calendar]:
+        """Event/task calendars in the home (inbox, outbox and trash bin left out)."""
+        body = (f'<?xml version="1.0" encoding="UTF-8"?><d:propfind {_CAL_NS}><d:prop><d:displayname/>'
+                "<d:resourcetype/><c:supported-calendar-component-set/><x1:calendar-color/>"
+                "<d:current-user-privilege-set/></d:prop></d:propfind>")
+        resp = self._t.request("PROPFIND", self._home(), source=SOURCE, path="calendars", dav=True,
+                               headers={"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
+                               content=body.encode(), ok=(207,))
+        return calendars_from_multistatus(resp.content)
+
+    def _query(self, calendar: str, comp_filter: str, *, expand: tuple[str, str] | None = None) -> list[CalendarEvent]:
+        data = "<c:calendar-data/>" if expand is None else \
+            f'<c:calendar-data><c:expand start="{expand[0]}" end="{expand[1]}"/></c:calendar-data>'
+        body = (f'<?xml version="1.0" encoding="UTF-8"?><c:calendar-query {_CAL_NS}><d:prop><d:getetag/>{data}'
+                f'</d:prop><c:filter><c:comp-filter name="VCALENDAR">{comp_filter}</c:comp-filter></c:filter>'
+                "</c:calendar-query>")
+        resp = self._t.request("REPORT", self._cal_url(calendar), source=SOURCE, path=calendar, dav=True,
+                               headers={"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
+                               content=body.encode(), ok=(207,))
+        out: list[CalendarEvent] = []
+        for r in parse_multistatus(resp.content, source=SOURCE, path=calendar):
+            ics = r.text(CALDAV, "calendar-data")
+            if not ics:
+                continue
+            name = unquote(r.href.rstrip("/").rsplit("/", 1)[-1])
+            out.extend(events_from_ics(ics, calendar, (r.text(DAV, "getetag") or "").strip('"'), name))
+        return out
+
+    def events(self, calendar: str, start: datetime | date, end: datetime | date, *,
+               expand: bool = False) -> list[CalendarEvent]:
+        """Events overlapping [start, end). expand=True returns each occurrence of recurring events (in UTC)."""
+        s, e = _utc(start), _utc(end)
+        flt = f'<c:comp-filter name="VEVENT"><c:time-range start="{s}" end="{e}"/></c:comp-filter>'
+        events = self._query(calendar, flt, expand=(s, e) if expand else None)
+        return sorted(events, key=lambda ev: _utc(ev.start) if ev.start else "")
+
+    def get_event(self, calendar: str, uid: str) -> CalendarEvent:
+        """The event (master) with this UID; NextcloudError not_found when absent."""
+        flt = ('<c:comp-filter name="VEVENT"><c:prop-filter name="UID">'
+               f'<c:text-match collation="i;octet" match-type="equals">{escape(uid)}</c:text-match>'
+               "</c:prop-filter></c:comp-filter>")
+        found = [ev for ev in self._query(calendar, flt) if ev.uid == uid]
+        if not found:
+            raise NextcloudError("not_found", f"No event with uid {uid} in calendar {calendar}. "
+                                 "List events in a time range to find its uid; do not guess. Do not retry.", status=404)
+        masters = [ev for ev in found if ev.recurrence_id is None]
+        return (masters or found)[0]
+
+    def put_event(self, calendar: str, ics: str, *, etag: str | None = None,
+                  object_name: str | None = None) -> str:
+        """Create (no etag: If-None-Match *) or replace (If-Match etag) an event; returns the new etag or ''."""
+        events = events_from_ics(ics, calendar)
+        if not events or not events[0].uid:
+            raise NextcloudError("bad_request", "The iCalendar text has no VEVENT with a UID. "
+                                 "Add a UID and try again. Do not retry unchanged.")
+        name = object_name or f"{events[0].uid}.ics"
+        headers = {"Content-Type": "text/calendar; charset=utf-8"}
+        if etag:
+            headers["If-Match"] = etag if etag.startswith('"') else f'"{etag}"'
+        else:
+            headers["If-None-Match"] = "*"
+        url = self._cal_url(calendar) + paths.encode(name)[1:]
+        resp = self._t.request("PUT", url, source=SOURCE, path=f"{calendar}/{events[0].uid}", dav=True,
+                               headers=headers, content=ics.encode("utf-8"),
+                               conditions={} if etag else {412: "exists"})
+        # A PUT the server modified (scheduling) answers without an ETag: re-read if needed.
+        return (resp.headers.get("etag") or "").strip('"')
+
+    def delete_event(self, calendar: str, object_name: str, *, etag: str | None = None) -> None:
+        """Delete an event object (If-Match etag when given)."""
+        headers = {}
+        if etag:
+            headers["If-Match"] = etag if etag.startswith('"') else f'"{etag}"'
+        url = self._cal_url(calendar) + paths.encode(object_name)[1:]
+        self._t.request("DELETE", url, source=SOURCE, path=f"{calendar}/{object_name}", dav=True, headers=headers)

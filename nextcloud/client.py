@@ -1,0 +1,117 @@
+"""NextcloudClient: one account, one HTTP connection pool, every API as an attribute."""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from . import paths
+from .caldav import CalDAV
+from .carddav import CardDAV
+from .config import Account
+from .deck import Deck
+from .errors import NextcloudError, no_credentials
+from .http import Transport
+from .mail import Mail
+from .ocs import OCS
+from .talk import Talk
+from .webdav import WebDAV
+
+# Login names that are plainly a user id: Nextcloud ids are these characters,
+# while LDAP / e-mail style logins (with '@' or spaces) often map to another id.
+_PLAIN_ID = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+class NextcloudClient:
+    """Everything this project says to one Nextcloud account.
+
+    Use as a context manager or call close(). `request_count` counts the HTTP
+    requests actually sent (retries included), for tests and benchmarks.
+    """
+
+    def __init__(self, account: Account | None, *, timeout: float = 30.0, connect_timeout: float = 5.0,
+                 total_timeout: float = 120.0, retries: int = 3, backoff: float = 0.25) -> None:
+        if account is None or not (account.url and account.user and account.app_password):
+            raise no_credentials()
+        self.account = account
+        self._transport = Transport(account, timeout=timeout, connect_timeout=connect_timeout,
+                                    total_timeout=total_timeout, retries=retries, backoff=backoff)
+        self._user_id: str | None = account.user_id
+        self._uid_verified = False   # a guessed or saved id is confirmed via OCS on the first DAV 404
+        self._uid_lock = threading.Lock()
+        self.webdav = WebDAV(self._transport, lambda: self.user_id, recheck_user=self._recheck_user_id)
+        self.ocs = OCS(self._transport, probe_dav=self._probe_dav)
+        self.caldav = CalDAV(self._transport, lambda: self.user_id)
+        self.carddav = CardDAV(self._transport, lambda: self.user_id)
+        self.deck = Deck(self._transport)
+        self.talk = Talk(self._transport, public_url=account.public_url or account.url)
+        self.mail = Mail(self._transport)
+
+    @property
+    def user_id(self) -> str:
+        """The DAV user id: the login name when it is plainly an id, else resolved once via OCS cloud/user."""
+        if self._user_id is None:
+            with self._uid_lock:
+                if self._user_id is None:
+                    login = self.account.user
+                    if login and set(login) <= _PLAIN_ID:
+                        self._user_id = login
+                    else:
+                        self._user_id = self.ocs.current_user().id or login
+        return self._user_id
+
+    def _recheck_user_id(self) -> bool:
+        """After a DAV 404: confirm a guessed user id once via OCS; True when it was wrong and is now fixed."""
+        with self._uid_lock:
+            if self._uid_verified:
+                return False
+            self._uid_verified = True
+        old = self.user_id
+        try:
+            new = self.ocs.current_user().id
+        except NextcloudError:
+            return False
+        with self._uid_lock:
+            if new and new != old:
+                self._user_id = new
+                return True
+        return False
+
+    def resolve_user_id(self) -> str:
+        """Ask the server for the user id (one OCS request) and use it from now on."""
+        uid = self.ocs.current_user().id
+        with self._uid_lock:
+            self._user_id = uid or self.account.user
+            self._uid_verified = True
+        return self._user_id
+
+    def _probe_dav(self, home: str) -> bool:
+        """Whether a CalDAV/CardDAV home answers for this user (PROPFIND Depth 0)."""
+        url = f"/remote.php/dav/{home}" + paths.encode(self.user_id) + "/"
+        try:
+            self._transport.request("PROPFIND", url, source="webdav", dav=True, headers={"Depth": "0"},
+                                    ok=(207,))
+        except NextcloudError as err:
+            if err.kind in ("not_found", "forbidden", "exists", "invalid_response", "bad_request"):
+                return False
+            raise
+        return True
+
+    @property
+    def request_count(self) -> int:
+        return self._transport.request_count
+
+    @property
+    def transport(self) -> Transport:
+        return self._transport
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> "NextcloudClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"NextcloudClient(user={self.account.user!r})"

@@ -1,0 +1,123 @@
+"""Where the Nextcloud account comes from: a 0600 JSON config file, overridden by the environment.
+
+Environment variables NEXTCLOUD_URL, NEXTCLOUD_USER, NEXTCLOUD_APP_PASSWORD and
+NEXTCLOUD_PUBLIC_URL win over the file, so a CI job or a desktop MCP host can
+configure the server without a login. The password never appears in repr/str.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from platformdirs import user_config_dir
+
+from .errors import NextcloudError
+
+ENV_URL = "NEXTCLOUD_URL"
+ENV_USER = "NEXTCLOUD_USER"
+ENV_PASSWORD = "NEXTCLOUD_APP_PASSWORD"
+ENV_PUBLIC_URL = "NEXTCLOUD_PUBLIC_URL"
+ENV_CONFIG = "MCP_NEXTCLOUD_CONFIG"   # optional: another config file location
+
+
+@dataclass(frozen=True)
+class Account:
+    """One Nextcloud login: server URL, login name and app password.
+
+    `public_url` is the address people open in a browser when it differs from
+    `url` (e.g. behind a proxy); `user_id` is the DAV user id when known to
+    differ from the login name (LDAP / e-mail logins), else None.
+    """
+
+    url: str
+    user: str
+    app_password: str = field(repr=False)
+    public_url: str | None = None
+    user_id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "url", normalize_url(self.url))
+        if self.public_url:
+            object.__setattr__(self, "public_url", normalize_url(self.public_url))
+
+    def __repr__(self) -> str:
+        return f"Account(url={self.url!r}, user={self.user!r}, app_password='***')"
+
+    __str__ = __repr__
+
+
+def normalize_url(url: str) -> str:
+    """`cloud.example.com/` -> `https://cloud.example.com`: scheme added, trailing slash dropped."""
+    url = (url or "").strip()
+    if url and "://" not in url:
+        url = "https://" + url
+    return url.rstrip("/")
+
+
+def default_config_path() -> Path:
+    """The config file: $MCP_NEXTCLOUD_CONFIG, else <user_config_dir>/mcp-nextcloud/account.json."""
+    override = os.environ.get(ENV_CONFIG)
+    if override:
+        return Path(override)
+    return Path(user_config_dir("mcp-nextcloud")) / "account.json"
+
+
+def _read_file(path: Path) -> dict:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise NextcloudError("no_credentials", f"The config file {path} cannot be read ({exc.strerror}). "
+                             "Fix its permissions or run `mcp-nextcloud login URL` again. Do not retry.") from None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise NextcloudError("no_credentials", f"The config file {path} is not valid JSON. "
+                             "Run `mcp-nextcloud login URL` to rewrite it. Do not retry.") from None
+    return data if isinstance(data, dict) else {}
+
+
+def load_account(config_path: Path | None = None, env: Mapping[str, str] | None = None) -> Account | None:
+    """The configured account, or None when neither the environment nor the file names a complete one."""
+    env = os.environ if env is None else env
+    data = _read_file(Path(config_path) if config_path else default_config_path())
+    url = env.get(ENV_URL) or data.get("url")
+    user = env.get(ENV_USER) or data.get("user")
+    password = env.get(ENV_PASSWORD) or data.get("app_password")
+    public_url = env.get(ENV_PUBLIC_URL) or data.get("public_url") or None
+    if not (url and user and password):
+        return None
+    # A user id saved by `login` only holds for the same login on the same server.
+    user_id = data.get("user_id") if (data.get("user") == user and
+                                      normalize_url(data.get("url") or "") == normalize_url(url)) else None
+    return Account(url=url, user=user, app_password=password, public_url=public_url, user_id=user_id or None)
+
+
+def save_account(account: Account, config_path: Path | None = None) -> Path:
+    """Write the account as JSON with mode 0600 (atomically: temp file then rename); return the path."""
+    path = Path(config_path) if config_path else default_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"url": account.url, "user": account.user, "app_password": account.app_password}
+    if account.public_url:
+        data["public_url"] = account.public_url
+    if account.user_id:
+        data["user_id"] = account.user_id
+    fd, tmp = tempfile.mkstemp(prefix=".account-", dir=str(path.parent))
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, separators=(",", ":"))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    os.chmod(path, 0o600)
+    return path

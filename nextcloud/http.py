@@ -1,0 +1,261 @@
+"""One httpx.Client per account, with deadlines, bounded retries and the error table.
+
+Idempotent requests (GET, HEAD, PROPFIND, SEARCH, REPORT, OPTIONS, or a write
+the caller marks idempotent) are retried on connection errors, 429 and 5xx
+with exponential backoff and jitter, honouring Retry-After (capped). A
+non-idempotent write is only retried when the request never left (connect
+failure); a failure after it was sent is reported as "unknown_outcome".
+Logs carry the method, the user-relative path and the status: never a URL,
+header or credential.
+"""
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import random
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
+
+import httpx
+
+from .config import Account
+from .errors import NextcloudError, error_for
+
+log = logging.getLogger("nextcloud.http")
+
+# httpx logs every request's full URL at INFO and httpcore logs hosts at DEBUG;
+# our rule is no internal URL in any log line, so keep them quiet unless the
+# application configured those loggers explicitly.
+for _name in ("httpx", "httpcore"):
+    if logging.getLogger(_name).level == logging.NOTSET:
+        logging.getLogger(_name).setLevel(logging.WARNING)
+
+IDEMPOTENT = frozenset({"GET", "HEAD", "PROPFIND", "SEARCH", "REPORT", "OPTIONS"})
+RETRY_AFTER_CAP = 10.0          # seconds: a longer Retry-After is reported, not waited for
+USER_AGENT = "mcp-nextcloud/0.1 (httpx)"
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    value = resp.headers.get("retry-after")
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def response_detail(resp: httpx.Response) -> str | None:
+    """The server's own error message, from a Sabre XML, OCS, Deck or Talk body."""
+    body = resp.content[:20000] if resp.content else b""
+    if not body:
+        return None
+    ctype = resp.headers.get("content-type", "")
+    text = body.decode("utf-8", "replace").strip()
+    if text.startswith("{") or "json" in ctype:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        if isinstance(data, dict):
+            meta = (data.get("ocs") or {}).get("meta") if isinstance(data.get("ocs"), dict) else None
+            if meta and meta.get("message"):
+                return str(meta["message"])
+            ocs_data = (data.get("ocs") or {}).get("data") if isinstance(data.get("ocs"), dict) else None
+            if isinstance(ocs_data, dict) and ocs_data.get("error"):
+                return str(ocs_data["error"])
+            for key in ("message", "error"):
+                if isinstance(data.get(key), str):
+                    return data[key]
+        return None
+    if text.startswith("<"):
+        from .davxml import sabre_error   # local: davxml imports errors only
+        exc, msg = sabre_error(body)
+        if msg:
+            return msg
+        if "<ocs>" in text:
+            start, end = text.find("<message>"), text.find("</message>")
+            if 0 <= start < end:
+                return text[start + 9:end]
+        return None
+    return text[:200]
+
+
+def ocs_statuscode(resp: httpx.Response) -> int | None:
+    """meta.statuscode of an OCS JSON body (998 = no such route, e.g. an app that is not installed)."""
+    try:
+        return int(resp.json()["ocs"]["meta"]["statuscode"])
+    except (ValueError, KeyError, TypeError):
+        text = resp.text if resp.content else ""
+        start, end = text.find("<statuscode>"), text.find("</statuscode>")
+        if 0 <= start < end and text[start + 12:end].strip().isdigit():
+            return int(text[start + 12:end])
+        return None
+
+
+class Transport:
+    """Sends requests for one account; counts them; maps failures to NextcloudError."""
+
+    def __init__(self, account: Account, *, timeout: float = 30.0, connect_timeout: float = 5.0,
+                 total_timeout: float = 120.0, retries: int = 3, backoff: float = 0.25) -> None:
+        self.account = account
+        self.base_url = account.url
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.total_timeout = total_timeout
+        self.retries = max(0, int(retries))
+        self.backoff = max(0.0, float(backoff))
+        self._count = 0
+        self._lock = threading.Lock()
+        self.client = httpx.Client(
+            base_url=account.url,
+            auth=httpx.BasicAuth(account.user, account.app_password),
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            headers={"User-Agent": USER_AGENT},
+            follow_redirects=False,
+        )
+
+    @property
+    def request_count(self) -> int:
+        return self._count
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- helpers -------------------------------------------------------------------------
+    def _headers(self, headers: Mapping[str, str] | None, dav: bool) -> dict[str, str]:
+        out = dict(headers or {})
+        if not dav:
+            # Nextcloud's CSRF check passes for Basic auth only with this header.
+            out.setdefault("OCS-APIRequest", "true")
+            out.setdefault("Accept", "application/json")
+        return out
+
+    def _sleep_before_retry(self, attempt: int, resp: httpx.Response | None, deadline: float) -> bool:
+        """Sleep the backoff (or Retry-After); False when the deadline or cap forbids waiting."""
+        wait = self.backoff * (2 ** attempt) * (0.5 + random.random())
+        if resp is not None:
+            ra = _retry_after(resp)
+            if ra is not None:
+                if ra > RETRY_AFTER_CAP:
+                    return False
+                wait = max(wait, ra)
+        if time.monotonic() + wait >= deadline:
+            return False
+        time.sleep(wait)
+        return True
+
+    def _attempt_timeout(self, deadline: float) -> httpx.Timeout:
+        remaining = max(0.05, deadline - time.monotonic())
+        return httpx.Timeout(min(self.timeout, remaining), connect=min(self.connect_timeout, remaining))
+
+    # -- the one entry point -------------------------------------------------------------
+    def request(self, method: str, url: str, *, source: str, path: str | None = None,
+                headers: Mapping[str, str] | None = None, content: bytes | str | None = None,
+                params: Any = None, json_body: Any = None, data: Any = None, dav: bool = False,
+                idempotent: bool | None = None, ok: tuple[int, ...] = (),
+                stream: bool = False, conditions: Mapping[int, str] | None = None) -> httpx.Response:
+        """Send one logical request (with retries); return the response or raise NextcloudError.
+
+        `url` is relative to the server; `path` is what messages may show.
+        Statuses in `ok` (or 2xx when `ok` is empty) are returned; others raise,
+        via the error table (`conditions` maps a status to a more precise row,
+        e.g. {404: "missing_parent"} for a PUT). With stream=True the caller must close the response.
+        """
+        method = method.upper()
+        safe = (method in IDEMPOTENT) if idempotent is None else idempotent
+        hdrs = self._headers(headers, dav)
+        deadline = time.monotonic() + self.total_timeout
+        attempt = 0
+        while True:
+            sent_at = time.monotonic()
+            resp: httpx.Response | None = None
+            try:
+                with self._lock:
+                    self._count += 1
+                req = self.client.build_request(method, url, headers=hdrs, content=content, params=params,
+                                                json=json_body, data=data,
+                                                timeout=self._attempt_timeout(deadline))
+                resp = self.client.send(req, stream=stream)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                # The request never reached the server: retrying is safe even for writes.
+                log.info("%s %s: connect failed (%s)", method, path or "", type(exc).__name__)
+                if attempt < self.retries and self._sleep_before_retry(attempt, None, deadline):
+                    attempt += 1
+                    continue
+                cond = "timeout" if isinstance(exc, httpx.ConnectTimeout) else "network"
+                raise error_for(source, None, condition=cond, path=path) from None
+            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                log.info("%s %s: failed after sending (%s)", method, path or "", type(exc).__name__)
+                if not safe:
+                    raise error_for(source, None, condition="unknown_outcome", path=path) from None
+                if attempt < self.retries and self._sleep_before_retry(attempt, None, deadline):
+                    attempt += 1
+                    continue
+                cond = "timeout" if isinstance(exc, httpx.TimeoutException) else "network"
+                raise error_for(source, None, condition=cond, path=path) from None
+            except httpx.HTTPError as exc:
+                log.info("%s %s: http error (%s)", method, path or "", type(exc).__name__)
+                raise error_for(source, None, condition="network", path=path) from None
+
+            status = resp.status_code
+            log.debug("%s %s -> %d in %.0f ms", method, path or "", status, (time.monotonic() - sent_at) * 1000)
+            good = (status in ok) if ok else (200 <= status < 300)
+            if good:
+                return resp
+            retryable = status == 429 or status >= 500
+            # A 429 was refused before any work was done, so even writes may wait and retry.
+            if retryable and (safe or status == 429) and attempt < self.retries:
+                if stream:
+                    resp.close()
+                if self._sleep_before_retry(attempt, resp, deadline):
+                    attempt += 1
+                    continue
+            if stream:
+                resp.read()
+                resp.close()
+            raise self.error_from(resp, source=source, path=path,
+                                  condition=(conditions or {}).get(status))
+
+    def error_from(self, resp: httpx.Response, *, source: str, path: str | None = None,
+                   condition: str | None = None) -> NextcloudError:
+        """Map a failed response to the error table (detects a missing app's empty 404 / OCS 998)."""
+        status = resp.status_code
+        if condition is None and source in ("deck", "talk", "mail") and status in (404, 405):
+            if not resp.content or ocs_statuscode(resp) == 998:
+                condition = "app_missing"
+        detail = response_detail(resp)
+        return error_for(source, status, condition=condition, path=path, detail=detail,
+                         retry_after=_retry_after(resp))
+
+    @contextmanager
+    def stream(self, method: str, url: str, **kw: Any) -> Iterator[httpx.Response]:
+        """request(..., stream=True) as a context manager that always closes the response."""
+        resp = self.request(method, url, stream=True, **kw)
+        try:
+            yield resp
+        finally:
+            resp.close()
+
+    def json(self, resp: httpx.Response, *, source: str, path: str | None = None) -> Any:
+        """Decode a JSON body or raise invalid_response."""
+        try:
+            return resp.json()
+        except ValueError:
+            raise error_for(source, resp.status_code, condition="invalid_response", path=path) from None
+
+    def ocs_data(self, resp: httpx.Response, *, source: str, path: str | None = None) -> Any:
+        """ocs.data of an OCS JSON envelope."""
+        data = self.json(resp, source=source, path=path)
+        try:
+            return data["ocs"]["data"]
+        except (KeyError, TypeError):
+            raise error_for(source, resp.status_code, condition="invalid_response", path=path,
+                            detail="no OCS envelope") from None

@@ -1,0 +1,95 @@
+"""Nextcloud Login Flow v2: get an app password by approving a login in the browser.
+
+1. POST /index.php/login/v2 -> a login URL for the person and a poll endpoint + token;
+2. poll the endpoint (POST token=...) until it answers 200 with server, loginName, appPassword,
+   within a bounded total wait. The app password is returned in an Account, never logged.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import httpx
+
+from .config import Account, normalize_url
+from .errors import NextcloudError, error_for
+
+SOURCE = "login"
+
+
+@dataclass(frozen=True)
+class LoginFlow:
+    login_url: str                        # open this in a browser
+    endpoint: str = field(repr=False)     # poll here ...
+    token: str = field(repr=False)        # ... with this token (a secret until the flow ends)
+
+
+def _client(timeout: float) -> httpx.Client:
+    return httpx.Client(timeout=httpx.Timeout(timeout, connect=min(5.0, timeout)), follow_redirects=True,
+                        headers={"User-Agent": "mcp-nextcloud/0.1 (login)", "Accept": "application/json",
+                                 "OCS-APIRequest": "true"})
+
+
+def start_login(url: str, *, timeout: float = 15.0) -> LoginFlow:
+    """Start a login flow on the server at `url`."""
+    base = normalize_url(url)
+    try:
+        with _client(timeout) as client:
+            resp = client.post(base + "/index.php/login/v2")
+    except httpx.TimeoutException:
+        raise error_for(SOURCE, None, condition="timeout") from None
+    except httpx.HTTPError:
+        raise error_for(SOURCE, None, condition="network") from None
+    if resp.status_code != 200:
+        raise error_for(SOURCE, resp.status_code, condition="not_nextcloud")
+    try:
+        data = resp.json()
+        return LoginFlow(login_url=str(data["login"]), endpoint=str(data["poll"]["endpoint"]),
+                         token=str(data["poll"]["token"]))
+    except (ValueError, KeyError, TypeError):
+        raise error_for(SOURCE, resp.status_code, condition="not_nextcloud") from None
+
+
+def poll_login(flow: LoginFlow, *, timeout: float = 300.0, interval: float = 2.0,
+               server_url: str | None = None) -> Account:
+    """Poll until the login is approved (-> Account) or `timeout` seconds pass (-> NextcloudError kind login)."""
+    deadline = time.monotonic() + max(0.0, timeout)
+    interval = max(0.05, interval)
+    with _client(min(15.0, max(1.0, timeout))) as client:
+        while True:
+            try:
+                resp = client.post(flow.endpoint, data={"token": flow.token})
+            except httpx.HTTPError:
+                resp = None           # a flaky network during polling is not fatal: keep polling
+            if resp is not None and resp.status_code == 200:
+                try:
+                    data = resp.json()
+                    server = str(data.get("server") or server_url or "")
+                    return Account(url=server_url or server, user=str(data["loginName"]),
+                                   app_password=str(data["appPassword"]),
+                                   public_url=normalize_url(server) if server_url and server and
+                                   normalize_url(server) != normalize_url(server_url) else None)
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    raise error_for(SOURCE, 200, condition="invalid_response") from None
+            if resp is not None and resp.status_code not in (404, 429) and resp.status_code < 500:
+                raise error_for(SOURCE, resp.status_code, detail="login polling was refused")
+            if time.monotonic() + interval > deadline:
+                raise error_for(SOURCE, None, condition="login_timeout")
+            time.sleep(interval)
+
+
+def login(url: str, *, timeout: float = 300.0, interval: float = 2.0,
+          show: Callable[[str], None] | None = None) -> Account:
+    """The whole flow: start, hand the login URL to `show`, poll, and return the Account.
+
+    The Account's url is the one given here (what the user typed); the server's
+    own idea of its address becomes public_url when it differs.
+    """
+    flow = start_login(url)
+    if show is not None:
+        show(flow.login_url)
+    return poll_login(flow, timeout=timeout, interval=interval, server_url=normalize_url(url))
+
+
+__all__ = ["LoginFlow", "start_login", "poll_login", "login", "NextcloudError"]

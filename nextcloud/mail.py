@@ -1,0 +1,132 @@
+"""Mail app OCS API (/ocs/v2.php/apps/mail): accounts, mailboxes, messages, one message, send.
+
+Always sends `limit` (the server returns a single message without it) and
+builds filters from key:value pairs with URL-encoded values (bare words are
+ignored by the server).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+from urllib.parse import quote
+
+from .errors import NextcloudError
+from .http import Transport
+
+SOURCE = "mail"
+BASE = "/ocs/v2.php/apps/mail"
+FILTER_KEYS = frozenset({"subject", "from", "to", "cc", "bcc", "body", "tags", "start", "end", "is", "not",
+                         "flags", "match", "mentions"})
+
+
+@dataclass(frozen=True)
+class MailAccount:
+    id: int
+    email: str
+    aliases: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Mailbox:
+    id: int
+    account_id: int
+    name: str
+    special_use: list[str] = field(default_factory=list)
+    unread: int = 0
+
+
+@dataclass(frozen=True)
+class Message:
+    id: int
+    mailbox_id: int
+    subject: str
+    sender: str
+    to: list[str]
+    date: int
+    preview: str = ""
+    body: str | None = None
+    flags: dict = field(default_factory=dict)
+
+
+def _addresses(value: Any) -> list[str]:
+    out = []
+    for a in value or []:
+        if isinstance(a, dict):
+            out.append(str(a.get("email") or a.get("label") or ""))
+        elif a:
+            out.append(str(a))
+    return [a for a in out if a]
+
+
+def message_from_json(d: dict) -> Message:
+    sender = _addresses(d.get("from"))
+    return Message(id=int(d.get("databaseId") or d.get("id") or 0), mailbox_id=int(d.get("mailboxId") or 0),
+                   subject=str(d.get("subject") or ""), sender=sender[0] if sender else "",
+                   to=_addresses(d.get("to")), date=int(d.get("dateInt") or d.get("date") or 0),
+                   preview=str(d.get("previewText") or ""),
+                   body=d.get("body") if isinstance(d.get("body"), str) else None,
+                   flags=d.get("flags") if isinstance(d.get("flags"), dict) else {})
+
+
+def build_filter(filters: Mapping[str, str] | None) -> str:
+    """{'subject': 'q4 budget', 'is': 'unread'} -> 'subject:q4%20budget is:unread' (values URL-encoded)."""
+    parts = []
+    for key, value in (filters or {}).items():
+        if key not in FILTER_KEYS:
+            raise NextcloudError("bad_request", f"Unknown mail filter '{key}'. Use one of "
+                                 f"{', '.join(sorted(FILTER_KEYS))}. Do not retry the same filter.")
+        parts.append(f"{key}:{quote(str(value), safe=',')}")
+    return " ".join(parts)
+
+
+class Mail:
+    """Mail calls of one account."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def _call(self, method: str, url: str, *, path: str, params: Any = None, body: Any = None) -> Any:
+        resp = self._t.request(method, BASE + url, source=SOURCE, path=path,
+                               params={"format": "json", **(params or {})}, json_body=body)
+        return self._t.ocs_data(resp, source=SOURCE, path=path)
+
+    def accounts(self) -> list[MailAccount]:
+        return [MailAccount(id=int(a["id"]), email=str(a.get("email") or ""),
+                            aliases=[str(x.get("email") or "") for x in a.get("aliases") or [] if isinstance(x, dict)])
+                for a in self._call("GET", "/account/list", path="mail accounts") or []]
+
+    def mailboxes(self, account_id: int) -> list[Mailbox]:
+        data = self._call("GET", "/ocs/mailboxes", path="mailboxes", params={"accountId": int(account_id)})
+        out = []
+        for m in data or []:
+            special = m.get("specialUse") or []
+            out.append(Mailbox(id=int(m.get("databaseId") or m.get("id") or 0), account_id=int(m.get("accountId") or account_id),
+                               name=str(m.get("displayName") or m.get("name") or ""),
+                               special_use=[str(s) for s in special] if isinstance(special, list) else [],
+                               unread=int(m.get("unread") or 0)))
+        return out
+
+    def messages(self, mailbox_id: int, *, limit: int = 20, filters: Mapping[str, str] | None = None,
+                 cursor: int | None = None) -> list[Message]:
+        """Newest messages of a mailbox, at most `limit` (1..100), optionally filtered by key:value pairs."""
+        params: dict[str, Any] = {"limit": max(1, min(int(limit), 100))}
+        flt = build_filter(filters)
+        if flt:
+            params["filter"] = flt
+        if cursor is not None:
+            params["cursor"] = int(cursor)
+        data = self._call("GET", f"/ocs/mailboxes/{int(mailbox_id)}/messages", path=f"mailbox {mailbox_id}",
+                          params=params)
+        return [message_from_json(m) for m in data or []]
+
+    def message(self, message_id: int) -> Message:
+        """One message with its body."""
+        return message_from_json(self._call("GET", f"/message/{int(message_id)}", path=f"message {message_id}"))
+
+    def send(self, account_id: int, from_email: str, to: list[str], subject: str, body: str, *,
+             cc: list[str] | None = None, is_html: bool = False) -> None:
+        """Send a message (not retried: a repeat would send it twice)."""
+        payload = {"accountId": int(account_id), "fromEmail": from_email, "subject": subject, "body": body,
+                   "isHtml": is_html, "to": [{"email": e, "label": e} for e in to],
+                   "cc": [{"email": e, "label": e} for e in cc or []]}
+        self._call("POST", "/message/send", path="send mail", body=payload)

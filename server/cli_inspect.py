@@ -1,0 +1,129 @@
+"""`mcp-nextcloud inspect FILE`: what the reader makes of a local file.
+
+Shows the document summary (kind, engine, characters, pages, warnings) and
+one of: the matches of --find, the --outline, or a slice from --offset/--limit.
+Compact JSON with --json, a readable view otherwise. A file the reader cannot
+read is a one-line message on stderr and exit code 2, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_UNREADABLE = 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `inspect` command."""
+    p = subparsers.add_parser(
+        "inspect",
+        help="show what the reader makes of a local file (text, find, outline, slices)",
+        description="Extract a local file with the reader and show its summary and a slice, "
+        "the matches of --find, or its --outline.",
+    )
+    p.add_argument("file", metavar="FILE", help="path of a local file (PDF, Office, ODF, text, CSV, JSON, HTML, image)")
+    p.add_argument("--find", metavar="TEXT", help="show every match of TEXT (case, accent and space insensitive)")
+    p.add_argument("--outline", action="store_true", help="show headings / bookmarks / sheets / slides")
+    p.add_argument("--offset", type=int, default=0, help="start of the slice, a character offset (default 0)")
+    p.add_argument("--limit", type=int, default=None, help="slice size in characters, or the number of matches")
+    p.add_argument("--json", action="store_true", help="print compact JSON instead of the readable view")
+    p.set_defaults(func=run)
+
+
+def _fail(message: str) -> int:
+    print(f"mcp-nextcloud inspect: {message}", file=sys.stderr)
+    return EXIT_UNREADABLE
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `inspect` for parsed arguments; return the exit code."""
+    # Imported here so `mcp-nextcloud --help` does not pay for the reader.
+    from reader import ReaderError, extract, find, outline, page
+    from reader.slicing import DEFAULT_PAGE_CHARS
+
+    path = Path(args.file)
+    if path.is_dir():
+        return _fail(f"{args.file} is a folder: give the path of one file inside it")
+    if not path.is_file():
+        return _fail(f"no such file: {args.file} (check the path and try again)")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return _fail(f"cannot read {args.file}: {exc.strerror or exc}; check its permissions")
+    try:
+        doc = extract(data, path.name)
+    except ReaderError as exc:
+        return _fail(f"{path.name}: {exc}")
+
+    summary: dict[str, Any] = {
+        "name": path.name,
+        "kind": doc.kind,
+        "engine": doc.engine,
+        "chars": len(doc.text),
+        "pages": len(doc.pages),
+        "pageUnit": doc.page_unit,
+        "warnings": list(doc.warnings),
+    }
+    if doc.image is not None:
+        summary["image"] = {"mime": doc.image.mime, "width": doc.image.width, "height": doc.image.height}
+    try:
+        if args.find is not None:
+            kwargs = {} if args.limit is None else {"limit": args.limit}
+            result: dict[str, Any] = {"find": find(doc, args.find, **kwargs).to_dict()}
+        elif args.outline:
+            result = {"outline": outline(doc).to_dict()}
+        else:
+            limit = DEFAULT_PAGE_CHARS if args.limit is None else args.limit
+            result = {"page": page(doc, offset=args.offset, limit=limit).to_dict()}
+    except ValueError as exc:
+        return _fail(str(exc))
+
+    out = (
+        json.dumps({"document": summary, **result}, separators=(",", ":"), ensure_ascii=False)
+        if args.json
+        else _human(summary, result)
+    )
+    try:
+        print(out)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader of our output went away (e.g. `| head`): not an error of ours.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def _human(summary: dict[str, Any], result: dict[str, Any]) -> str:
+    """A readable view for a person at a terminal."""
+    lines = [
+        f"{summary['name']}: {summary['kind']}"
+        + (f" via {summary['engine']}" if summary["engine"] else "")
+        + f", {summary['chars']} characters, {summary['pages']} {summary['pageUnit']}(s)"
+    ]
+    lines += [f"warning: {w}" for w in summary["warnings"]]
+    if "find" in result:
+        f = result["find"]
+        lines.append(f"{f['total']} match(es) for {f['query']!r}")
+        for m in f["matches"]:
+            passage = " ".join(m["passage"].split())
+            lines.append(f"  offset {m['offset']}  {summary['pageUnit']} {m['page']}  line {m['line']}: {passage}")
+    elif "outline" in result:
+        o = result["outline"]
+        for e in o["entries"]:
+            where = f"offset {e['offset']}, line {e['line']}" + (f", {summary['pageUnit']} {e['page']}" if "page" in e else "")
+            lines.append(f"{'  ' * (e['level'] - 1)}- {e['title']}  ({where})")
+        if o.get("structure"):
+            lines.append("structure: " + json.dumps(o["structure"], separators=(",", ":"), ensure_ascii=False))
+    else:
+        p = result["page"]
+        lines.append(f"--- characters {p['offset']}..{p['offset'] + p['returned']} of {p['total']} ---")
+        lines.append(p["content"])
+        lines.append("---")
+    hint = next(iter(result.values())).get("hint")
+    if hint:
+        lines.append(f"hint: {hint}")
+    return "\n".join(lines)

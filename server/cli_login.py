@@ -1,0 +1,54 @@
+"""`mcp-nextcloud login URL`: Login Flow v2, then save the app password (mode 0600).
+
+Prints the URL to open and, at the end, who is logged in. Never prints the password.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from nextcloud.client import NextcloudClient
+from nextcloud.config import save_account
+from nextcloud.errors import NextcloudError
+from nextcloud.login import login
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("login", help="connect to a Nextcloud (opens a browser login, stores an app password)",
+                              description="Run Nextcloud's Login Flow v2: open the printed URL, approve the "
+                                          "access, and the app password is stored in the config file (mode 0600).")
+    p.add_argument("url", help="your Nextcloud address, e.g. https://cloud.example.com")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the approval (default 300)")
+    p.add_argument("--interval", type=float, default=2.0, help="seconds between polls (default 2)")
+    p.add_argument("--config", type=Path, default=None, help="config file to write (default: the user config dir)")
+    p.add_argument("--json", action="store_true", help="print the result as compact JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    def show(url: str) -> None:
+        print(f"Open this URL in a browser and grant access:\n  {url}", file=sys.stderr, flush=True)
+        print(f"Waiting up to {args.timeout:g} s for the approval...", file=sys.stderr, flush=True)
+
+    try:
+        account = login(args.url, timeout=args.timeout, interval=args.interval, show=show)
+        with NextcloudClient(account, retries=1, total_timeout=30.0) as client:
+            user = client.ocs.current_user()
+        account = replace(account, user_id=user.id or None)
+        path = save_account(account, args.config)
+    except NextcloudError as err:
+        if args.json:
+            print(json.dumps({"ok": False, "error": err.to_dict()}, separators=(",", ":")))
+        else:
+            print(f"login failed: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"ok": True, "user": user.id, "displayName": user.display_name,
+                          "url": account.url, "config": str(path)}, separators=(",", ":")))
+    else:
+        print(f"Logged in as {user.display_name} ({user.id}) on {account.url}; "
+              f"credentials saved to {path} (mode 0600).")
+    return 0

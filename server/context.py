@@ -1,0 +1,141 @@
+"""Per-process server state: the account, one Nextcloud client, the index, the call log, settings.
+
+Tools receive this object (closed over at registration) instead of reaching
+for globals, so tests build one against the emulator and a temporary index,
+and `serve` builds one from the configured account. Nothing here performs
+I/O at construction except opening the index and the call log.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .telemetry import CallLog
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Caps and intervals; every one is overridable from the environment or the serve flags."""
+
+    max_read_bytes: int = 10 * MB          # files_read refuses larger files without downloading them
+    max_write_bytes: int = 5 * MB          # files_write refuses larger contents
+    fly_max_bytes: int = 2 * MB            # grep indexes a changed file on the fly up to this size...
+    fly_max_files: int = 10                # ...and at most this many per call; the rest go to warnings
+    freshness_interval_s: float = 5.0      # grep asks the server "what changed?" at most this often
+    sync_interval_s: float | None = None   # background sync period (serve), None = off
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Settings from MCP_NEXTCLOUD_MAX_READ_MB (and friends), then explicit overrides."""
+        env = dict(os.environ if env is None else env)
+        kw: dict[str, Any] = {}
+        if env.get("MCP_NEXTCLOUD_MAX_READ_MB"):
+            kw["max_read_bytes"] = int(float(env["MCP_NEXTCLOUD_MAX_READ_MB"]) * MB)
+        if env.get("MCP_NEXTCLOUD_FRESHNESS_S"):
+            kw["freshness_interval_s"] = float(env["MCP_NEXTCLOUD_FRESHNESS_S"])
+        kw.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**kw)
+
+
+@dataclass
+class ServerContext:
+    """What every tool call needs. Thread-safe: sync tools run in worker threads."""
+
+    account: Any                                   # nextcloud.config.Account
+    index: Any                                     # indexer.store.Index
+    telemetry: CallLog | None = None
+    settings: Settings = field(default_factory=Settings)
+    client_factory: Callable[[], Any] | None = None
+    _client: Any = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _cache: dict[str, tuple[float, Any]] = field(default_factory=dict, init=False, repr=False)
+    # Recently read Documents by (fileId, etag): a warm files_read skips decompressing the cached text.
+    docs: "OrderedDict[tuple[Any, str], Any]" = field(default_factory=OrderedDict, init=False, repr=False)
+    background: Any = field(default=None, init=False, repr=False)
+    last_fresh_check: float = field(default=0.0, init=False)
+
+    def client(self) -> Any:
+        """The one Nextcloud client of this process, built on first use."""
+        with self._lock:
+            if self._client is None:
+                self._client = self.make_client()
+            return self._client
+
+    def make_client(self) -> Any:
+        """A new client (the background sync gets its own so the two never share a connection pool)."""
+        if self.client_factory is not None:
+            return self.client_factory()
+        from nextcloud.client import NextcloudClient
+        return NextcloudClient(self.account)
+
+    def cached(self, key: str, ttl_s: float, compute: Callable[[], Any]) -> Any:
+        """A value kept for ttl_s (whoami facts change rarely; asking Nextcloud each time costs a round trip)."""
+        now = time.monotonic()
+        hit = self._cache.get(key)
+        if hit and now - hit[0] < ttl_s:
+            return hit[1]
+        value = compute()
+        self._cache[key] = (now, value)
+        return value
+
+    def remember_document(self, key: tuple[Any, str], doc: Any, max_chars: int = 20_000_000) -> None:
+        """Keep `doc` in the in-memory LRU, evicting the oldest beyond max_chars of text."""
+        with self._lock:
+            self.docs[key] = doc
+            self.docs.move_to_end(key)
+            total = sum(len(d.text) for d in self.docs.values())
+            while len(self.docs) > 1 and total > max_chars:
+                _, old = self.docs.popitem(last=False)
+                total -= len(old.text)
+
+    def recall_document(self, key: tuple[Any, str]) -> Any:
+        """The Document read before for (fileId, etag), or None."""
+        with self._lock:
+            doc = self.docs.get(key)
+            if doc is not None:
+                self.docs.move_to_end(key)
+            return doc
+
+    def start_background_sync(self) -> None:
+        """Keep the index fresh every settings.sync_interval_s seconds (serve); a no-op when off."""
+        if not self.settings.sync_interval_s or self.background is not None:
+            return
+        from indexer.refresh import BackgroundSync
+        # The shared client: BackgroundSync does not close it (close_client=False).
+        self.background = BackgroundSync(self.client, self.index, self.settings.sync_interval_s)
+        self.background.start()
+
+    def close(self) -> None:
+        """Stop the background sync and close the client, the index and the call log."""
+        if self.background is not None:
+            try:
+                self.background.stop()
+            finally:
+                self.background = None
+        for obj in (self._client, self.index, self.telemetry):
+            close = getattr(obj, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # closing is best effort: never mask the real outcome
+                    pass
+        self._client = None
+
+
+def open_context(account: Any, *, index_path: Path | str | None = None, telemetry_path: Path | str | None = None,
+                 settings: Settings | None = None, telemetry: bool = True) -> ServerContext:
+    """A context for `account`: its index (default location unless given) and the call log."""
+    from indexer.store import Index, default_index_path
+    from .telemetry import default_telemetry_path
+
+    # The same default as `mcp-nextcloud index sync` and `grep`, so serve answers from what they built.
+    index = Index.open(Path(index_path).expanduser() if index_path else default_index_path())
+    log = CallLog(telemetry_path or default_telemetry_path()) if telemetry else None
+    return ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env())

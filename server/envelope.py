@@ -1,0 +1,98 @@
+"""The result envelope: one JSON object, compact in content[0].text and the same as structuredContent.
+
+Every tool answers through `envelope()` so the model (which reads the text)
+and programs (which read structuredContent) see the same object, and the
+fields that say "there is more" (`truncated`, `nextOffset`, `hint`,
+`warnings`) are always in the same place. The output models are kept loose
+(`extra="allow"`) and small: they advertise the fields a caller relies on
+without spending the context budget on a full schema in tools/list.
+"""
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from mcp.types import CallToolResult, ImageContent, TextContent
+from pydantic import BaseModel, ConfigDict
+
+
+def compact(obj: Any) -> str:
+    """Compact JSON (no indentation, no spaces), UTF-8 kept as is to save bytes."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def prune(payload: dict[str, Any]) -> dict[str, Any]:
+    """Drop keys whose value is None or an empty warnings list; a missing key costs no bytes."""
+    return {k: v for k, v in payload.items() if v is not None and not (k == "warnings" and not v)}
+
+
+def envelope(payload: dict[str, Any], *, image: tuple[bytes, str] | None = None) -> CallToolResult:
+    """Wrap a tool's answer: compact JSON text, the same object as structuredContent.
+
+    `image` (bytes, mime) adds an MCP image block after the text so the model
+    sees the picture itself, never base64 inside the JSON.
+    """
+    data = prune(payload)
+    content: list[Any] = [TextContent(type="text", text=compact(data))]
+    if image is not None:
+        raw, mime = image
+        content.append(ImageContent(type="image", data=base64.b64encode(raw).decode("ascii"), mime_type=mime))
+    return CallToolResult(content=content, structured_content=data)
+
+
+def result_bytes(result: CallToolResult) -> int:
+    """Size of what the model receives (text bytes plus image bytes), for telemetry and budgets."""
+    total = 0
+    for block in result.content:
+        if isinstance(block, TextContent):
+            total += len(block.text.encode("utf-8"))
+        elif isinstance(block, ImageContent):
+            total += len(block.data)
+    return total
+
+
+class _Out(BaseModel):
+    """Base of the output models: known fields typed, anything else allowed; hint and warnings everywhere."""
+
+    model_config = ConfigDict(extra="allow")
+    hint: str | None = None
+    warnings: list[str] | None = None
+
+
+class WhoamiOut(_Out):
+    userId: str
+    apps: dict[str, bool]
+
+
+class SearchOut(_Out):
+    files: list[dict[str, Any]]
+    truncated: bool
+    nextCursor: str | None = None
+
+
+class GrepOut(_Out):
+    hits: list[dict[str, Any]]
+    truncated: bool
+    nextCursor: str | None = None
+
+
+class ReadOut(_Out):
+    path: str
+    fileId: int | None = None
+    etag: str | None = None
+    truncated: bool
+    nextOffset: int | None = None
+
+
+class WriteOut(_Out):
+    path: str
+    fileId: int | None = None
+    etag: str
+
+
+class ShareOut(_Out):
+    path: str
+    fileId: int | None = None
+    shareWith: str
+    permissions: str

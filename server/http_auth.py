@@ -1,0 +1,76 @@
+"""The bearer token that guards `serve --http`, and the ASGI guard that checks it.
+
+Streamable HTTP on 127.0.0.1 is still reachable by every local process and,
+through DNS rebinding, by web pages; the SDK's rebinding protection covers
+the second, this token covers the first. The token is generated once, stored
+next to the account config with mode 0600, and compared in constant time.
+"""
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+TOKEN_FILE = "http-token"
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def token_path(config_path: Path) -> Path:
+    """Where the token lives: beside the account config file."""
+    return Path(config_path).parent / TOKEN_FILE
+
+
+def ensure_token(config_path: Path) -> tuple[str, bool]:
+    """(token, created): read the stored token, or generate and store one (mode 0600)."""
+    path = token_path(config_path)
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+        if token:
+            return token, False
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, (token + "\n").encode("ascii"))
+    finally:
+        os.close(fd)
+    return token, True
+
+
+class BearerGuard:
+    """ASGI middleware: HTTP requests without `Authorization: Bearer <token>` get 401, nothing else runs."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode("ascii")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http":  # lifespan (and anything else) passes through
+            await self.app(scope, receive, send)
+            return
+        given = b""
+        for key, value in scope.get("headers") or []:
+            if key.lower() == b"authorization":
+                given = value
+                break
+        if hmac.compare_digest(given, self._expected):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({"error": "unauthorized",
+                           "message": "Missing or wrong bearer token. Send 'Authorization: Bearer <token>' with "
+                                      "the token printed by `mcp-nextcloud serve --http` (stored in the config "
+                                      "folder as http-token). Do not retry without it."},
+                          separators=(",", ":")).encode()
+        await send({"type": "http.response.start", "status": 401,
+                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,65 @@
+"""The CLI: index add / status / grep (text and compact JSON), --index and $MCP_NEXTCLOUD_INDEX, errors."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from server.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_add_status_grep_json(tmp_path, capsys, fixture_docs):
+    db = str(tmp_path / "cli.db")
+    assert main(["index", "add", str(fixture_docs), "--index", db, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["scanned"] > 5 and report["extracted"] > 5
+
+    assert main(["index", "status", "--index", db, "--json"]) == 0
+    out = capsys.readouterr().out
+    st = json.loads(out)
+    assert st["counts"]["indexed"] == report["extracted"] and ": " not in out and "\n" not in out.strip()
+
+    assert main(["grep", "café crème", "--index", db, "--json", "--limit", "1"]) == 0
+    out = capsys.readouterr().out.strip()
+    res = json.loads(out)
+    assert res["hits"] and res["tookMs"] >= 0 and ", " not in out[:40]
+    if res["total"] > 1:
+        assert main(["grep", "café crème", "--index", db, "--json", "--limit", "1",
+                     "--cursor", res["nextCursor"]]) == 0
+        assert json.loads(capsys.readouterr().out)["hits"][0]["path"] != res["hits"][0]["path"]
+
+    assert main(["grep", "manual", "--index", db]) == 0
+    text = capsys.readouterr().out
+    assert "manual" in text.lower() and "file(s) match" in text
+
+    assert main(["index", "status", "--index", db]) == 0
+    assert "files (" in capsys.readouterr().out
+
+
+def test_errors_exit_2_with_instruction(tmp_path, capsys):
+    db = str(tmp_path / "e.db")
+    assert main(["index", "add", str(tmp_path / "missing"), "--index", db]) == 2
+    assert "not a folder" in capsys.readouterr().err
+    assert main(["grep", "x", "--index", db, "--cursor", "bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "cursor" in err and "Traceback" not in err
+    assert main(["grep", "   ", "--index", db]) == 2
+    assert "empty query" in capsys.readouterr().err
+    assert main(["index", "watch", "--index", db]) == 2
+    assert "no folder to watch" in capsys.readouterr().err
+
+
+def test_env_var_points_at_the_index(tmp_path, fixture_docs):
+    db = tmp_path / "env.db"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MCP_NEXTCLOUD_INDEX=str(db))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "server", *a], cwd=ROOT, env=env,  # noqa: E731
+                                    capture_output=True, text=True, timeout=120)
+    r = run("index", "add", str(fixture_docs))
+    assert r.returncode == 0, r.stderr
+    assert db.exists()
+    r = run("grep", "saffron", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["total"] >= 1

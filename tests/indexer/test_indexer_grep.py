@@ -1,0 +1,193 @@
+"""grep and name search: every query shape, cursors, filters, warnings, offsets files_read accepts."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from indexer.models import FileMeta
+from reader import find, page
+
+FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 80
+
+
+@pytest.fixture
+def corpus(index, put_text):
+    w = index.writer()
+    put_text(w, "/Documents/glued.txt", "Release notes: the newapp ships today.\n" + FILLER, mtime=1000.0)
+    put_text(w, "/Documents/spaced.txt", FILLER + "\nPlease install the new app before Monday.\n", mtime=2000.0)
+    put_text(w, "/Documents/french.md", "# Menu\n\nCafé crème et Crème brûlée.\n", kind="markdown", mtime=3000.0)
+    long_text = (FILLER * 20) + "\nThe configuration file lives in /etc.\n" + (FILLER * 20)
+    put_text(w, "/Archive/long.pdf", long_text, kind="pdf", mtime=4000.0,
+             pages=[0, len(FILLER) * 10, len(FILLER) * 20, len(FILLER) * 30])
+    put_text(w, "/Archive/syntax.txt", 'He said "(AND) OR: NEAR -x" col:on and left.\n', mtime=5000.0)
+    put_text(w, "/Archive/prefix.txt", "Configure it, then reconfigure.\n", mtime=6000.0)
+    return index
+
+
+def paths(res):
+    return sorted(h.path for h in res.hits)
+
+
+def test_word_is_case_and_accent_insensitive(corpus):
+    for q in ("creme", "CRÈME", "Crème", "crEme"):
+        res = corpus.grep(q)
+        assert paths(res) == ["/Documents/french.md"], q
+        assert res.hits[0].matchCount == 2
+        assert {p.text for p in res.hits[0].passages} == {"crème", "Crème"}
+
+
+def test_phrase_matches_words_in_order_only(corpus):
+    assert paths(corpus.grep("creme brulee")) == ["/Documents/french.md"]
+    assert corpus.grep("brulee creme").total == 0
+
+
+def test_glued_words_both_ways(corpus):
+    both = ["/Documents/glued.txt", "/Documents/spaced.txt"]
+    assert paths(corpus.grep("new app")) == both
+    assert paths(corpus.grep("newapp")) == both
+    assert paths(corpus.grep("NEW-APP")) == both
+    spaced = next(h for h in corpus.grep("newapp").hits if h.path == "/Documents/spaced.txt")
+    assert spaced.passages[0].text == "new app"
+
+
+def test_prefix_query(corpus):
+    res = corpus.grep("config*")
+    assert paths(res) == ["/Archive/long.pdf", "/Archive/prefix.txt"]
+    assert corpus.grep("reconfig*").hits[0].path == "/Archive/prefix.txt"
+    assert corpus.grep("config").total == 0  # without '*' a word is a whole word
+
+
+@pytest.mark.parametrize("query", ['"(AND) OR:', "AND OR NEAR", "col:on", "-x", "NEAR(", '"', "OR: NEAR", "((x"])
+def test_fts_syntax_is_literal_never_an_error(corpus, query):
+    res = corpus.grep(query) if any(c.isalnum() for c in query) else None
+    if res is None:
+        with pytest.raises(ValueError, match="no letters or digits"):
+            corpus.grep(query)
+        return
+    assert res.total >= 1 and res.hits[0].path == "/Archive/syntax.txt"
+    assert res.hits[0].passages, "a hit always shows where it is"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(min_size=1, max_size=30))
+def test_any_query_gives_an_answer_or_a_clear_error(corpus, query):
+    try:
+        res = corpus.grep(query)
+    except ValueError as exc:
+        assert "query" in str(exc)
+        return
+    json.loads(res.to_json())
+    for hit in res.hits:
+        for p in hit.passages:
+            assert p.offset >= 0 and p.length >= 0
+
+
+def test_offsets_are_document_offsets_files_read_accepts(corpus):
+    res = corpus.grep("configuration file")
+    hit = res.hits[0]
+    assert hit.path == "/Archive/long.pdf"
+    doc = corpus.cached_document(corpus.get_file(path=hit.path))
+    p = hit.passages[0]
+    assert doc.text[p.offset:p.offset + p.length] == p.text == "configuration file"
+    assert p.page == doc.page_of(p.offset) == 3
+    assert p.line == doc.text.count("\n", 0, p.offset) + 1
+    assert page(doc, offset=p.offset).content.startswith("configuration file")
+    assert find(doc, "configuration file").matches[0].offset == p.offset
+    assert p.passage in doc.text and len(p.passage) < 400
+
+
+def test_ranking_and_json_shape(corpus):
+    res = corpus.grep("lorem ipsum", limit=2)
+    assert res.total == 3 and len(res.hits) == 2 and res.truncated and res.nextCursor
+    assert res.hits[0].score >= res.hits[1].score
+    d = json.loads(res.to_json())
+    assert set(d) >= {"query", "hits", "total", "truncated", "nextCursor", "tookMs"}
+    assert set(d["hits"][0]) == {"path", "fileId", "kind", "mtime", "size", "score", "matchCount", "passages"}
+    assert set(d["hits"][0]["passages"][0]) == {"offset", "length", "text", "passage", "page", "line"}
+    assert ": " not in res.to_json()[:20] and "\n" not in res.to_json().replace("\\n", "")
+
+
+def test_cursor_pages_through_everything_and_foreign_cursor_is_refused(corpus):
+    seen = []
+    res = corpus.grep("lorem", limit=1)
+    seen += [h.path for h in res.hits]
+    while res.nextCursor:
+        res = corpus.grep("lorem", limit=1, cursor=res.nextCursor)
+        seen += [h.path for h in res.hits]
+    assert len(seen) == len(set(seen)) == 3 and res.truncated is False
+    first = corpus.grep("lorem", limit=1)
+    with pytest.raises(ValueError, match="another query"):
+        corpus.grep("ipsum", limit=1, cursor=first.nextCursor)
+    with pytest.raises(ValueError, match="another query"):
+        corpus.grep("lorem", limit=1, cursor=first.nextCursor, path_prefix="/Archive")
+    with pytest.raises(ValueError, match="not one this index issued"):
+        corpus.grep("lorem", cursor="garbage!!")
+
+
+def test_cursor_is_bound_to_the_index(tmp_path, corpus, put_text):
+    from indexer.store import Index
+
+    other = Index.open(tmp_path / "other.db")
+    for i in range(3):
+        put_text(other.writer(), f"/x{i}.txt", "lorem")
+    cur = other.grep("lorem", limit=1).nextCursor
+    with pytest.raises(ValueError, match="another query"):
+        corpus.grep("lorem", limit=1, cursor=cur)
+    other.close()
+
+
+def test_filters_path_kind_modified(corpus):
+    assert paths(corpus.grep("lorem", path_prefix="/Documents")) == ["/Documents/glued.txt", "/Documents/spaced.txt"]
+    assert paths(corpus.grep("lorem", path_prefix="/Documents/")) == ["/Documents/glued.txt", "/Documents/spaced.txt"]
+    assert paths(corpus.grep("lorem", kinds=["pdf"])) == ["/Archive/long.pdf"]
+    assert paths(corpus.grep("lorem", modified_after=1500.0)) == ["/Archive/long.pdf", "/Documents/spaced.txt"]
+    assert corpus.grep("lorem", path_prefix="/Doc").total == 0  # a folder, not a string prefix
+
+
+def test_warnings_name_pending_and_failed_files_and_last_indexed(corpus):
+    w = corpus.writer()
+    w.upsert(FileMeta(path="/Documents/todo.pdf", source="local", file_id=None, etag=None, size=1, mtime=1.0,
+                      mime="application/pdf"))
+    rec, _ = w.upsert(FileMeta(path="/Documents/locked.pdf", source="local", file_id=None, etag=None, size=1,
+                               mtime=1.0, mime="application/pdf"))
+    w.record_failure(rec.id, "failed", "encrypted PDF: ask the owner; do not retry")
+    res = corpus.grep("nothing-like-this-anywhere", path_prefix="/Documents")
+    text = " ".join(res.warnings)
+    assert res.total == 0
+    assert "1 file(s) under /Documents are not indexed yet" in text and "/Documents/todo.pdf" in text
+    assert "/Documents/locked.pdf (failed: encrypted PDF" in text
+    assert "index last updated 20" in text
+    assert corpus.grep("lorem", path_prefix="/Archive").warnings == []  # nothing hidden there
+    empty = corpus.grep("lorem", path_prefix="/Nowhere")
+    assert any("nothing is indexed under /Nowhere" in w for w in empty.warnings)
+
+
+def test_empty_query_and_bad_limit_are_clear_errors(corpus):
+    with pytest.raises(ValueError, match="empty query"):
+        corpus.grep("   ")
+    with pytest.raises(ValueError, match="limit"):
+        corpus.grep("x", limit=0)
+
+
+def test_search_names(corpus):
+    res = corpus.search_names(name="*.txt")
+    assert [f.path for f in res.files] == ["/Archive/prefix.txt", "/Archive/syntax.txt",
+                                            "/Documents/spaced.txt", "/Documents/glued.txt"]  # newest first
+    assert [f.path for f in corpus.search_names(name="FRENCH").files] == ["/Documents/french.md"]
+    assert [f.path for f in corpus.search_names(name="long", path_prefix="/Archive").files] == ["/Archive/long.pdf"]
+    assert corpus.search_names(name="long", path_prefix="/Documents").total == 0
+    assert corpus.search_names(mime="text/plain").total == 6
+    assert corpus.search_names(mime="text/").total == 6
+    assert corpus.search_names(modified_after=4500.0).total == 2
+    assert corpus.search_names(name="100%_").total == 0  # LIKE wildcards are literal
+    page1 = corpus.search_names(limit=4)
+    assert page1.truncated and page1.total == 6
+    page2 = corpus.search_names(limit=4, cursor=page1.nextCursor)
+    assert len(page2.files) == 2 and not page2.truncated
+    assert not ({f.path for f in page1.files} & {f.path for f in page2.files})
+    with pytest.raises(ValueError, match="another search"):
+        corpus.search_names(name="x", cursor=page1.nextCursor)
+    json.loads(page1.to_json())

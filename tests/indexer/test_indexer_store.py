@@ -1,0 +1,180 @@
+"""The store: schema and migration, upsert reuse, moves, failures, removal, cached documents."""
+from __future__ import annotations
+
+import json
+
+import apsw
+import pytest
+
+from indexer.models import FileMeta
+from indexer.schema import SCHEMA_VERSION
+from indexer.store import Index, default_index_path
+from reader import find, page
+from reader.document import Document
+
+
+def meta(path="/a.txt", *, source="local", file_id=None, etag=None, size=10, mtime=100.0, local_path=None):
+    return FileMeta(path=path, source=source, file_id=file_id, etag=etag, size=size, mtime=mtime,
+                    mime="text/plain", local_path=local_path)
+
+
+def test_schema_is_versioned_and_reopen_is_idempotent(tmp_path):
+    path = tmp_path / "sub" / "x.db"
+    Index.open(path).close()
+    con = apsw.Connection(str(path))
+    assert con.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
+    assert con.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+    assert {"files", "chunks", "chunks_fts", "docs", "folders", "meta"} <= tables
+    con.close()
+    ix = Index.open(path)  # second open migrates nothing and keeps data
+    ix.writer().set_meta("k", "v")
+    ix.close()
+    assert Index.open(path).get_meta("k") == "v"
+
+
+def test_newer_schema_is_refused_with_instruction(tmp_path):
+    path = tmp_path / "x.db"
+    Index.open(path).close()
+    con = apsw.Connection(str(path))
+    con.execute(f"PRAGMA user_version={SCHEMA_VERSION + 5}")
+    con.close()
+    with pytest.raises(RuntimeError, match="newer than this program"):
+        Index.open(path)
+
+
+def test_default_index_path_env_override(monkeypatch, tmp_path):
+    monkeypatch.setenv("MCP_NEXTCLOUD_INDEX", str(tmp_path / "custom.db"))
+    assert default_index_path("alice") == tmp_path / "custom.db"
+    monkeypatch.delenv("MCP_NEXTCLOUD_INDEX")
+    p = default_index_path("alice@cloud.example")
+    assert p.name == "alice@cloud.example.db" and "mcp-nextcloud" in str(p)
+
+
+def test_upsert_unchanged_local_file_needs_no_extraction(index, put_text):
+    w = index.writer()
+    rec = put_text(w, "/a.txt", "hello world")
+    again, needs = w.upsert(meta("/a.txt", size=len("hello world"), mtime=1_700_000_000.0))
+    assert not needs and again.id == rec.id and again.status == "indexed"
+    changed, needs = w.upsert(meta("/a.txt", size=len("hello world"), mtime=1_700_000_500.0))
+    assert needs and changed.status == "pending"
+    # The stale text is gone: a pending file is never answered from old content.
+    assert index.grep("hello").total == 0
+    assert index.cached_document(changed) is None
+
+
+def test_upsert_remote_same_etag_is_reused_and_new_etag_reextracts(index, put_text):
+    w = index.writer()
+    put_text(w, "/r.txt", "remote words", source="remote", file_id=7, etag="e1")
+    rec, needs = w.upsert(meta("/r.txt", source="remote", file_id=7, etag="e1", size=1, mtime=5.0))
+    assert not needs and rec.status == "indexed"
+    rec, needs = w.upsert(meta("/r.txt", source="remote", file_id=7, etag="e2", size=1, mtime=5.0))
+    assert needs and rec.status == "pending"
+
+
+def test_move_by_file_id_keeps_text_without_extraction(index, put_text):
+    w = index.writer()
+    put_text(w, "/old/name.txt", "the quarterly saffron report", source="remote", file_id=42, etag="e1")
+    rec, needs = w.upsert(meta("/new/renamed.txt", source="remote", file_id=42, etag="e1"))
+    assert not needs
+    assert rec.path == "/new/renamed.txt" and rec.status == "indexed"
+    assert index.get_file(path="/old/name.txt") is None
+    hits = index.grep("saffron").hits
+    assert [h.path for h in hits] == ["/new/renamed.txt"] and hits[0].fileId == 42
+    assert index.get_file(file_id=42).path == "/new/renamed.txt"
+
+
+def test_move_onto_existing_path_replaces_it(index, put_text):
+    w = index.writer()
+    put_text(w, "/a.txt", "alpha text", source="remote", file_id=1, etag="a")
+    put_text(w, "/b.txt", "beta text", source="remote", file_id=2, etag="b")
+    rec, needs = w.upsert(meta("/b.txt", source="remote", file_id=1, etag="a"))
+    assert not needs and rec.path == "/b.txt"
+    assert index.grep("beta").total == 0 and index.grep("alpha").hits[0].path == "/b.txt"
+    assert len(index.files_under("/", source="remote")) == 1
+
+
+def test_failure_is_kept_until_the_file_changes(index):
+    w = index.writer()
+    rec, needs = w.upsert(meta("/bad.pdf", size=3, mtime=1.0))
+    assert needs
+    w.record_failure(rec.id, "failed", "encrypted PDF: ask the owner; do not retry")
+    rec2, needs = w.upsert(meta("/bad.pdf", size=3, mtime=1.0))
+    assert not needs and rec2.status == "failed" and "encrypted" in rec2.reason
+    rec3, needs = w.upsert(meta("/bad.pdf", size=4, mtime=2.0))
+    assert needs and rec3.status == "pending" and rec3.reason is None
+    with pytest.raises(ValueError, match="status must be one of"):
+        w.record_failure(rec.id, "indexed", "x")
+
+
+def test_cached_document_round_trip_with_normalised_form(index, put_text):
+    text = "Première page. Crème brûlée.\n" * 400 + "\fSecond page with the needle.\n" * 300
+    second = text.index("\f")
+    rec = put_text(index.writer(), "/long.txt", text, kind="pdf", pages=[0, second])
+    doc = index.cached_document(rec)
+    assert doc.text == text and doc.pages == [0, second] and doc.kind == "pdf"
+    assert doc._normalized is not None and doc._normalized.length == len(text)
+    res = find(doc, "creme brulee", limit=1)
+    assert res.total == 400 and res.matches[0].offset == text.index("Crème")
+    assert page(doc, offset=second).page == 2
+    con = index.conn()
+    chunks = con.execute("SELECT count(*) FROM chunks WHERE id >> 16 = ?", (rec.id,)).fetchall()[0][0]
+    assert chunks > 3  # long texts are chunked, so grep reads back only pieces
+
+
+def test_remove_and_remove_under(index, put_text):
+    w = index.writer()
+    a = put_text(w, "/Docs/a.txt", "apple")
+    put_text(w, "/Docs/sub/b.txt", "apple")
+    put_text(w, "/Docs2/c.txt", "apple")
+    put_text(w, "/Docs2/r.txt", "apple", source="remote", file_id=9, etag="x")
+    w.remove(a.id)
+    assert index.get_file(path="/Docs/a.txt") is None
+    assert w.remove_under("/Docs") == 1  # /Docs2 is not below /Docs
+    assert sorted(f.path for f in index.files_under("/")) == ["/Docs2/c.txt", "/Docs2/r.txt"]
+    assert w.remove_under("/Docs2", source="remote") == 1
+    assert [h.path for h in index.grep("apple").hits] == ["/Docs2/c.txt"]
+    # Integrity of the FTS table after deletions
+    index.writer()._con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 0)")
+
+
+def test_folder_etags_and_meta(index):
+    w = index.writer()
+    assert index.folder_etag("/Photos") is None
+    w.set_folder_etag("/Photos/", "abc")
+    assert index.folder_etag("Photos") == "abc"
+    w.set_folder_etag("/Photos", None)
+    assert index.folder_etag("/Photos") is None
+    w.set_meta("last_sync_at", "123.5")
+    assert index.get_meta("last_sync_at") == "123.5"
+
+
+def test_status_counts_failures_and_size(index, put_text):
+    w = index.writer()
+    put_text(w, "/ok.txt", "fine")
+    rec, _ = w.upsert(meta("/bad.docx"))
+    w.record_failure(rec.id, "unsupported", "unknown format: do not retry")
+    w.upsert(meta("/later.txt"))
+    st = index.status()
+    assert st["counts"] == {"indexed": 1, "unsupported": 1, "pending": 1}
+    assert st["failures"] == [{"path": "/bad.docx", "status": "unsupported", "reason": "unknown format: do not retry"}]
+    assert st["dbBytes"] > 0 and st["textChars"] == 4
+    json.dumps(st)  # JSON-able for --json
+
+
+def test_one_writer_per_process_shared_between_indexes(tmp_path):
+    a = Index.open(tmp_path / "x.db")
+    b = Index.open(tmp_path / "x.db")
+    assert a.writer() is b.writer()
+    a.close()
+    b.writer().set_meta("still", "works")  # the shared writer survives one owner closing
+    assert b.get_meta("still") == "works"
+    b.close()
+
+
+def test_store_after_remove_is_ignored(index):
+    w = index.writer()
+    rec, _ = w.upsert(meta("/gone.txt"))
+    w.remove(rec.id)
+    w.store_document(rec.id, Document(text="ghost", kind="text"))
+    assert index.grep("ghost").total == 0 and index.get_file(path="/gone.txt") is None

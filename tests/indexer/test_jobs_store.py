@@ -1,0 +1,209 @@
+"""Durable jobs: states, join, cancel, bounded wait, and crash detection across real processes."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from indexer.jobrun import JobHandle, run_job
+from indexer.jobs import (CANCELLED, FAILED, INTERRUPTED, QUEUED, RUNNING, SUCCEEDED, JobCancelled,
+                          JobNotFound, JobStore, jobs_path_for, pid_alive)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> JobStore:
+    return JobStore(jobs_path_for(tmp_path / "index.db"))
+
+
+def test_jobs_db_lives_next_to_the_index(tmp_path: Path) -> None:
+    assert jobs_path_for(tmp_path / "a" / "idx.db") == tmp_path / "a" / "idx.db.jobs.db"
+
+
+def test_lifecycle_queued_running_succeeded_with_progress(store: JobStore) -> None:
+    job = store.create_or_join("sync", "alice@host")
+    assert job.state == QUEUED and job.done == 0
+
+    def body(handle: JobHandle) -> dict:
+        handle.progress(done=3, total=5, message="files")
+        handle._flush()   # force the throttled write so another reader sees it now
+        mid = store.get(job.id)
+        assert (mid.state, mid.done, mid.total, mid.message) == (RUNNING, 3, 5, "files")
+        return {"indexed": 5}
+
+    final = run_job(store, job.id, body)
+    assert final.state == SUCCEEDED
+    assert final.result == {"indexed": 5}
+    assert final.started_at is not None and final.finished_at >= final.started_at
+    assert final.attempts == 1
+    d = final.to_dict()
+    assert d["state"] == "succeeded" and d["result"] == {"indexed": 5}
+    assert "pid" not in json.dumps(d) and "host" not in d
+
+
+def test_second_request_joins_the_active_job_and_a_finished_one_starts_fresh(store: JobStore) -> None:
+    first = store.create_or_join("sync", "k")
+    again = store.create_or_join("sync", "k")
+    other_key = store.create_or_join("sync", "other")
+    assert again.id == first.id
+    assert other_key.id != first.id
+    run_job(store, first.id, lambda h: {})
+    fresh = store.create_or_join("sync", "k")
+    assert fresh.id != first.id and fresh.state == QUEUED
+
+
+def test_failure_records_the_instruction_text(store: JobStore) -> None:
+    job = store.create_or_join("sync", "k")
+
+    def body(handle: JobHandle) -> dict:
+        raise RuntimeError("Nextcloud refused the credentials. Run `mcp-nextcloud login URL`. Do not retry.")
+
+    final = run_job(store, job.id, body)
+    assert final.state == FAILED
+    assert "mcp-nextcloud login" in final.error and "Do not retry" in final.error
+
+
+def test_cancel_queued_is_immediate_and_the_worker_does_not_run_it(store: JobStore) -> None:
+    job = store.create_or_join("sync", "k")
+    assert store.request_cancel(job.id).state == CANCELLED
+    ran = []
+    final = run_job(store, job.id, lambda h: ran.append(1) or {})
+    assert final.state == CANCELLED and ran == []
+
+
+def test_cancel_running_is_honoured_at_the_next_safe_point(store: JobStore) -> None:
+    job = store.create_or_join("sync", "k")
+    reached = threading.Event()
+    processed = []
+
+    def body(handle: JobHandle) -> dict:
+        for i in range(1000):
+            handle.check()          # the safe point between files
+            processed.append(i)
+            if i == 2:
+                reached.set()
+            time.sleep(0.01)
+        return {}
+
+    t = threading.Thread(target=lambda: run_job(store, job.id, body))
+    t.start()
+    assert reached.wait(5)
+    assert store.request_cancel(job.id).cancel_requested
+    t.join(10)
+    final = store.get(job.id)
+    assert final.state == CANCELLED
+    assert len(processed) < 1000
+
+
+def test_wait_is_bounded_and_may_return_still_running(store: JobStore) -> None:
+    job = store.create_or_join("sync", "k")
+    store.claim(job.id)
+    t0 = time.monotonic()
+    got = store.wait(job.id, timeout=0.3)
+    assert got.state == RUNNING
+    assert 0.25 <= time.monotonic() - t0 < 3
+    assert "jobs wait" in got.to_dict()["hint"]
+    store.finish(job.id, SUCCEEDED, result={})
+    assert store.wait(job.id, timeout=5).state == SUCCEEDED
+
+
+def test_unknown_id_is_a_clear_error(store: JobStore) -> None:
+    with pytest.raises(JobNotFound) as err:
+        store.get("nope")
+    assert "jobs list" in str(err.value)
+
+
+def test_list_most_recent_first(store: JobStore) -> None:
+    ids = []
+    for key in ("a", "b", "c"):
+        ids.append(store.create_or_join("sync", key).id)
+        time.sleep(0.002)
+    assert [j.id for j in store.list(limit=2)] == ids[::-1][:2]
+
+
+def test_join_from_another_process_sees_the_same_job(store: JobStore) -> None:
+    job = store.create_or_join("sync", "k")
+    store.claim(job.id)
+    code = ("import sys; from indexer.jobs import JobStore; "
+            "print(JobStore(sys.argv[1]).create_or_join('sync','k').id)")
+    out = subprocess.run([sys.executable, "-c", code, store.path], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == job.id
+
+
+_WORKER = """
+import sys, time
+from indexer.jobs import JobStore
+from indexer.jobrun import run_job
+store = JobStore(sys.argv[1])
+def body(h):
+    h.progress(done=1, total=10, message="working"); h._flush()
+    print("claimed", flush=True)
+    time.sleep(60)
+    return {}
+run_job(store, sys.argv[2], body)
+"""
+
+
+def test_kill_9_of_the_worker_shows_interrupted_and_resume_requeues_the_same_id(store: JobStore) -> None:
+    job = store.create_or_join("sync", "k")
+    proc = subprocess.Popen([sys.executable, "-c", _WORKER, store.path, job.id], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout.readline().strip() == "claimed"
+        assert store.get(job.id).state == RUNNING
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not pid_alive(proc.pid)
+    seen = store.get(job.id)
+    assert seen.state == INTERRUPTED and seen.resumable
+    assert seen.done == 1 and "resume" in seen.to_dict()["hint"]
+    resumed = store.create_or_join("sync", "k")       # the next sync resumes it
+    assert resumed.id == job.id and resumed.state == QUEUED
+    final = run_job(store, job.id, lambda h: {"ok": True})
+    assert final.state == SUCCEEDED and final.attempts == 2
+
+
+def test_stale_heartbeat_without_a_checkable_pid_is_interrupted(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "j.db", stale_after_s=0.2)
+    job = store.create_or_join("sync", "k")
+    store.claim(job.id, pid=os.getpid())      # alive pid: only the heartbeat can tell
+    assert store.get(job.id).state == RUNNING
+    time.sleep(0.3)
+    assert store.get(job.id).state == INTERRUPTED
+    assert store.resume(job.id).state == QUEUED
+
+
+def test_heartbeat_thread_keeps_a_slow_job_alive(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "j.db", stale_after_s=0.5)
+    job = store.create_or_join("sync", "k")
+    claimed = store.claim(job.id)
+    assert claimed is not None
+    with JobHandle(store, job.id, interval_s=0.1):
+        # No progress calls at all, like one long download: only the beat thread writes.
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 1.0:
+            assert store.get(job.id).state == RUNNING
+            time.sleep(0.1)
+    store.finish(job.id, SUCCEEDED, result={})
+
+
+def test_job_cancelled_exception_ends_in_cancelled(store: JobStore) -> None:
+    job = store.create_or_join("sync", "k")
+
+    def body(handle: JobHandle) -> dict:
+        raise JobCancelled("stop")
+
+    assert run_job(store, job.id, body).state == CANCELLED

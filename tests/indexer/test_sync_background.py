@@ -1,0 +1,95 @@
+"""BackgroundSync (what `mcp-nextcloud serve` uses): periodic syncs in a thread, joined through the job store."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from indexer.jobs import RUNNING, SUCCEEDED, JobStore, jobs_path_for
+from indexer.refresh import BackgroundSync
+from indexer.worker import SYNC_KIND, sync_key
+from nextcloud.client import NextcloudClient
+from nextcloud.config import Account
+
+
+@pytest.fixture
+def small(emulator_factory):
+    emu = emulator_factory(seed="empty")
+    emu.state.mkdir("alice", "/notes")
+    emu.state.put_file("alice", "/notes/one.txt", b"first note about herons\n")
+    emu.state.put_file("alice", "/notes/two.txt", b"second note about otters\n")
+    return emu
+
+
+@pytest.fixture
+def client(small):
+    with NextcloudClient(Account(**small.account("alice")), retries=1, backoff=0.01) as c:
+        yield c
+
+
+def wait_for(predicate, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def grep_paths(index, query):
+    return [h.path for h in index.grep(query).hits]
+
+
+def test_sync_now_runs_one_sync_and_records_it_as_a_job(small, client, index):
+    bg = BackgroundSync(lambda: client, index, interval_s=60)
+    job = bg.sync_now(wait=30)
+    assert job.state == SUCCEEDED and job.result["indexed"] == 2
+    assert grep_paths(index, "otters") == ["/notes/two.txt"]
+    assert bg.jobs.get(job.id).kind == SYNC_KIND
+
+
+def test_the_thread_keeps_the_index_fresh_at_the_interval(small, client, index):
+    with BackgroundSync(lambda: client, index, interval_s=0.3):
+        wait_for(lambda: grep_paths(index, "herons") == ["/notes/one.txt"])
+        small.state.put_file("alice", "/notes/three.txt", b"a third note about puffins\n")
+        wait_for(lambda: grep_paths(index, "puffins") == ["/notes/three.txt"])
+        small.reset_requests()
+        time.sleep(1.0)      # ~3 rounds with nothing changed
+    rounds = small.request_count()
+    assert 1 <= rounds <= 5 and small.request_count("GET") == 0   # one PROPFIND per idle round
+
+
+def test_a_sync_running_elsewhere_is_joined_not_duplicated(small, client, index):
+    store = JobStore(jobs_path_for(index.path))
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        held = store.create_or_join(SYNC_KIND, sync_key(client.account))
+        store.claim(held.id, pid=other.pid)            # "another process" is running this account's sync
+        small.reset_requests()
+        bg = BackgroundSync(lambda: client, index, interval_s=60, jobs=store)
+        job = bg.sync_now(wait=0.3)
+        assert job.id == held.id and job.state == RUNNING
+        assert small.request_count() == 0              # nothing was synced twice
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_stop_cancels_the_sync_it_is_running(small, client, index):
+    for i in range(30):
+        small.state.put_file("alice", f"/notes/n{i}.txt", f"note {i}\n".encode())
+    small.faults.add(method="GET", delay=0.2, times=100)
+    bg = BackgroundSync(lambda: client, index, interval_s=60).start()
+    wait_for(lambda: bg.last_job is not None and bg.jobs.get(bg.last_job.id).done >= 1)
+    t0 = time.monotonic()
+    bg.stop()
+    assert time.monotonic() - t0 < 5
+    job = bg.jobs.get(bg.last_job.id)
+    assert job.state == "cancelled" and job.result["indexed"] < 32
+
+
+def test_interval_must_be_positive(client, index):
+    with pytest.raises(ValueError, match="interval_s"):
+        BackgroundSync(lambda: client, index, interval_s=0)

@@ -1,0 +1,87 @@
+"""Login Flow v2 and `mcp-nextcloud login` against the emulator."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+
+import pytest
+
+from nextcloud.client import NextcloudClient
+from nextcloud.config import load_account
+from nextcloud.errors import NextcloudError
+from nextcloud.login import login, poll_login, start_login
+from server.cli import main
+
+
+def _approve_soon(emulator, user="alice", within=5.0):
+    """Approve the next pending login flow from another thread, as a person in a browser would."""
+    result = {}
+
+    def run():
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            try:
+                result["password"] = emulator.approve_login(user)
+                return
+            except LookupError:
+                time.sleep(0.02)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, result
+
+
+def test_login_flow_returns_a_working_account(emulator):
+    shown = []
+    thread, result = _approve_soon(emulator)
+    account = login(emulator.url, timeout=5, interval=0.05, show=shown.append)
+    thread.join()
+    assert shown and "/login/v2/flow/" in shown[0]
+    assert account.user == "alice" and account.app_password == result["password"]
+    assert account.url == emulator.url and "app_password='***'" in repr(account)
+    with NextcloudClient(account) as nc:
+        assert nc.ocs.current_user().id == "alice"
+
+
+def test_login_times_out_when_nobody_approves(emulator):
+    flow = start_login(emulator.url)
+    assert flow.token not in repr(flow)
+    started = time.monotonic()
+    with pytest.raises(NextcloudError) as exc:
+        poll_login(flow, timeout=0.3, interval=0.05)
+    assert time.monotonic() - started < 3
+    assert exc.value.kind == "login" and "mcp-nextcloud login" in str(exc.value)
+
+
+def test_login_against_something_that_is_not_nextcloud(emulator):
+    with pytest.raises(NextcloudError) as exc:
+        start_login(emulator.url + "/nothing-here")
+    assert exc.value.kind == "login" and "does not answer like a Nextcloud" in str(exc.value)
+
+
+def test_cli_login_saves_0600_and_never_prints_the_password(emulator, tmp_path, capsys):
+    config = tmp_path / "conf" / "account.json"
+    thread, result = _approve_soon(emulator)
+    code = main(["login", emulator.url, "--timeout", "5", "--interval", "0.05", "--config", str(config)])
+    thread.join()
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "/login/v2/flow/" in err                        # the URL to open
+    assert "Alice Test (alice)" in out                     # who is logged in
+    assert result["password"] not in out + err
+    assert stat.S_IMODE(os.stat(config).st_mode) == 0o600
+    saved = load_account(config, env={})
+    assert saved.user == "alice" and saved.app_password == result["password"] and saved.user_id == "alice"
+
+
+def test_cli_login_json_and_failure(emulator, tmp_path, capsys):
+    config = tmp_path / "a.json"
+    code = main(["login", emulator.url, "--timeout", "0.2", "--interval", "0.05", "--config", str(config), "--json"])
+    out, _ = capsys.readouterr()
+    assert code == 1 and not config.exists()
+    data = json.loads(out)
+    assert data["ok"] is False and data["error"]["kind"] == "login"
+    assert out.strip() == json.dumps(data, separators=(",", ":"))    # compact JSON

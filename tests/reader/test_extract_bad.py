@@ -1,0 +1,150 @@
+"""Bad inputs and limits: every failure is a ReaderError with a code and the next action."""
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+
+from reader.document import Limits, ReaderError
+from reader.extract import extract
+from reader.isolated import extract_isolated, outcome_to_document, run_extract
+
+BAD = [
+    ("encrypted.pdf", "encrypted", "ask the owner for an unencrypted copy; do not retry"),
+    ("truncated.pdf", "corrupt", "do not retry"),
+    ("empty.pdf", "empty", "do not retry"),
+    ("zipbomb.xlsx", "zip_bomb", "do not retry"),
+    ("binary.txt", "binary", "binary file with a text name"),
+    ("not-a-zip.docx", "corrupt", "ask for a fresh copy"),
+    ("truncated.xlsx", "corrupt", "ask for a fresh copy"),
+    ("truncated.png", "corrupt", "ask for a fresh copy"),
+]
+
+
+@pytest.mark.parametrize("name,code,hint", BAD)
+def test_bad_fixture_gives_reader_error(fixture_bad, name, code, hint):
+    with pytest.raises(ReaderError) as err:
+        extract((fixture_bad / name).read_bytes(), name)
+    assert err.value.code == code
+    assert hint in str(err.value)
+    assert "Traceback" not in str(err.value)
+
+
+def test_max_bytes_refused_before_parsing():
+    with pytest.raises(ReaderError) as err:
+        extract(b"%PDF-1.4 garbage" * 100, "big.pdf", limits=Limits(max_bytes=1000))
+    assert err.value.code == "too_large" and "do not retry" in str(err.value)
+
+
+def test_image_size_cap(fixture_docs):
+    with pytest.raises(ReaderError) as err:
+        extract((fixture_docs / "photo.png").read_bytes(), "photo.png", limits=Limits(max_image_bytes=50))
+    assert err.value.code == "too_large" and "smaller" in str(err.value)
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, content in members.items():
+            z.writestr(name, content)
+    return buf.getvalue()
+
+
+def test_zip_total_inflated_size_limit(fixture_docs):
+    data = (fixture_docs / "report.docx").read_bytes()
+    with pytest.raises(ReaderError) as err:
+        extract(data, "report.docx", limits=Limits(max_unzipped_bytes=10_000))
+    assert err.value.code == "zip_bomb" and "inflates to" in str(err.value)
+
+
+def test_zip_ratio_limit_for_every_zip_format():
+    bomb = b"\0" * (4 * 1024 * 1024)
+    for name, members in (("a.docx", {"word/document.xml": bomb}), ("a.pptx", {"ppt/presentation.xml": bomb}),
+                          ("a.odt", {"mimetype": b"application/vnd.oasis.opendocument.text", "content.xml": bomb})):
+        with pytest.raises(ReaderError) as err:
+            extract(_zip(members), name)
+        assert err.value.code == "zip_bomb", name
+
+
+def test_zip_of_unknown_content_is_unsupported():
+    with pytest.raises(ReaderError) as err:
+        extract(_zip({"a.txt": b"hello"}), "archive.zip")
+    assert err.value.code == "unsupported" and "do not retry" in str(err.value)
+
+
+def test_pdf_name_without_pdf_bytes_is_corrupt():
+    with pytest.raises(ReaderError) as err:
+        extract(b"just some words", "fake.pdf")
+    assert err.value.code == "corrupt" and "not a PDF" in str(err.value)
+
+
+def test_odf_without_content_is_corrupt():
+    data = _zip({"mimetype": b"application/vnd.oasis.opendocument.text"})
+    with pytest.raises(ReaderError) as err:
+        extract(data, "x.odt")
+    assert err.value.code == "corrupt" and "content.xml is missing" in str(err.value)
+
+
+def test_xml_entity_expansion_is_refused():
+    evil = (b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
+            b'<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0">'
+            b"<office:body>&b;</office:body></office:document-content>")
+    data = _zip({"mimetype": b"application/vnd.oasis.opendocument.text", "content.xml": evil})
+    with pytest.raises(ReaderError) as err:
+        extract(data, "evil.odt")
+    assert err.value.code == "corrupt"
+
+
+def test_max_chars_cuts_with_warning():
+    doc = extract(b"# A\n" + b"x" * 100 + b"\n# B\n", "a.md", limits=Limits(max_chars=50))
+    assert len(doc.text) == 50 and [e.title for e in doc.outline] == ["A"]
+    assert any("text cut at 50" in w for w in doc.warnings)
+
+
+def test_deadline_in_process(fixture_docs):
+    with pytest.raises(ReaderError) as err:
+        extract((fixture_docs / "manual.pdf").read_bytes(), "manual.pdf", limits=Limits(max_seconds=0.0))
+    assert err.value.code == "timeout" and "not retried until it changes" in str(err.value)
+
+
+def test_worker_outcome_is_picklable_and_keeps_code(fixture_bad):
+    import pickle
+
+    outcome = pickle.loads(pickle.dumps(run_extract((fixture_bad / "encrypted.pdf").read_bytes(), "e.pdf",
+                                                    memory_bytes=None)))
+    with pytest.raises(ReaderError) as err:
+        outcome_to_document(outcome)
+    assert err.value.code == "encrypted"
+
+
+def test_isolated_extracts_in_child(fixture_docs):
+    doc = extract_isolated((fixture_docs / "report.docx").read_bytes(), "report.docx")
+    assert doc.kind == "docx" and "amber heron" in doc.text
+
+
+def test_isolated_time_limit_kills(fixture_docs):
+    data = (fixture_docs / "manual.pdf").read_bytes()
+    with pytest.raises(ReaderError) as err:
+        extract_isolated(data, "manual.pdf", limits=Limits(max_seconds=0.01))
+    assert err.value.code == "timeout"
+    assert "took longer than 0.01 s" in str(err.value) and "not retried until it changes" in str(err.value)
+
+
+def test_isolated_memory_limit():
+    data = b"a,b\n" * 5_000_000  # 20 MB of CSV: decoding needs far more than 64 MiB of address space
+    with pytest.raises(ReaderError) as err:
+        extract_isolated(data, "big.csv", memory_bytes=64 * 1024 * 1024)
+    assert err.value.code == "memory" and "do not retry" in str(err.value)
+
+
+def test_binary_with_unknown_extension_is_unsupported():
+    with pytest.raises(ReaderError) as err:
+        extract(b"MZ\x90\x00\x03\x00\x00\x00" * 20, "setup.exe")
+    assert err.value.code == "unsupported" and "'exe'" in str(err.value) and "do not retry" in str(err.value)
+
+
+def test_non_bytes_input_is_a_reader_error():
+    with pytest.raises(ReaderError) as err:
+        extract("a str, not bytes", "a.txt")  # type: ignore[arg-type]
+    assert err.value.code == "unsupported"

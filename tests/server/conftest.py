@@ -1,0 +1,129 @@
+"""Server test set-up: one emulator synced into one index per session, a fresh call log per test.
+
+Syncing the sample documents costs seconds, so the emulator and its index are
+shared by the session; tests that change files use their own names, and
+tests that inject faults consume them (or clear them) before returning.
+`call(name, args, mode=...)` drives the real server through the SDK's
+in-process Client - "legacy" (JSON-RPC stream, today's hosts) or "auto".
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import anyio
+import pytest
+
+from fixtures.emulator.server import Emulator
+
+
+@dataclass
+class World:
+    emulator: Emulator
+    account: Any
+    index_path: Path
+    secret: str
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    from indexer.remote import sync
+    from indexer.store import Index
+    from nextcloud.client import NextcloudClient
+    from nextcloud.config import Account
+
+    with Emulator() as emu:
+        creds = emu.account("alice")
+        account = Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"])
+        path = tmp_path_factory.mktemp("server-index") / "index.db"
+        with Index.open(path) as index, NextcloudClient(account) as client:
+            report = sync(client, index)
+            assert report.complete and report.indexed >= 10, report.to_dict()
+        yield World(emu, account, path, creds["app_password"])
+
+
+@pytest.fixture
+def ctx(world: World, tmp_path: Path) -> Iterator[Any]:
+    """A server context on the shared index with its own call log; freshness checked on every grep."""
+    from indexer.store import Index
+    from server.context import ServerContext, Settings
+    from server.telemetry import CallLog
+
+    world.emulator.faults.clear()
+    context = ServerContext(account=world.account, index=Index.open(world.index_path),
+                            telemetry=CallLog(tmp_path / "calls.sqlite"),
+                            settings=Settings(freshness_interval_s=0.0))
+    yield context
+    world.emulator.faults.clear()
+    context.close()
+
+
+@pytest.fixture
+def server(ctx: Any) -> Any:
+    from server.app import build_server
+
+    return build_server(ctx)
+
+
+@pytest.fixture(params=["legacy", "auto"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """Both client modes: legacy (handshake era, JSON-RPC stream) and auto (2026 era, direct dispatch)."""
+    return request.param
+
+
+@pytest.fixture
+def call(server: Any) -> Callable[..., Any]:
+    """call(name, args, mode="legacy") -> CallToolResult, through a real in-process MCP Client."""
+    from mcp import Client
+
+    def run(name: str, args: dict[str, Any] | None = None, mode: str = "legacy") -> Any:
+        async def go() -> Any:
+            async with Client(server, mode=mode) as client:
+                return await client.call_tool(name, args or {})
+        return anyio.run(go)
+
+    return run
+
+
+@pytest.fixture
+def list_tools() -> Callable[..., list[Any]]:
+    """list_tools(mode) -> tools/list of a server built without account or index (listing needs neither)."""
+    from mcp import Client
+
+    from server.app import build_server
+    from server.context import ServerContext
+
+    server = build_server(ServerContext(account=None, index=None))
+
+    def run(mode: str = "legacy") -> list[Any]:
+        async def go() -> list[Any]:
+            async with Client(server, mode=mode) as client:
+                return (await client.list_tools()).tools
+        return anyio.run(go)
+
+    return run
+
+
+def _payload(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content[0].text
+    text = result.content[0].text
+    data = json.loads(text)
+    assert data == result.structured_content
+    return data
+
+
+@pytest.fixture
+def ok() -> Callable[[Any], dict[str, Any]]:
+    """ok(result) -> the payload, after checking it is not an error and text == structuredContent."""
+    return _payload
+
+
+@pytest.fixture
+def err() -> Callable[[Any], str]:
+    """err(result) -> the error text, after checking it is an error."""
+    def check(result: Any) -> str:
+        assert result.is_error, result.content[0].text
+        return result.content[0].text
+    return check

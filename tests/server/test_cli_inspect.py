@@ -1,0 +1,118 @@
+"""`mcp-nextcloud inspect`: summary plus find / outline / slice, JSON or readable, clean errors."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_json(capsys, argv: list[str]) -> dict:
+    assert main(["inspect", *argv, "--json"]) == 0
+    out = capsys.readouterr().out
+    res = json.loads(out)
+    # Compact JSON on one line: exactly what separators=(",", ":") gives.
+    assert out == json.dumps(res, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return res
+
+
+def test_page_of_markdown(capsys, fixture_docs: Path) -> None:
+    res = run_json(capsys, [str(fixture_docs / "manual.md"), "--limit", "40"])
+    doc = res["document"]
+    assert doc["kind"] == "markdown" and doc["name"] == "manual.md"
+    text = (fixture_docs / "manual.md").read_text(encoding="utf-8")
+    assert doc["chars"] == len(text)
+    p = res["page"]
+    assert p["offset"] == 0 and p["returned"] <= 40 and p["truncated"] is True
+    assert text.startswith(p["content"])
+    assert "offset=" in p["hint"]
+
+
+def test_find_then_read_at_the_match(capsys, fixture_docs: Path) -> None:
+    md = str(fixture_docs / "manual.md")
+    res = run_json(capsys, [md, "--find", "CAFE CREME"])
+    f = res["find"]
+    assert f["total"] == 1
+    m = f["matches"][0]
+    assert m["text"] == "Café crème" and m["line"] == 3
+    res = run_json(capsys, [md, "--offset", str(m["offset"]), "--limit", "10"])
+    assert res["page"]["content"] == "Café crème"
+
+
+def test_outline_json_and_human(capsys, fixture_docs: Path) -> None:
+    md = str(fixture_docs / "manual.md")
+    res = run_json(capsys, [md, "--outline"])
+    titles = [e["title"] for e in res["outline"]["entries"]]
+    assert "Installation" in titles and "not a heading inside a fence" not in titles
+    assert main(["inspect", md, "--outline"]) == 0
+    out = capsys.readouterr().out
+    assert "manual.md: markdown" in out and "- Installation" in out and "line 5" in out
+
+
+def test_human_find_view(capsys, fixture_docs: Path) -> None:
+    assert main(["inspect", str(fixture_docs / "manual.md"), "--find", "saffron gecko"]) == 0
+    out = capsys.readouterr().out
+    assert "1 match(es) for 'saffron gecko'" in out and "line 15" in out
+
+
+def test_no_match_shows_hint(capsys, fixture_docs: Path) -> None:
+    res = run_json(capsys, [str(fixture_docs / "notes.txt"), "--find", "aubergine lighthouse"])
+    assert res["find"]["total"] == 0 and "outline" in res["find"]["hint"]
+
+
+def test_missing_file_exit_2(capsys, tmp_path: Path) -> None:
+    assert main(["inspect", str(tmp_path / "nope.pdf")]) == 2
+    err = capsys.readouterr().err
+    assert "no such file" in err and "Traceback" not in err
+
+
+def test_folder_exit_2(capsys, fixture_docs: Path) -> None:
+    assert main(["inspect", str(fixture_docs)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_image_summary(capsys, fixture_docs: Path) -> None:
+    res = run_json(capsys, [str(fixture_docs / "photo.png")])
+    assert res["document"]["kind"] == "image"
+    assert res["document"]["image"]["mime"] == "image/png" and res["document"]["image"]["width"] > 0
+
+
+def test_unreadable_file_exit_2(capsys, fixture_bad: Path) -> None:
+    assert main(["inspect", str(fixture_bad / "binary.txt"), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "binary.txt" in captured.err and "do not retry" in captured.err
+
+
+def test_bad_arguments_exit_2(capsys, fixture_docs: Path) -> None:
+    assert main(["inspect", str(fixture_docs / "notes.txt"), "--offset", "999999"]) == 2
+    assert "beyond the end" in capsys.readouterr().err
+    assert main(["inspect", str(fixture_docs / "notes.txt"), "--find", "  - "]) == 2
+    assert "nothing to search" in capsys.readouterr().err
+
+
+def test_subprocess_python_m_server(fixture_docs: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "server", "inspect", str(fixture_docs / "manual.md"), "--outline", "--json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert res["outline"]["entries"][0]["title"] == "Sample Manual"
+
+
+def test_find_on_the_fixture_manual_pdf(capsys, fixture_docs: Path) -> None:
+    res = run_json(capsys, [str(fixture_docs / "manual.pdf"), "--find", "PROPRIÉTÉS", "--limit", "2"])
+    assert res["document"]["kind"] == "pdf" and res["document"]["engine"] == "pypdfium2"
+    assert res["document"]["pages"] > 10
+    f = res["find"]
+    assert f["total"] >= 3 and len(f["matches"]) == 2 and f["truncated"] is True
+    assert all(m["page"] > 1 for m in f["matches"])

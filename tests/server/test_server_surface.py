@@ -1,0 +1,101 @@
+"""The tool surface as a client sees it: names, arguments, descriptions, annotations, policy, size."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp.types import ToolAnnotations
+
+from server.policy import HINTS, approval_for, policy_table
+
+EXPECTED_ARGS = {
+    "nextcloud_whoami": set(),
+    "files_search": {"name", "mime", "modifiedAfter", "path", "limit", "cursor"},
+    "files_grep": {"query", "path", "limit", "cursor"},
+    "files_read": {"path", "fileId", "offset", "limit", "find", "format"},
+    "files_write": {"path", "fileId", "content", "etag"},
+    "files_share_internal": {"path", "fileId", "shareWith", "permissions"},
+}
+
+# category, needs approval: the issue's table applied through the policy.
+EXPECTED_POLICY = {
+    "nextcloud_whoami": ("data", False),
+    "files_search": ("data", False),
+    "files_grep": ("data", False),
+    "files_read": ("data", False),
+    "files_write": ("action", True),
+    "files_share_internal": ("action", True),
+}
+
+BUDGET_PER_TOOL = 700
+
+
+def _wire(tool) -> dict:
+    return tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def test_tool_names_arguments_and_descriptions(list_tools, mode):
+    tools = {t.name: _wire(t) for t in list_tools(mode)}
+    assert set(tools) == set(EXPECTED_ARGS)
+    for name, wire in tools.items():
+        props = wire["inputSchema"].get("properties", {})
+        assert set(props) == EXPECTED_ARGS[name], name
+        for arg, schema in props.items():
+            assert schema.get("description", "").strip(), f"{name}.{arg} has no description"
+        assert wire["description"].strip()
+        assert "outputSchema" in wire and wire["outputSchema"]["type"] == "object", name
+    search = tools["files_search"]["description"]
+    assert "never" in search and "contents" in search and "files_grep" in search
+    assert tools["files_grep"]["inputSchema"]["required"] == ["query"]
+    assert tools["files_write"]["inputSchema"]["required"] == ["content"]
+    assert tools["files_share_internal"]["inputSchema"]["required"] == ["shareWith"]
+
+
+def test_tools_list_fits_the_byte_budget(list_tools):
+    tools = list_tools("legacy")
+    sizes = {t.name: len(json.dumps(_wire(t), separators=(",", ":"))) for t in tools}
+    average = sum(sizes.values()) / len(sizes)
+    assert average <= BUDGET_PER_TOOL, sizes
+
+
+def test_every_tool_declares_all_hints_and_gets_the_expected_policy(list_tools, mode):
+    tools = list_tools(mode)
+    for tool in tools:
+        declared = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+        for hint in (*HINTS, "openWorldHint"):
+            assert isinstance(declared.get(hint), bool), f"{tool.name} does not declare {hint}"
+    table = policy_table(tools)
+    assert {n: (a.category, a.needs_approval) for n, a in table.items()} == EXPECTED_POLICY
+
+
+@pytest.mark.parametrize("annotations, expected", [
+    (None, ("action", True)),
+    ({}, ("action", True)),
+    ({"readOnlyHint": True}, ("action", True)),                      # partial: fails closed
+    ({"readOnlyHint": True, "destructiveHint": False}, ("action", True)),
+    ({"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}, ("data", False)),
+    ({"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}, ("action", True)),
+    ({"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True}, ("action", False)),
+    ({"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False}, ("action", True)),
+    ({"readOnlyHint": "yes", "destructiveHint": False, "idempotentHint": True}, ("action", True)),
+    (ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True), ("data", False)),
+    (ToolAnnotations(readOnlyHint=True), ("action", True)),
+])
+def test_policy_table(annotations, expected):
+    approval = approval_for(annotations)
+    assert (approval.category, approval.needs_approval) == expected
+    assert approval.reason
+
+
+def test_results_are_compact_json_equal_to_structured_content(call, ok):
+    result = call("files_search", {"name": "manual"})
+    text = result.content[0].text
+    assert text == json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    assert "\n" not in text and ": " not in text.replace('": "', "")
+    assert ok(result)["files"]
+
+
+def test_unknown_tool_is_a_misuse_naming_tools_list(call, err, ctx):
+    text = err(call("files_delete", {"path": "/x"}))
+    assert "tools/list" in text and "do not retry" in text
+    assert ctx.telemetry.rows()[-1]["kind"] == "misuse"
