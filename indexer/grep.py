@@ -22,13 +22,12 @@ from reader.find import find
 
 from .query import ParsedQuery, expand, parse
 from .schema import CHUNK_BITS
-from .store import prefix_clause
+from .store import FILE_COLUMNS, _row_to_record, prefix_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store import Index
 
 PASSAGES_PER_FILE = 3
-CHUNKS_PER_FILE = 6          # matching chunks read back per hit (best first)
 CONTEXT = 120                # characters of context each side of a match
 MAX_LIMIT = 100
 WARN_NAMES = 5
@@ -174,16 +173,17 @@ def _filters(path_prefix: str | None, kinds: list[str] | None, modified_after: f
     return " AND ".join(conds), args
 
 
-def _rank(con, expr: str, filt: str, fargs: list, limit: int, offset: int) -> list[tuple[int, float, int, int]]:
-    """(file rowid, best bm25, matching chunks, total files) for one page of ranked files."""
+def _rank(con, expr: str, filt: str, fargs: list, limit: int, offset: int) -> list[tuple[int, float, int, int, int]]:
+    """(file rowid, best bm25, best chunk rowid, matching chunks, total files) for one page of ranked files."""
     # `rank` (bm25) is read in a subquery: FTS5 auxiliary functions cannot sit inside an aggregate.
-    hits = f"SELECT rowid >> {CHUNK_BITS} AS fid, rank AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
+    # With min(), SQLite takes the bare column `rid` from the row holding the minimum: the best chunk.
+    hits = f"SELECT rowid >> {CHUNK_BITS} AS fid, rowid AS rid, rank AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
     if filt:
-        sql = (f"SELECT h.fid, min(h.s) AS best, count(*), count(*) OVER () FROM ({hits}) h "
+        sql = (f"SELECT h.fid, min(h.s) AS best, h.rid, count(*), count(*) OVER () FROM ({hits}) h "
                f"JOIN files f ON f.id = h.fid WHERE {filt} GROUP BY h.fid ORDER BY best, h.fid LIMIT ? OFFSET ?")
         args = [expr, *fargs, limit, offset]
     else:
-        sql = (f"SELECT fid, min(s) AS best, count(*), count(*) OVER () FROM ({hits}) "
+        sql = (f"SELECT fid, min(s) AS best, rid, count(*), count(*) OVER () FROM ({hits}) "
                f"GROUP BY fid ORDER BY best, fid LIMIT ? OFFSET ?")
         args = [expr, limit, offset]
     return con.execute(sql, args).fetchall()
@@ -212,49 +212,56 @@ def _find_any(sub: Document, pq: ParsedQuery):
     return res if res is not None else find(sub, " ".join(pq.tokens), limit=PASSAGES_PER_FILE, context=CONTEXT)
 
 
-def _passages(index: "Index", pq: ParsedQuery, expr: str, rec_id: int, kind: str | None) -> tuple[list[Passage], int]:
-    """Passages for one file from its best matching chunks (adjacent chunks merged)."""
-    con = index.conn()
-    lo = rec_id << CHUNK_BITS
-    hi = lo | ((1 << CHUNK_BITS) - 1)
-    ids = sorted(r[0] for r in con.execute(
-        "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?",
-        (expr, lo, hi, CHUNKS_PER_FILE)))
+def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
+    """{chunk rowid: (start, line, text)} for the given chunk rowids, in one query."""
     if not ids:
-        return [], 0
-    # Neighbours joined so a match cut by a chunk boundary is still found whole.
-    wanted = sorted(set(ids) | {i + 1 for i in ids if i + 1 <= hi})
-    marks = ",".join("?" * len(wanted))
-    rows = con.execute(f"SELECT id, start, line, body FROM chunks WHERE id IN ({marks}) ORDER BY id",
-                       wanted).fetchall()
-    groups: list[list[tuple]] = []
-    for row in rows:
-        if groups and groups[-1][-1][0] + 1 == row[0]:
-            groups[-1].append(row)
-        else:
-            groups.append([row])
-    meta = index.doc_meta(rec_id) or {}
-    page_doc = Document(text="", kind=kind or "text", pages=meta.get("pages") or [0])
-    passages: list[Passage] = []
-    count = 0
-    for group in groups:
-        text = "".join(zlib.decompress(r[3]).decode("utf-8") for r in group)
-        start, line = group[0][1], group[0][2]
-        sub = Document(text=text, kind=kind or "text")
-        res = _find_any(sub, pq)
-        count += res.total
-        for m in res.matches:
-            off = start + m.offset
-            passages.append(Passage(offset=off, length=m.length, text=m.text, passage=m.passage,
-                                    page=page_doc.page_of(off), line=line + m.line - 1))
-    passages.sort(key=lambda p: p.offset)
-    # Dedupe (neighbour chunks can be read twice) and keep the first few.
-    seen, out = set(), []
-    for p in passages:
-        if p.offset not in seen:
-            seen.add(p.offset)
-            out.append(p)
-    return out[:PASSAGES_PER_FILE], max(count, len(out))
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {cid: (start, line, zlib.decompress(body).decode("utf-8")) for cid, start, line, body in
+            con.execute(f"SELECT id, start, line, body FROM chunks WHERE id IN ({marks})", ids)}
+
+
+def _passages_in(pq: ParsedQuery, start: int, line: int, text: str, pages: list[int],
+                 kind: str | None) -> tuple[list[Passage], int]:
+    sub = Document(text=text, kind=kind or "text")
+    res = _find_any(sub, pq)
+    page_doc = Document(text="", kind=kind or "text", pages=pages or [0])
+    out = [Passage(offset=start + m.offset, length=m.length, text=m.text, passage=m.passage,
+                   page=page_doc.page_of(start + m.offset), line=line + m.line - 1) for m in res.matches]
+    return out, res.total
+
+
+def _hits(index: "Index", con, pq: ParsedQuery, ranked: list[tuple], result: GrepResult) -> None:
+    """Build the hits of one page: records, pages and best chunks fetched in three queries.
+
+    Passages come from the best-ranked chunk of each file (a few thousand
+    characters for reader.find to fold), joined with its neighbour only when a
+    match straddles the cut. matchCount is a lower bound: the matches in that
+    chunk plus one per other matching chunk.
+    """
+    if not ranked:
+        return
+    fids = [r[0] for r in ranked]
+    marks = ",".join("?" * len(fids))
+    recs = {r[0]: _row_to_record(r) for r in con.execute(
+        f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", fids)}
+    pages = {i: json.loads(pg) if pg else [0] for i, pg in con.execute(
+        f"SELECT id, json_extract(meta, '$.pages') FROM docs WHERE id IN ({marks})", fids)}
+    chunks = _load_chunks(con, [r[2] for r in ranked])
+    for fid, score, rid, n_chunks, _total in ranked:
+        rec = recs.get(fid)
+        if rec is None or rid not in chunks:
+            continue
+        start, line, text = chunks[rid]
+        passages, count = _passages_in(pq, start, line, text, pages.get(fid, [0]), rec.kind)
+        if not count:
+            # The match may straddle the cut: look again with the next chunk joined on.
+            nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
+            if nxt is not None:
+                passages, count = _passages_in(pq, start, line, text + nxt[2], pages.get(fid, [0]), rec.kind)
+        result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
+                                   size=rec.size, score=round(-score, 4), passages=passages[:PASSAGES_PER_FILE],
+                                   matchCount=max(count, 1) + n_chunks - 1, source=rec.source))
 
 
 def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
@@ -276,18 +283,11 @@ def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: l
         filt, fargs = _filters(path_prefix, kinds, modified_after)
         ranked = _rank(con, expr, filt, fargs, limit, offset)
         if ranked:
-            result.total = ranked[0][3]
+            result.total = ranked[0][4]
         elif offset:
             # Past the last page: still report the total.
             result.total = len(_rank(con, expr, filt, fargs, 1_000_000, 0))
-        for fid, score, _n, _total in ranked:
-            rec = index.get_by_id(fid)
-            if rec is None:
-                continue
-            passages, count = _passages(index, pq, expr, fid, rec.kind)
-            result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
-                                       size=rec.size, score=round(-score, 4), passages=passages,
-                                       matchCount=count, source=rec.source))
+        _hits(index, con, pq, ranked, result)
         if offset + len(ranked) < result.total:
             result.truncated = True
             result.nextCursor = make_cursor(index.cursor_secret(), parts, offset + len(ranked))

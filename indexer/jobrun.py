@@ -87,13 +87,21 @@ def run_job(store: JobStore, job_id: str, body: Callable[[JobHandle], dict[str, 
     job = store.claim(job_id)
     if job is None:
         return store.get(job_id)
+    result: dict[str, Any] | None = None
+    outcome, error = SUCCEEDED, None
     with JobHandle(store, job_id) as handle:
         try:
             result = body(handle)
         except JobCancelled:
-            return store.finish(job_id, CANCELLED, message="cancelled at a safe point; the index is consistent")
+            outcome = CANCELLED
         except Exception as exc:  # noqa: BLE001 - every failure becomes an instruction text on the job
-            return store.finish(job_id, FAILED, error=error_text(exc), message="failed")
-    if handle.cancelled() and result.get("cancelled"):
-        return store.finish(job_id, CANCELLED, result=result, message="cancelled")
-    return store.finish(job_id, SUCCEEDED, result=result, message="done")
+            outcome, error = FAILED, error_text(exc)
+    # The handle has written its last progress by now; the outcome goes last.
+    if outcome == CANCELLED:
+        return store.finish(job_id, CANCELLED, message="cancelled at a safe point; the index is consistent")
+    if outcome == FAILED:
+        return store.finish(job_id, FAILED, error=error, message="failed")
+    if result and result.get("cancelled") and handle.cancelled():
+        return store.finish(job_id, CANCELLED, result=result, message="cancelled at a safe point; "
+                            "the index is consistent")
+    return store.finish(job_id, SUCCEEDED, result=result if result is not None else {}, message="done")

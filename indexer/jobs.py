@@ -37,6 +37,7 @@ STALE_AFTER_S = 20.0
 # A queued job that no worker claimed within this time is interrupted too
 # (the worker process failed to start).
 UNCLAIMED_AFTER_S = 30.0
+KEEP_JOBS = 200          # finished jobs beyond the most recent KEEP_JOBS are forgotten
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs(
@@ -281,6 +282,9 @@ class JobStore:
                 job_id = uuid.uuid4().hex[:12]
                 db.execute("INSERT INTO jobs(id,kind,key,state,created_at,message) VALUES(?,?,?,?,?,?)",
                            (job_id, kind, key, QUEUED, now, "queued"))
+                # A background refresher makes a job per interval: keep the history bounded.
+                db.execute(f"DELETE FROM jobs WHERE state IN ({','.join('?' * len(FINAL_STATES))}) AND id NOT IN "
+                           "(SELECT id FROM jobs ORDER BY created_at DESC LIMIT ?)", (*FINAL_STATES, KEEP_JOBS))
         return self.get(job_id)
 
     def _matching(self, kind: str, key: str) -> list[Job]:

@@ -182,13 +182,16 @@ def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | Non
     def drain(block_until: int) -> None:
         while len(in_flight) > block_until:
             done, _ = cf.wait(list(in_flight), return_when=cf.FIRST_COMPLETED)
-            for fut in done:
-                rec = in_flight.pop(fut)
-                try:
-                    outcome = fut.result()
-                except Exception as exc:
-                    outcome = exc
-                new = finish(writer, rec, outcome)
+            stored = []
+            with writer.transaction():  # everything finished so far in one commit
+                for fut in done:
+                    rec = in_flight.pop(fut)
+                    try:
+                        outcome = fut.result()
+                    except Exception as exc:
+                        outcome = exc
+                    stored.append(finish(writer, rec, outcome))
+            for new in stored:
                 if new.status == "indexed":
                     report.extracted += 1
                     if on_extracted:
@@ -198,14 +201,21 @@ def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | Non
                 prog.step()
 
     try:
-        for abs_path, _rel, st in files:
-            meta = file_meta(root, abs_path, st, journal)
-            seen.add(meta.local_path)
-            rec, needs = writer.upsert(meta)
-            if not needs:
-                report.unchanged += 1
-                prog.step()
-                continue
+        # Phase 1: record every file (pending when new or changed), a few hundred per commit.
+        todo: list[tuple[FileRecord, str, os.stat_result]] = []
+        for i in range(0, len(files), 500):
+            with writer.transaction():
+                for abs_path, _rel, st in files[i:i + 500]:
+                    meta = file_meta(root, abs_path, st, journal)
+                    seen.add(meta.local_path)
+                    rec, needs = writer.upsert(meta)
+                    if needs:
+                        todo.append((rec, abs_path, st))
+                    else:
+                        report.unchanged += 1
+        prog.step(report.unchanged)
+        # Phase 2: extract what changed, storing results as they come back.
+        for rec, abs_path, st in todo:
             if st.st_size > pool.limits.max_bytes:
                 writer.record_failure(rec.id, "too_large", f"{st.st_size} bytes is above the "
                                       f"{pool.limits.max_bytes}-byte extraction limit; it is listed but not "

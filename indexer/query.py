@@ -101,18 +101,43 @@ def _segmentations(s: str, known: set[str], limit: int) -> list[list[str]]:
     return results[:limit]
 
 
-def expand(con: apsw.Connection, pq: ParsedQuery, vocab_table: str = "chunks_vocab") -> ParsedQuery:
-    """Fill `pq.variants`: the phrase itself, S glued, and S cut into indexed words."""
+def _candidates(tokens: list[str]) -> set[str]:
+    """Pieces worth looking up: runs of adjacent query words glued, and each word cut in two."""
+    out: set[str] = set()
+    for i in range(len(tokens)):
+        for j in range(i + 2, len(tokens) + 1):
+            out.add("".join(tokens[i:j]))
+        t = tokens[i]
+        for k in range(MIN_PIECE, len(t) - MIN_PIECE + 1):
+            out.add(t[:k])
+            out.add(t[k:])
+    return {c for c in out if len(c) <= MAX_GLUED}
+
+
+def known_terms(con: apsw.Connection, terms: set[str]) -> set[str]:
+    """The subset of `terms` that occur in the index (one statement; each check stops at the first row).
+
+    fts5vocab would count every occurrence of a common term; EXISTS stops at the first.
+    """
+    terms = sorted(terms)
+    if not terms:
+        return set()
+    sql = " UNION ALL ".join(
+        "SELECT ? WHERE EXISTS(SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?)" for _ in terms)
+    args: list[str] = []
+    for t in terms:
+        args += [t, '"' + t.replace('"', '""') + '"']
+    return {r[0] for r in con.execute(sql, args)}
+
+
+def expand(con: apsw.Connection, pq: ParsedQuery) -> ParsedQuery:
+    """Fill `pq.variants`: the phrase itself, then the same letters cut into other indexed words."""
     variants: list[list[str]] = [pq.tokens]
     glued = "".join(pq.tokens)
     if len(pq.tokens) > 1:
         variants.append([glued])
-    if not pq.prefix and MIN_PIECE * 2 <= len(glued) <= MAX_GLUED:
-        n = len(glued)
-        candidates = {glued[i:j] for i in range(n) for j in range(i + MIN_PIECE, n + 1)}
-        marks = ",".join("?" * len(candidates))
-        known = {r[0] for r in con.execute(f"SELECT term FROM {vocab_table} WHERE term IN ({marks})",
-                                           tuple(candidates))}
+    if not pq.prefix and len(glued) <= MAX_GLUED:
+        known = known_terms(con, _candidates(pq.tokens)) | set(pq.tokens)
         for seg in _segmentations(glued, known, MAX_VARIANTS):
             if seg not in variants:
                 variants.append(seg)

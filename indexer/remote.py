@@ -56,6 +56,7 @@ class SyncReport:
     moved: int = 0
     removed: int = 0
     skipped_too_large: int = 0
+    unsupported: int = 0
     unchanged: int = 0
     failed: int = 0
     bytes_downloaded: int = 0
@@ -106,6 +107,18 @@ def _parent(path: str) -> str:
 def _retryable(rec: FileRecord) -> bool:
     """A record whose content is still owed: pending, or a download that failed last time."""
     return rec.status == "pending" or (rec.status == "failed" and (rec.reason or "").startswith(DOWNLOAD_FAILED))
+
+
+UNREADABLE_MIME_PREFIXES = ("video/", "audio/")
+UNREADABLE_MIMES = frozenset({"application/zip", "application/x-7z-compressed", "application/x-tar",
+                              "application/gzip", "application/x-gzip", "application/x-rar-compressed",
+                              "application/vnd.rar", "application/x-iso9660-image", "application/x-msdownload"})
+
+
+def _unreadable(mime: str | None) -> bool:
+    """Mime types whose files the reader always refuses (media, archives)."""
+    m = (mime or "").split(";")[0].strip().lower()
+    return m.startswith(UNREADABLE_MIME_PREFIXES) or m in UNREADABLE_MIMES
 
 
 def _child_of(folder: str, path: str) -> str | None:
@@ -258,6 +271,12 @@ class _Syncer:
             self.writer.record_failure(
                 rec.id, "too_large", f"{meta.size} bytes is over the {self.max_file_bytes}-byte cap; not downloaded")
             self.report.skipped_too_large += 1
+            self.step(path)
+        elif _unreadable(meta.mime):
+            # The reader turns down these bytes whatever they hold: downloading them would be waste.
+            self.writer.record_failure(
+                rec.id, "unsupported", f"{meta.mime} files hold no text the reader can extract; not downloaded")
+            self.report.unsupported += 1
             self.step(path)
         else:
             self.fetcher.add(rec, path)

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from nextcloud.errors import NextcloudError, clean_detail, no_credentials
 
 from .jobrun import JobHandle, run_job
-from .jobs import Job, JobStore, jobs_path_for
+from .jobs import QUEUED, Job, JobStore, jobs_path_for
 from .remote import DEFAULT_MAX_FILE_BYTES, sync
 from .store import Index
 
@@ -91,6 +91,23 @@ def spawn(job_id: str, index_path: Path, *, store: JobStore | None = None,
                             stderr=subprocess.DEVNULL, start_new_session=True, env=child_env, cwd=root)
     (store or JobStore(jobs_path_for(index_path))).set_worker(job_id, proc.pid)
     return proc.pid
+
+
+def start_sync(index_path: Path, account: Any, *, wait: float = 0.0,
+               max_file_bytes: int | None = None) -> tuple[Job, bool]:
+    """Queue (or join, or resume) the account's sync and start a detached worker when one is needed.
+
+    Returns (job, joined): joined is True when a sync already queued or running
+    elsewhere was joined. With `wait` > 0 the job is returned after at most
+    that many seconds, possibly still running.
+    """
+    store = JobStore(jobs_path_for(index_path))
+    job = store.create_or_join(SYNC_KIND, sync_key(account))
+    joined = job.state != QUEUED or job.pid is not None
+    if job.state == QUEUED and job.pid is None:
+        spawn(job.id, index_path, store=store, max_file_bytes=max_file_bytes)
+    job = store.wait(job.id, wait) if wait > 0 else store.get(job.id)
+    return job, joined
 
 
 def main(argv: list[str] | None = None) -> int:

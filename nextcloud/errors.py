@@ -214,7 +214,8 @@ def error_for(source: str, status: int | None, *, condition: str | None = None,
     where = f" ({path})" if path else ""
     app = APP_NAMES.get(source, source.capitalize())
     text = f"{row.cause.format(where=where, app=app)}. {row.action.format(app=app)}. {row.retry}"
-    extra = clean_detail(detail)
+    # A missing app's 404 says only "invalid query": the row already tells the whole story.
+    extra = clean_detail(detail) if row.kind not in ("app_missing",) else None
     if extra:
         text += f" Server said: {extra}"
     retry_flag = None

@@ -22,6 +22,7 @@ from typing import Any, Iterator, Mapping
 import httpx
 
 from .config import Account
+from .davxml import sabre_error
 from .errors import NextcloudError, error_for
 
 log = logging.getLogger("nextcloud.http")
@@ -76,8 +77,7 @@ def response_detail(resp: httpx.Response) -> str | None:
                     return data[key]
         return None
     if text.startswith("<"):
-        from .davxml import sabre_error   # local: davxml imports errors only
-        exc, msg = sabre_error(body)
+        _, msg = sabre_error(body)
         if msg:
             return msg
         if "<ocs>" in text:
@@ -161,13 +161,16 @@ class Transport:
                 headers: Mapping[str, str] | None = None, content: bytes | str | None = None,
                 params: Any = None, json_body: Any = None, data: Any = None, dav: bool = False,
                 idempotent: bool | None = None, ok: tuple[int, ...] = (),
-                stream: bool = False, conditions: Mapping[int, str] | None = None) -> httpx.Response:
+                stream: bool = False, conditions: Mapping[int, str] | None = None,
+                no_retry: tuple[int, ...] = ()) -> httpx.Response:
         """Send one logical request (with retries); return the response or raise NextcloudError.
 
         `url` is relative to the server; `path` is what messages may show.
         Statuses in `ok` (or 2xx when `ok` is empty) are returned; others raise,
         via the error table (`conditions` maps a status to a more precise row,
-        e.g. {404: "missing_parent"} for a PUT). With stream=True the caller must close the response.
+        e.g. {404: "missing_parent"} for a PUT); statuses in `no_retry` are
+        deterministic for this call and are not retried. With stream=True the
+        caller must close the response.
         """
         method = method.upper()
         safe = (method in IDEMPOTENT) if idempotent is None else idempotent
@@ -210,17 +213,21 @@ class Transport:
             good = (status in ok) if ok else (200 <= status < 300)
             if good:
                 return resp
-            retryable = status == 429 or status >= 500
+            retryable = (status == 429 or status >= 500) and status not in no_retry
             # A 429 was refused before any work was done, so even writes may wait and retry.
-            if retryable and (safe or status == 429) and attempt < self.retries:
+            if (retryable and (safe or status == 429) and attempt < self.retries
+                    and self._sleep_before_retry(attempt, resp, deadline)):
                 if stream:
                     resp.close()
-                if self._sleep_before_retry(attempt, resp, deadline):
-                    attempt += 1
-                    continue
+                attempt += 1
+                continue
             if stream:
-                resp.read()
-                resp.close()
+                try:
+                    resp.read()   # the error body holds the server's message
+                except httpx.HTTPError:
+                    pass
+                finally:
+                    resp.close()
             raise self.error_from(resp, source=source, path=path,
                                   condition=(conditions or {}).get(status))
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import NextcloudError
-from .http import Transport, ocs_statuscode
+from .http import Transport
 
 SOURCE = "ocs"
 CAPS_TTL = 30.0
@@ -165,4 +165,4 @@ class OCS:
         self._t.request("DELETE", f"{SHARES}/{share_id}", source=SOURCE, params={"format": "json"})
 
 
-__all__ = ["OCS", "User", "Sharee", "Share", "ocs_statuscode"]
+__all__ = ["OCS", "User", "Sharee", "Share"]

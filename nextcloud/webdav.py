@@ -15,7 +15,7 @@ from typing import Any, BinaryIO, Callable
 import httpx
 
 from . import paths
-from .davxml import DAV, NC, OC, DavResponse, escape, parse_multistatus, q
+from .davxml import DAV, OC, DavResponse, escape, parse_multistatus, q
 from .errors import NextcloudError, error_for
 from .http import Transport
 
@@ -198,9 +198,18 @@ class WebDAV:
                 f"<d:from><d:scope><d:href>{escape(href)}</d:href><d:depth>infinity</d:depth></d:scope></d:from>"
                 f"{where}{order}<d:limit><d:nresults>{limit}</d:nresults>{first}</d:limit>"
                 "</d:basicsearch></d:searchrequest>")
-        resp = self._t.request("SEARCH", "/remote.php/dav/", source=SOURCE, path=scope, dav=True,
-                               headers={"Content-Type": "text/xml; charset=utf-8"},
-                               content=body.encode(), ok=(207,))
+        try:
+            # Nextcloud rejects impossible queries with a 500 (recordings #51, #59): not worth retrying.
+            resp = self._t.request("SEARCH", "/remote.php/dav/", source=SOURCE, path=scope, dav=True,
+                                   headers={"Content-Type": "text/xml; charset=utf-8"},
+                                   content=body.encode(), ok=(207,), no_retry=(500,))
+        except NextcloudError as err:
+            if err.status in (404, 500) and "only supported on directories" in err.message:
+                raise NextcloudError(
+                    "not_found", f"The search folder ({scope}) does not exist or is not a folder. "
+                    "Search from '/' or confirm the folder with files_search; do not guess variants. "
+                    "Do not retry.", status=err.status, path=scope) from None
+            raise
         return self._items(resp.content, scope)[:limit]
 
     def find_by_id(self, file_id: int) -> RemoteItem:

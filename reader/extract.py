@@ -38,6 +38,7 @@ MIMES: dict[str, str] = {
     "application/vnd.oasis.opendocument.spreadsheet": "ods",
     "application/vnd.oasis.opendocument.presentation": "odp",
 }
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 TEXT_KINDS = {"text", "markdown", "csv", "json", "html"}
 ZIP_KINDS = {"xlsx", "pptx", "docx", "odt", "ods", "odp"}
 ODF_MIMES = {f"application/vnd.oasis.opendocument.{k}": v
@@ -91,6 +92,13 @@ def detect(data: bytes, name: str, mime: str | None = None) -> str:
     if head.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")) or (
             head[:4] == b"RIFF" and head[8:12] == b"WEBP"):
         return "image"
+    if head.startswith(OLE_MAGIC):
+        # Password-protected .docx/.xlsx/.pptx are OLE containers holding an EncryptionInfo stream.
+        if "EncryptionInfo".encode("utf-16-le") in data:
+            raise ReaderError(f"password-protected Office file {name!r}: ask the owner for an unprotected "
+                              "copy; do not retry", code="encrypted")
+        raise ReaderError(f"legacy Office format ({name!r} is a .doc/.xls/.ppt-style file): save it as "
+                          "docx, xlsx, pptx or PDF to read it; do not retry", code="unsupported")
     if head.startswith(b"PK\x03\x04"):
         kind = _zip_kind(data)
         if kind:
@@ -107,14 +115,8 @@ def detect(data: bytes, name: str, mime: str | None = None) -> str:
                               "it is not text and cannot be read; do not retry", code="binary")
         raise ReaderError(f"unsupported binary file type {ext!r} ({name!r}): only text, PDF, Office, "
                           "OpenDocument and image files are read; do not retry", code="unsupported")
-    if by_name:
-        return by_name
-    if mime and mime.startswith("text/"):
-        return "text"
-    if not ext or ext not in EXTENSIONS:
-        # Unknown extension but clean text bytes: reading it as text is the useful answer.
-        return "text"
-    raise ReaderError(f"unsupported file type {ext!r}; do not retry", code="unsupported")
+    # Unknown extension and mime but clean text bytes: reading it as text is the useful answer.
+    return by_name or "text"
 
 
 def _empty(name: str, kind: str) -> ReaderError:

@@ -19,13 +19,14 @@ PROG = "mcp-nextcloud jobs"
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `jobs` command group."""
     p = subparsers.add_parser("jobs", help="follow, wait for, cancel or resume background jobs (index sync)",
-                              description=__doc__.splitlines()[0])
+                              description="Follow, wait for, cancel or resume background jobs (index sync) "
+                              "from any terminal. Jobs live next to the index, in <index>.jobs.db.")
     sub = p.add_subparsers(dest="jobs_command", metavar="ACTION")
 
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--json", action="store_true", help="print compact JSON")
         sp.add_argument("--index", metavar="PATH", help="index database whose jobs to show (default: "
-                        "$MCP_NEXTCLOUD_INDEX or the account's index)")
+                        "$MCP_NEXTCLOUD_INDEX, else the platform data directory, as for index sync)")
 
     s = sub.add_parser("status", help="show a job's state and progress")
     s.add_argument("id", metavar="ID", help="job id, as `index sync` or `jobs list` printed it")
@@ -134,7 +135,7 @@ def _list(args: argparse.Namespace) -> int:
     store, _ = _store(args)
     jobs = store.list(limit=max(1, args.limit))
     if args.json:
-        print(json.dumps({"jobs": [j.to_dict() for j in jobs]}, separators=(",", ":")))
+        print(json.dumps({"jobs": [j.to_dict() for j in jobs]}, separators=(",", ":"), ensure_ascii=False))
         return EXIT_OK
     if not jobs:
         print("no jobs yet; start one with 'mcp-nextcloud index sync'")

@@ -27,8 +27,8 @@ def register_sync(index_subparsers: argparse._SubParsersAction) -> None:
                    help="wait up to SECONDS for the sync to finish (default: answer at once); "
                    "the answer may still say running")
     p.add_argument("--json", action="store_true", help="print the job as compact JSON")
-    p.add_argument("--index", metavar="PATH", help="index database (default: $MCP_NEXTCLOUD_INDEX or the "
-                   "account's index in the platform data directory)")
+    p.add_argument("--index", metavar="PATH", help="index database (default: $MCP_NEXTCLOUD_INDEX, else the "
+                   "platform data directory: the index `mcp-nextcloud grep` reads)")
     p.add_argument("--max-file-bytes", type=int, default=None, metavar="N",
                    help="files larger than N bytes are recorded as too large and never downloaded")
     p.set_defaults(func=run_sync)
@@ -49,7 +49,7 @@ def print_error(err: Any, as_json: bool, prog: str) -> None:
     message = str(err)
     if as_json:
         payload = err.to_dict() if hasattr(err, "to_dict") else {"message": message}
-        print(json.dumps({"error": payload}, separators=(",", ":")))
+        print(json.dumps({"error": payload}, separators=(",", ":"), ensure_ascii=False))
     print(f"{prog}: {message}", file=sys.stderr)
 
 
@@ -58,7 +58,7 @@ def print_job(job: Any, as_json: bool, **extra: Any) -> None:
     data = job.to_dict()
     data.update(extra)
     if as_json:
-        print(json.dumps(data, separators=(",", ":")))
+        print(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
         return
     prog = data["progress"]
     line = f"job {data['id']}: {data['state']}"
@@ -69,8 +69,8 @@ def print_job(job: Any, as_json: bool, **extra: Any) -> None:
     print(line)
     if data.get("result"):
         r = data["result"]
-        print("  " + ", ".join(f"{k} {r[k]}" for k in ("indexed", "moved", "removed", "skippedTooLarge", "failed",
-                                                         "unchanged", "propfinds") if k in r))
+        keys = ("indexed", "moved", "removed", "skippedTooLarge", "unsupported", "failed", "unchanged", "propfinds")
+        print("  " + ", ".join(f"{k} {r[k]}" for k in keys if k in r))
         for f in r.get("failures", [])[:5]:
             print(f"  failed: {f['path']}: {f['reason']}")
     if data.get("error"):
@@ -90,8 +90,7 @@ def exit_code(job: Any) -> int:
 
 def run_sync(args: argparse.Namespace) -> int:
     """Queue or join the account's sync, start its worker, answer with the job."""
-    from indexer.jobs import QUEUED, JobStore, jobs_path_for
-    from indexer.worker import SYNC_KIND, spawn, sync_key
+    from indexer.worker import start_sync
     from nextcloud.config import load_account
     from nextcloud.errors import NextcloudError, no_credentials
 
@@ -107,15 +106,7 @@ def run_sync(args: argparse.Namespace) -> int:
     if args.wait < 0:
         print_error(ValueError("--wait must be zero or a number of seconds"), args.json, prog)
         return EXIT_USAGE
-    index_path = index_path_for(args.index, account)
-    store = JobStore(jobs_path_for(index_path))
-    job = store.create_or_join(SYNC_KIND, sync_key(account))
-    joined = job.state != QUEUED or job.pid is not None
-    if job.state == QUEUED and job.pid is None:
-        spawn(job.id, index_path, store=store, max_file_bytes=args.max_file_bytes)
-    if args.wait:
-        job = store.wait(job.id, args.wait)
-    else:
-        job = store.get(job.id)
+    job, joined = start_sync(index_path_for(args.index, account), account, wait=args.wait,
+                             max_file_bytes=args.max_file_bytes)
     print_job(job, args.json, joined=joined)
     return exit_code(job)

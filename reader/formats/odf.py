@@ -52,7 +52,7 @@ def inline(el: Any) -> str:
     return "".join(parts)
 
 
-def _blocks(el: Any, out: PagedText, slide_title: Any = None) -> None:
+def _blocks(el: Any, out: PagedText) -> None:
     """Walk block content in order: headings, paragraphs, lists, tables, frames."""
     for child in el:
         if child.tag == T_H:
@@ -66,7 +66,7 @@ def _blocks(el: Any, out: PagedText, slide_title: Any = None) -> None:
         elif child.tag == TABLE:
             for row in _rows(child, Limits()):
                 out.line(" | ".join(row))
-        elif child is not slide_title:
+        else:
             _blocks(child, out)
 
 
@@ -129,8 +129,8 @@ def _odp(body: Any, out: PagedText, deadline: Deadline) -> None:
         out.heading(title, 1, text=f"## Slide {number}: {title}")
         notes = page.find(q("presentation", "notes"))
         for child in page:
-            if child is not notes:
-                _blocks([child] if child is not title_frame else [], out)
+            if child is not notes and child is not title_frame:
+                _blocks([child], out)
         if notes is not None:
             text = "\n".join(inline(p) for p in notes.iter(T_P) if inline(p).strip())
             if text:
@@ -141,9 +141,11 @@ def _odp(body: Any, out: PagedText, deadline: Deadline) -> None:
 def extract(data: bytes, name: str, limits: Limits) -> Document:
     zf = open_zip(data, limits, "odf")
     try:
-        kind = {v: k for k, v in MIMES.items()}.get(
-            read_member(zf, "mimetype", "odf").decode("ascii", "replace").strip()) if "mimetype" in zf.namelist() else None
-        kind = kind or name.rsplit(".", 1)[-1].lower()
+        names = zf.namelist()
+        small = "mimetype" in names and zf.getinfo("mimetype").file_size < 200
+        declared = read_member(zf, "mimetype", "odf") if small else b""
+        kind = {v: k for k, v in MIMES.items()}.get(declared.decode("ascii", "replace").strip())
+        kind = kind or name.rsplit(".", 1)[-1].lower()  # no mimetype member: trust the extension
         content = read_member(zf, "content.xml", kind)
     finally:
         zf.close()

@@ -153,7 +153,7 @@ def _corrupt(name: str) -> ReaderError:
 
 
 def extract(data: bytes, name: str, limits: Limits) -> Document:
-    if not data.lstrip()[:1024].find(b"%PDF-") >= 0:
+    if b"%PDF-" not in data[:1024]:
         raise ReaderError(f"{name!r} is not a PDF (no %PDF header): ask for a fresh copy; do not retry",
                           code="corrupt")
     deadline = Deadline(limits.max_seconds)
@@ -183,8 +183,7 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
             fallback.warnings.append("damaged PDF: pdfium could not read it; pdfminer.six recovered "
                                      "the text, which may be incomplete")
         return fallback
-    doc = primary or fallback
-    if doc is None:
+    if primary is None:  # pdfium failed and pdfminer found no text: nothing trustworthy to return
         raise _corrupt(name)
-    doc.warnings.append(SCANNED)
-    return doc
+    primary.warnings.append(SCANNED)
+    return primary

@@ -63,7 +63,9 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
             rows = columns = 0
             cut = False
             saw_empty = False  # an uncached formula reads as None; without any None there is none
-            for values in ws.iter_rows(values_only=True):
+            for seen, values in enumerate(ws.iter_rows(values_only=True), 1):
+                if seen % 1000 == 0:  # counts empty rows too: a sparse sheet can be mostly gaps
+                    deadline.check()
                 saw_empty = saw_empty or None in values
                 cells = [_cell(v) for v in values]
                 while cells and not cells[-1]:
@@ -75,8 +77,6 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
                     break
                 rows += 1
                 columns = max(columns, len(cells))
-                if rows % 1000 == 0:
-                    deadline.check()
                 if not header:
                     header = cells
                 elif len(first) < 5:

@@ -107,19 +107,30 @@ def test_failure_is_kept_until_the_file_changes(index):
         w.record_failure(rec.id, "indexed", "x")
 
 
-def test_cached_document_round_trip_with_normalised_form(index, put_text):
+def test_cached_document_round_trip(index, put_text):
     text = "Première page. Crème brûlée.\n" * 400 + "\fSecond page with the needle.\n" * 300
     second = text.index("\f")
     rec = put_text(index.writer(), "/long.txt", text, kind="pdf", pages=[0, second])
     doc = index.cached_document(rec)
     assert doc.text == text and doc.pages == [0, second] and doc.kind == "pdf"
-    assert doc._normalized is not None and doc._normalized.length == len(text)
     res = find(doc, "creme brulee", limit=1)
     assert res.total == 400 and res.matches[0].offset == text.index("Crème")
     assert page(doc, offset=second).page == 2
     con = index.conn()
     chunks = con.execute("SELECT count(*) FROM chunks WHERE id >> 16 = ?", (rec.id,)).fetchall()[0][0]
     assert chunks > 3  # long texts are chunked, so grep reads back only pieces
+
+
+def test_long_documents_keep_their_normalised_form(index, put_text):
+    from indexer.prepare import NORM_MIN_CHARS
+
+    text = "Ligature ﬁnance, Straße, café. " * (NORM_MIN_CHARS // 30 + 10)
+    rec = put_text(index.writer(), "/big.txt", text)
+    doc = index.cached_document(rec)
+    assert doc._normalized is not None and doc._normalized.length == len(text)
+    assert find(doc, "strasse", limit=1).matches[0].offset == text.index("Straße")
+    small = index.cached_document(put_text(index.writer(), "/small.txt", "Straße"))
+    assert small._normalized is None and find(small, "strasse").total == 1  # rebuilt on demand
 
 
 def test_remove_and_remove_under(index, put_text):

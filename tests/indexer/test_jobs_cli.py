@@ -64,13 +64,11 @@ def test_index_sync_wait_json_then_jobs_status_and_list(env):
     assert code == 0, text
     assert job["state"] == "succeeded" and job["result"]["indexed"] == len(FILES)
     assert job["joined"] is False
-    assert "\n" not in text.split("\n", 1)[0] and ": " not in text.split("\n", 1)[0]   # compact JSON
+    assert text.split("\n", 1)[0] == json.dumps(job, separators=(",", ":"), ensure_ascii=False)   # compact
     for secret in (environ["NEXTCLOUD_APP_PASSWORD"], emu.url, "Authorization"):
         assert secret not in text
     code, status, _ = cli(environ, "jobs", "status", job["id"], "--json")
     assert code == 0 and status["id"] == job["id"] and status["state"] == "succeeded"
-    code, listing, _ = cli(environ, "jobs", "list", "--json")
-    assert [j["id"] for j in listing["jobs"]] == [job["id"]]
     with Index.open(index_path) as index:
         assert [h.path for h in index.grep("topic7").hits] == ["/f1/note7.txt"]
     # A second sync with nothing changed: one PROPFIND on the wire.
@@ -78,6 +76,8 @@ def test_index_sync_wait_json_then_jobs_status_and_list(env):
     code, again, _ = cli(environ, "index", "sync", "--wait", "60", "--json")
     assert code == 0 and again["id"] != job["id"] and again["result"]["propfinds"] == 1
     assert emu.request_count() == 1
+    code, listing, _ = cli(environ, "jobs", "list", "--json")
+    assert [j["id"] for j in listing["jobs"]] == [again["id"], job["id"]]
 
 
 def test_sync_without_credentials_names_the_login_command(env):
@@ -92,7 +92,7 @@ def test_sync_without_credentials_names_the_login_command(env):
 
 def test_bounded_wait_then_join_then_cancel_from_other_processes(env):
     emu, environ, index_path = env
-    emu.faults.add(method="GET", delay=0.4, times=100)          # every download is slow
+    emu.faults.add(method="GET", delay=2.5, times=100)          # every download is slow (4 at a time)
     code, job, text = cli(environ, "index", "sync", "--json")
     assert code == 75 and job["state"] in ("queued", "running"), text
     t0 = time.monotonic()
@@ -142,3 +142,20 @@ def test_jobs_commands_answer_clearly_for_an_unknown_id(env):
     _, environ, _ = env
     code, data, text = cli(environ, "jobs", "wait", "nosuchjob", "--timeout", "1", "--json")
     assert code == 2 and "jobs list" in data["error"]["message"] and "Traceback" not in text
+
+
+def test_readable_output_names_state_progress_failures_and_hint(tmp_path, capsys):
+    from indexer.jobrun import run_job
+    from server.cli_sync import print_job
+
+    store = JobStore(tmp_path / "j.db")
+    job = store.create_or_join("sync", "k")
+    print_job(store.get(job.id), False)
+    queued = capsys.readouterr().out
+    assert f"job {job.id}: queued" in queued and "jobs wait" in queued
+    result = {"indexed": 3, "failed": 1, "failures": [{"path": "/a/x.pdf", "reason": "download failed: timeout"}]}
+    final = run_job(store, job.id, lambda h: (h.progress(done=4, total=4), result)[1])
+    print_job(final, False)
+    out = capsys.readouterr().out
+    assert f"job {job.id}: succeeded (4/4 files)" in out
+    assert "indexed 3, failed 1" in out and "failed: /a/x.pdf: download failed: timeout" in out

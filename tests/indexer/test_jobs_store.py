@@ -129,6 +129,20 @@ def test_list_most_recent_first(store: JobStore) -> None:
     assert [j.id for j in store.list(limit=2)] == ids[::-1][:2]
 
 
+def test_history_of_finished_jobs_is_bounded(tmp_path, monkeypatch) -> None:
+    import indexer.jobs as jobs_module
+
+    monkeypatch.setattr(jobs_module, "KEEP_JOBS", 3)
+    store = JobStore(tmp_path / "j.db")
+    ids = []
+    for _ in range(6):
+        job = store.create_or_join("sync", "k")
+        ids.append(job.id)
+        run_job(store, job.id, lambda h: {})
+    kept = [j.id for j in store.list(limit=50)]
+    assert kept == ids[::-1][:3]
+
+
 def test_join_from_another_process_sees_the_same_job(store: JobStore) -> None:
     job = store.create_or_join("sync", "k")
     store.claim(job.id)

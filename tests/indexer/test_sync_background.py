@@ -9,9 +9,18 @@ import pytest
 
 from indexer.jobs import RUNNING, SUCCEEDED, JobStore, jobs_path_for
 from indexer.refresh import BackgroundSync
+from indexer.store import Index
 from indexer.worker import SYNC_KIND, sync_key
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
+
+
+@pytest.fixture
+def index(tmp_path):
+    """A fresh index of our own (not relying on another module's fixture)."""
+    ix = Index.open(tmp_path / "index.db")
+    yield ix
+    ix.close()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import pytest
 from indexer.jobrun import run_job
 from indexer.jobs import CANCELLED, SUCCEEDED, JobStore, jobs_path_for
 from indexer.remote import DOWNLOAD_FAILED, sync
+from indexer.store import Index
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
 from nextcloud.errors import NextcloudError
@@ -28,6 +29,14 @@ TREE = {
 }
 
 
+@pytest.fixture
+def index(tmp_path):
+    """A fresh index of our own (not relying on another module's fixture)."""
+    ix = Index.open(tmp_path / "index.db")
+    yield ix
+    ix.close()
+
+
 def client_for(emulator, user: str = "alice", **kw) -> NextcloudClient:
     kw.setdefault("retries", 1)
     kw.setdefault("backoff", 0.01)
@@ -39,7 +48,9 @@ def tree_emulator(emulator_factory):
     """An emulator whose alice holds only TREE (small text files: fast, in-process extraction)."""
     emu = emulator_factory(seed="empty")
     for path, data in TREE.items():
-        emu.state.makedirs("alice", path.rsplit("/", 1)[0] or "/") if path.count("/") > 1 else None
+        folder = path.rsplit("/", 1)[0]
+        if folder:
+            emu.state.makedirs("alice", folder)
         emu.state.put_file("alice", path, data)
     return emu
 
@@ -158,6 +169,16 @@ def test_a_file_over_the_cap_is_never_downloaded_and_is_reported_too_large(tree_
     assert again.downloaded == 1
 
 
+def test_media_files_are_listed_but_never_downloaded(tree_emulator, index):
+    tree_emulator.state.put_file("alice", "/a/clip.mp4", b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 5000)
+    with client_for(tree_emulator) as client:
+        report = sync(client, index, pool=False)
+    assert gets(tree_emulator, "/a/clip.mp4") == 0
+    rec = index.get_file(path="/a/clip.mp4")
+    assert rec.status == "unsupported" and "not downloaded" in rec.reason and rec.file_id
+    assert report.unsupported == 1 and report.complete
+
+
 def test_a_5xx_on_one_file_does_not_abort_the_sync_and_is_retried_next_time(tree_emulator, index):
     tree_emulator.faults.add(method="GET", path_prefix=DAV + "/a/side.txt", status=500, times=5)
     with client_for(tree_emulator) as client:
@@ -198,6 +219,17 @@ def test_wrong_credentials_fail_the_sync_with_the_login_instruction(tree_emulato
     assert err.value.kind == "auth" and "mcp-nextcloud login" in str(err.value)
     assert "s3cret-Not-Valid-xyz" not in str(err.value)
     assert paths(index) == set()
+
+
+def test_an_unreachable_server_fails_the_sync_with_an_instruction_and_keeps_the_index(tree_emulator, index):
+    with client_for(tree_emulator) as client:
+        sync(client, index, pool=False)
+    tree_emulator.stop()
+    with client_for(tree_emulator, connect_timeout=0.5) as client, pytest.raises(NextcloudError) as err:
+        sync(client, index, pool=False)
+    assert err.value.kind == "network" and err.value.retry is True
+    assert "127.0.0.1" not in str(err.value) and "retry" in str(err.value).lower()
+    assert paths(index) == set(TREE)                      # nothing lost
 
 
 def test_cancel_stops_between_files_and_the_next_sync_finishes_the_rest(tree_emulator, index, tmp_path):

@@ -56,6 +56,10 @@ def test_sharees_and_shares(nc):
     with pytest.raises(NextcloudError) as missing:
         nc.ocs.create_share("/No/such.txt", "bob")
     assert missing.value.kind == "not_found"
+    with pytest.raises(NextcloudError) as yourself:
+        nc.ocs.create_share("/Projects/Alpha/notes.md", "alice")
+    assert yourself.value.kind == "forbidden" and yourself.value.status == 403
+    assert "do not retry" in str(yourself.value).lower() and "yourself" in str(yourself.value)
     nc.ocs.delete_share(share.id)
     assert nc.ocs.list_shares("/Projects/Alpha/notes.md") == []
 

@@ -149,3 +149,13 @@ def test_no_secret_or_url_in_logs_and_errors(emulator, account, caplog):
         assert host not in text and "remote.php" not in text
         assert "Authorization" not in text and "Traceback" not in text
     assert "/Projects/Alpha/notes.md" in caplog.text   # logs name the user path instead
+
+
+def test_no_retry_when_the_deadline_cannot_fit_the_wait(emulator, account):
+    import io
+    emulator.faults.add(method="GET", path_prefix=FILES, status=503, retry_after=2)
+    with NextcloudClient(account, total_timeout=0.5, backoff=0.01) as nc:
+        with pytest.raises(NextcloudError) as exc:
+            nc.webdav.download("/Projects/Alpha/notes.md", io.BytesIO())   # streamed
+        assert exc.value.kind == "server" and exc.value.retry_after == pytest.approx(2)
+        assert nc.request_count == 1

@@ -148,6 +148,14 @@ def test_search(nc):
     assert bad.value.kind == "bad_request"
 
 
+def test_search_in_a_missing_folder(nc, emulator):
+    emulator.reset_requests()
+    with pytest.raises(NextcloudError) as exc:
+        nc.webdav.search(name="x", path="/Nope")
+    assert exc.value.kind == "not_found" and "files_search" in str(exc.value)
+    assert emulator.request_count("SEARCH") == 1     # a deterministic rejection is not retried
+
+
 def test_search_modified_after(nc):
     cut = time.time() - 5
     nc.webdav.put("/Projects/fresh.txt", b"new")
@@ -216,3 +224,13 @@ def test_traversal_refused_before_any_request(nc):
     with pytest.raises(NextcloudError):
         nc.webdav.put("/../x.txt", b"x")
     assert nc.request_count == before
+
+
+def test_download_retries_5xx_and_reports_a_persistent_one(nc, emulator):
+    emulator.faults.add(method="GET", path_prefix="/remote.php/dav/files/alice/Projects", status=503)
+    buf = io.BytesIO()
+    assert nc.webdav.download("/Projects/Alpha/notes.md", buf) == len(buf.getvalue()) > 0
+    emulator.faults.add(method="GET", path_prefix="/remote.php/dav/files/alice/Projects", status=502, times=20)
+    with pytest.raises(NextcloudError) as exc:
+        nc.webdav.download("/Projects/Alpha/notes.md", io.BytesIO())
+    assert exc.value.kind == "server" and exc.value.status == 502

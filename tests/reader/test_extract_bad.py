@@ -148,3 +148,13 @@ def test_non_bytes_input_is_a_reader_error():
     with pytest.raises(ReaderError) as err:
         extract("a str, not bytes", "a.txt")  # type: ignore[arg-type]
     assert err.value.code == "unsupported"
+
+
+def test_password_protected_and_legacy_office_files():
+    ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 504
+    with pytest.raises(ReaderError) as err:
+        extract(ole + "EncryptionInfo".encode("utf-16-le") + b"\0" * 100, "secret.xlsx")
+    assert err.value.code == "encrypted" and "unprotected copy; do not retry" in str(err.value)
+    with pytest.raises(ReaderError) as err:
+        extract(ole + b"\0" * 100, "old.doc")
+    assert err.value.code == "unsupported" and "save it as docx" in str(err.value)

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import io
+import zipfile
 
-from reader.document import Limits
+import pytest
+
+from reader.document import Limits, ReaderError
 from reader.extract import extract
 
 
@@ -101,3 +104,36 @@ def test_odp(extracted):
     assert [(e.title, e.page) for e in doc.outline] == [("Welcome deck", 1), ("Plan", 2)]
     assert "indigo otter" in doc.text[: doc.pages[1]]
     assert "Étape deux" in doc.text[doc.pages[1]:] and "Notes: Note for plan" in doc.text
+
+
+def test_ods_row_budget(fixture_docs):
+    doc = extract((fixture_docs / "sheet.ods").read_bytes(), "sheet.ods", limits=Limits(max_rows_per_sheet=3))
+    assert "sheet Inventory cut at 3 rows" in doc.warnings
+    assert "Item 2 | 20" in doc.text and "Item 3 | 30" not in doc.text
+
+
+def test_ods_repeated_rows_are_capped():
+    row = ('<table:table-row table:number-rows-repeated="1048576"><table:table-cell><text:p>same</text:p>'
+           '</table:table-cell></table:table-row>')
+    content = ('<?xml version="1.0"?><office:document-content '
+               'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+               'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+               'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"><office:body><office:spreadsheet>'
+               f'<table:table table:name="Big">{row}</table:table></office:spreadsheet></office:body>'
+               '</office:document-content>')
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+        z.writestr("content.xml", content)
+    doc = extract(buf.getvalue(), "big.ods")
+    assert 0 < doc.text.count("same") <= 64 and doc.structure["sheets"][0]["name"] == "Big"
+
+
+def test_docx_with_garbage_xml_is_corrupt():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("[Content_Types].xml", "<Types")
+        z.writestr("word/document.xml", "not xml at all")
+    with pytest.raises(ReaderError) as err:
+        extract(buf.getvalue(), "bad.docx")
+    assert err.value.code == "corrupt" and "do not retry" in str(err.value)

@@ -172,8 +172,8 @@ def test_mime_decides_when_the_name_has_no_extension():
 def test_magic_beats_a_wrong_extension(fixture_docs):
     doc = extract((fixture_docs / "report.docx").read_bytes(), "report.bin")
     assert doc.kind == "docx" and "amber heron" in doc.text
-    pdf = extract((fixture_docs / "photo.png").read_bytes(), "photo.txt")
-    assert pdf.kind == "image"
+    img = extract((fixture_docs / "photo.png").read_bytes(), "photo.txt")
+    assert img.kind == "image"
 
 
 def test_pdf_threads_take_turns(fixture_docs):

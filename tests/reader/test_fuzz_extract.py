@@ -1,6 +1,7 @@
 """Fuzz extract(): random bytes and mutated fixtures give a Document or a ReaderError, nothing else."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -15,7 +16,9 @@ SAMPLES = {p.name: p.read_bytes() for p in sorted(DOCS.iterdir()) if p.is_file()
 NAMES = sorted(SAMPLES) + ["x.pdf", "x.xlsx", "x.pptx", "x.docx", "x.odt", "x.ods", "x.odp", "x.png",
                            "x.webp", "x.csv", "x.json", "x.html", "x.md", "x.txt", "noext"]
 LIMITS = Limits(max_seconds=10, max_rows_per_sheet=200, max_pages=5)
-FUZZ = settings(max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# FUZZ_EXAMPLES=1000 for a longer local hunt; CI keeps the default short run.
+FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "60")), deadline=None, database=None,
+                suppress_health_check=[HealthCheck.too_slow])
 
 
 def _small_pdf() -> bytes:

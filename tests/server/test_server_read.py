@@ -1,0 +1,179 @@
+"""files_read against the emulator: slices, find, outline, images, formats, caps, caching and every misuse."""
+from __future__ import annotations
+
+import base64
+import time
+import uuid
+
+import pytest
+
+from server.context import Settings
+
+ALICE = "alice"
+
+
+def _put(world, path: str, data: bytes) -> None:
+    # mtime in the future so "changed since the last sync" is unambiguous at one-second resolution
+    world.emulator.state.put_file(ALICE, path, data, mtime=time.time() + 5)
+
+
+def test_text_slices_chain_with_next_offset(call, ok, mode):
+    first = ok(call("files_read", {"path": "/Documents/manual.md", "limit": 100}, mode))
+    assert first["truncated"] is True and first["nextOffset"] <= 100
+    assert first["path"] == "/Documents/manual.md" and isinstance(first["fileId"], int) and first["etag"]
+    pieces, offset, total = [first["content"]], first["nextOffset"], first["total"]
+    while offset is not None:
+        page = ok(call("files_read", {"path": "/Documents/manual.md", "offset": offset, "limit": 100}, mode))
+        assert page["offset"] == offset
+        pieces.append(page["content"])
+        offset = page.get("nextOffset")
+    assert sum(len(p) for p in pieces) == total
+    assert "Installation" in "".join(pieces)
+
+
+def test_find_in_the_manual_returns_offsets_files_read_accepts(call, ok, mode):
+    found = ok(call("files_read", {"path": "/Documents/manual.pdf", "find": "install", "limit": 3}, mode))
+    assert found["kind"] == "pdf" and found["matches"], found
+    assert found["total"] >= len(found["matches"])
+    for m in found["matches"]:
+        assert m["page"] >= 1 and "install" in m["passage"].lower()
+        around = ok(call("files_read", {"path": "/Documents/manual.pdf", "offset": m["offset"], "limit": 40}, mode))
+        assert around["content"].lower().startswith(m["text"].lower())
+
+
+def test_find_resumes_from_next_offset(call, ok):
+    first = ok(call("files_read", {"path": "/Documents/manual.pdf", "find": "quota", "limit": 2}))
+    assert first["truncated"] is True and first["total"] > 2 and "offset=" in first["hint"]
+    nxt = first["nextOffset"]
+    second = ok(call("files_read", {"path": "/Documents/manual.pdf", "find": "quota", "limit": 2, "offset": nxt}))
+    assert second["matches"] and all(m["offset"] >= nxt for m in second["matches"])
+    assert {m["offset"] for m in second["matches"]}.isdisjoint({m["offset"] for m in first["matches"]})
+
+
+def test_find_without_match_says_what_to_try(call, ok):
+    res = ok(call("files_read", {"path": "/Documents/manual.md", "find": "zzqqxx"}))
+    assert res["matches"] == [] and res["total"] == 0 and res["hint"]
+
+
+@pytest.mark.parametrize("path, kind, needle", [
+    ("/Documents/budget.xlsx", "xlsx", None),
+    ("/Documents/slides.pptx", "pptx", None),
+    ("/Documents/report.docx", "docx", None),
+    ("/Documents/notes.odt", "odt", None),
+    ("/Documents/data.csv", "csv", None),
+])
+def test_office_and_odf_are_read_as_text(call, ok, path, kind, needle):
+    res = ok(call("files_read", {"path": path}))
+    assert res["kind"] == kind and res["content"].strip() and res["total"] == len(res["content"]) + (
+        res["total"] - res["offset"] - res["returned"])
+
+
+def test_outline_of_markdown_and_a_sheet(call, ok, mode):
+    md = ok(call("files_read", {"path": "/Documents/manual.md", "format": "outline"}, mode))
+    assert [e["title"] for e in md["entries"]][:2] == ["Sample Manual", "Installation"]
+    sheet = ok(call("files_read", {"path": "/Documents/budget.xlsx", "format": "outline"}, mode))
+    assert sheet["entries"] and sheet["kind"] == "xlsx"
+
+
+def test_file_id_reads_the_same_file(call, ok):
+    by_path = ok(call("files_read", {"path": "/Documents/notes.txt"}))
+    by_id = ok(call("files_read", {"fileId": by_path["fileId"]}))
+    assert by_id["path"] == "/Documents/notes.txt" and by_id["content"] == by_path["content"]
+
+
+def test_image_is_handed_over_as_an_image(call, ok, fixture_docs, mode):
+    result = call("files_read", {"path": "/Documents/photo.png"}, mode)
+    meta = ok(result)
+    assert meta["kind"] == "image" and meta["mime"] == "image/png" and meta["path"] == "/Documents/photo.png"
+    image = result.content[1]
+    assert image.type == "image" and image.mime_type == "image/png"
+    assert base64.b64decode(image.data) == (fixture_docs / "photo.png").read_bytes()
+    assert "iVBOR" not in result.content[0].text  # never base64 inside the JSON
+
+
+def test_file_over_the_cap_is_refused_without_downloading(world, ctx, call, err):
+    path = f"/Documents/huge-{uuid.uuid4().hex[:6]}.pdf"
+    _put(world, path, b"%PDF-1.4\n" + b"0" * (15 * 1024 * 1024))
+    world.emulator.reset_requests()
+    text = err(call("files_read", {"path": path}))
+    assert "15.0 MB" in text and "not downloaded" in text and "Do not retry" in text
+    assert world.emulator.request_count("GET") == 0
+    assert world.emulator.request_count("PROPFIND") == 1
+    assert ctx.telemetry.rows()[-1]["kind"] == "refused"
+
+
+def test_cold_read_downloads_once_then_serves_the_cache(world, ctx, call, ok):
+    path = f"/Documents/cold-{uuid.uuid4().hex[:6]}.md"
+    _put(world, path, b"# Cold\n\nA freshly uploaded note about walruses.\n")
+    world.emulator.reset_requests()
+    first = ok(call("files_read", {"path": path, "find": "walruses"}))
+    assert first["matches"][0]["text"] == "walruses"
+    assert world.emulator.request_count("GET") == 1
+    ok(call("files_read", {"path": path}))
+    assert world.emulator.request_count("GET") == 1, "the second read must come from the cache"
+    rec = ctx.index.get_file(path=path)
+    assert rec is not None and rec.status == "indexed" and rec.etag == first["etag"]
+
+
+def test_new_version_is_read_again(world, call, ok):
+    path = f"/Documents/versioned-{uuid.uuid4().hex[:6]}.txt"
+    _put(world, path, b"first version")
+    assert ok(call("files_read", {"path": path}))["content"] == "first version"
+    _put(world, path, b"second version")
+    assert ok(call("files_read", {"path": path}))["content"] == "second version"
+
+
+def test_unreadable_document_is_refused_with_the_readers_instruction(world, ctx, call, err):
+    path = f"/Documents/broken-{uuid.uuid4().hex[:6]}.pdf"
+    _put(world, path, b"%PDF-1.7\nthis is not really a pdf at all\n")
+    text = err(call("files_read", {"path": path}))
+    assert "retry" in text.lower()
+    assert ctx.telemetry.rows()[-1]["kind"] in ("refused", "fault")
+
+
+@pytest.mark.parametrize("args, needles, status", [
+    ({"path": "/Documents/no-such-file.pdf"}, ["files_search", "Do not retry"], "404"),
+    ({"fileId": 987654321}, ["files_search", "do not retry"], "unknown_file_id"),
+    ({"path": "/Documents/manual.md", "offset": 10_000_000}, ["past the end", "277"], "offset_past_end"),
+    ({"path": "/Documents/manual.md", "format": "xml"}, ["format", "outline", "do not retry"], "bad_argument"),
+    ({"path": "/Documents/manual.md", "find": "   "}, ["find is empty", "Do not retry"], "bad_find"),
+    ({"path": "/Documents/manual.md", "find": "x", "format": "outline"}, ["outline first"], "bad_format"),
+    ({}, ["path or fileId"], "missing_file"),
+    ({"path": "/Documents"}, ["folder", "files_search"], "is_folder"),
+    ({"path": "/Documents/../etc/passwd"}, ["not allowed", "files_search"], "bad_path"),
+    ({"path": "/Documents/manual.md", "limit": 0}, ["limit", "do not retry"], "bad_argument"),
+    ({"path": "/Documents/manual.md", "offset": -1}, ["offset"], "bad_argument"),
+    ({"path": "/Documents/manual.md", "colour": "red"}, None, None),
+])
+def test_misuse_errors_are_instructions(call, err, ok, ctx, args, needles, status, mode):
+    result = call("files_read", args, mode)
+    if needles is None:  # unknown extra arguments are ignored by the SDK's model; the read still works
+        assert ok(result)["content"]
+        return
+    text = err(result)
+    for needle in needles:
+        assert needle in text, text
+    assert not text.startswith("Error executing tool")
+    row = ctx.telemetry.rows()[-1]
+    assert row["kind"] == "misuse" and row["status"] == status
+
+
+def test_path_and_a_different_file_id_conflict(call, ok, err):
+    other = ok(call("files_read", {"path": "/Documents/notes.txt"}))["fileId"]
+    text = err(call("files_read", {"path": "/Documents/manual.md", "fileId": other}))
+    assert "not" in text and str(other) in text
+
+
+def test_server_error_is_a_fault_that_says_retry_once(world, ctx, call, err):
+    world.emulator.faults.add(method="PROPFIND", status=503, times=20)
+    text = err(call("files_read", {"path": "/Documents/manual.md"}))
+    assert "retry" in text.lower()
+    row = ctx.telemetry.rows()[-1]
+    assert row["kind"] == "fault" and row["status"] == "503"
+
+
+def test_read_cap_is_configurable(world, ctx, call, err):
+    path = f"/Documents/medium-{uuid.uuid4().hex[:6]}.txt"
+    _put(world, path, b"x" * 4096)
+    ctx.settings = Settings(max_read_bytes=1024, freshness_interval_s=0)
+    assert "read cap" in err(call("files_read", {"path": path}))
