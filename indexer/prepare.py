@@ -45,7 +45,6 @@ def _ascii_table() -> tuple[bytes, bytes] | None:
 
 
 _TABLE = _ascii_table()
-_SPACES = re.compile(rb" {2,}")
 # fold_words joins line-end hyphenation; texts with such a break take the reference path.
 _HYPHEN_BREAK = re.compile("[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
@@ -92,7 +91,8 @@ def fast_fold_words(text: str) -> str:
         if pos < len(text):
             parts.append(text[pos:].encode("ascii").translate(table, delete))
         out = b"".join(parts)
-    return _SPACES.sub(b" ", out).strip(b" ").decode("utf-8")
+    # After folding, every whitespace character is a space: split/join collapses runs and strips.
+    return b" ".join(out.split()).decode("utf-8")
 
 
 @dataclass

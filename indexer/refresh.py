@@ -46,6 +46,7 @@ class BackgroundSync:
         self._lock = threading.Lock()
         self.last_job: Job | None = None
         self.last_error: str | None = None
+        self._running_here = False    # True while this object's thread runs a sync (stop() cancels it)
 
     @property
     def key(self) -> str:
@@ -106,8 +107,6 @@ class BackgroundSync:
         if wait:
             job = self.jobs.wait(job.id, wait)
         return job
-
-    _running_here = False
 
     def _run(self, job: Job) -> Job:
         body = sync_body(Path(self.index.path), self.client_factory, max_file_bytes=self._max_file_bytes,

@@ -10,7 +10,8 @@ partly failed sync revisits exactly the unfinished branches next time.
 Files go through the same pipeline as the local source (`index_bytes`); a
 file's fileId survives renames, so a move updates the path and keeps the text
 (no download); files over the size cap are recorded `too_large` from their
-PROPFIND size and never downloaded.
+PROPFIND size and never downloaded, and media or archives the reader always
+refuses are recorded `unsupported` without a download.
 """
 from __future__ import annotations
 

@@ -63,3 +63,35 @@ def test_env_var_points_at_the_index(tmp_path, fixture_docs):
     assert db.exists()
     r = run("grep", "saffron", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["total"] >= 1
+
+
+def test_watch_command_picks_up_changes_and_stops_on_ctrl_c(tmp_path):
+    import signal
+    import time
+
+    from indexer.store import Index
+
+    folder = tmp_path / "watched"
+    folder.mkdir()
+    (folder / "first.txt").write_text("initial narwhal")
+    db = tmp_path / "watch.db"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "server", "index", "watch", str(folder), "--index", str(db)],
+                            cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        assert line.startswith("watching"), line
+        time.sleep(0.3)
+        (folder / "second.txt").write_text("late narwhal")
+        ix = Index.open(db)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and ix.grep("narwhal").total < 2:
+            time.sleep(0.1)
+        assert ix.grep("narwhal").total == 2
+        ix.close()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "stopped" in err and "Traceback" not in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()

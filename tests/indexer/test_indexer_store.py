@@ -189,3 +189,21 @@ def test_store_after_remove_is_ignored(index):
     w.remove(rec.id)
     w.store_document(rec.id, Document(text="ghost", kind="text"))
     assert index.grep("ghost").total == 0 and index.get_file(path="/gone.txt") is None
+
+
+def test_migration_from_version_1_keeps_rows(tmp_path):
+    from indexer.schema import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    con = apsw.Connection(str(path))
+    con.execute(MIGRATIONS[0])
+    con.execute("PRAGMA user_version=1")
+    con.execute("INSERT INTO files(path, name_fold, source, size, mtime, status) "
+                "VALUES('/kept.txt', '/kept.txt', 'local', 1, 1.0, 'pending')")
+    con.close()
+    ix = Index.open(path)
+    assert ix.get_file(path="/kept.txt").status == "pending"
+    assert ix.conn().execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
+    names = {r[0] for r in ix.conn().execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "files_indexed_at" in names
+    ix.close()

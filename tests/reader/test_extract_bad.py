@@ -27,7 +27,7 @@ def test_bad_fixture_gives_reader_error(fixture_bad, name, code, hint):
     with pytest.raises(ReaderError) as err:
         extract((fixture_bad / name).read_bytes(), name)
     assert err.value.code == code
-    assert hint in str(err.value)
+    assert hint in str(err.value) and "do not retry" in str(err.value)
     assert "Traceback" not in str(err.value)
 
 
