@@ -109,8 +109,8 @@ def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query
         offset, mac = int(data["o"]), str(data["h"])
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(
-            f"cursor is not one this index issued: pass the nextCursor of the previous answer unchanged, "
-            f"or drop cursor to start from the first page; do not retry with this cursor"
+            "cursor is not one this index issued: pass the nextCursor of the previous answer unchanged, "
+            "or drop cursor to start from the first page; do not retry with this cursor"
         ) from exc
     if offset < 0 or not hmac.compare_digest(mac, _binding(secret, parts)):
         raise ValueError(
@@ -189,7 +189,7 @@ def _rank(con, expr: str, filt: str, fargs: list, limit: int, offset: int) -> li
     return con.execute(sql, args).fetchall()
 
 
-def _find_any(sub: Document, pq: ParsedQuery):
+def _find_any(sub: Document, pq: ParsedQuery, words: bool = True):
     """reader.find with the query as typed, else its bare words, else the variant that hit in FTS.
 
     Punctuation is literal for reader.find but not for the word index, so a
@@ -198,8 +198,8 @@ def _find_any(sub: Document, pq: ParsedQuery):
     tried = set()
     res = None
     # Last resort: the longest single word, so a hit always shows where it is.
-    words = sorted(pq.tokens, key=len, reverse=True)[:1]
-    for q in [pq.find_text, " ".join(pq.tokens), *(" ".join(v) for v in pq.variants), *words]:
+    longest = sorted(pq.tokens, key=len, reverse=True)[:1] if words else []
+    for q in [pq.find_text, " ".join(pq.tokens), *(" ".join(v) for v in pq.variants), *longest]:
         if q in tried:
             continue
         tried.add(q)
@@ -222,9 +222,9 @@ def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
 
 
 def _passages_in(pq: ParsedQuery, start: int, line: int, text: str, pages: list[int],
-                 kind: str | None) -> tuple[list[Passage], int]:
+                 kind: str | None, words: bool = True) -> tuple[list[Passage], int]:
     sub = Document(text=text, kind=kind or "text")
-    res = _find_any(sub, pq)
+    res = _find_any(sub, pq, words)
     page_doc = Document(text="", kind=kind or "text", pages=pages or [0])
     out = [Passage(offset=start + m.offset, length=m.length, text=m.text, passage=m.passage,
                    page=page_doc.page_of(start + m.offset), line=line + m.line - 1) for m in res.matches]
@@ -253,12 +253,16 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranked: list[tuple], result: Gre
         if rec is None or rid not in chunks:
             continue
         start, line, text = chunks[rid]
-        passages, count = _passages_in(pq, start, line, text, pages.get(fid, [0]), rec.kind)
+        pg = pages.get(fid, [0])
+        passages, count = _passages_in(pq, start, line, text, pg, rec.kind, words=False)
         if not count:
-            # The match may straddle the cut: look again with the next chunk joined on.
+            # The match may straddle the cut: look again with the next chunk joined on,
+            # and only then settle for showing one of the query's words.
             nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
-            if nxt is not None:
-                passages, count = _passages_in(pq, start, line, text + nxt[2], pages.get(fid, [0]), rec.kind)
+            joined = text + nxt[2] if nxt is not None else text
+            passages, count = _passages_in(pq, start, line, joined, pg, rec.kind, words=False)
+            if not count:
+                passages, count = _passages_in(pq, start, line, joined, pg, rec.kind)
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                    size=rec.size, score=round(-score, 4), passages=passages[:PASSAGES_PER_FILE],
                                    matchCount=max(count, 1) + n_chunks - 1, source=rec.source))

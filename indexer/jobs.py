@@ -273,11 +273,8 @@ class JobStore:
                 return active[0]
             interrupted = [j for j in jobs if j.state == INTERRUPTED]
             if interrupted:
-                # Resume under the same id; the claim deadline runs from now.
-                job_id = interrupted[0].id
-                db.execute("UPDATE jobs SET state=?, pid=NULL, host=NULL, heartbeat_at=NULL, started_at=NULL, "
-                           "finished_at=NULL, cancel_requested=0, message=?, error=NULL, created_at=? WHERE id=?",
-                           (QUEUED, "resuming", now, job_id))
+                job_id = interrupted[0].id          # resume under the same id
+                self._requeue(db, job_id, kind, key)
             else:
                 job_id = uuid.uuid4().hex[:12]
                 db.execute("INSERT INTO jobs(id,kind,key,state,created_at,message) VALUES(?,?,?,?,?,?)",
@@ -294,11 +291,27 @@ class JobStore:
         return [_to_job(r) for r in rows]
 
     def resume(self, job_id: str) -> Job:
-        """Re-queue an interrupted job under the same id; an active or finished job is returned as is."""
+        """Re-queue an interrupted job under the same id (or return the sync already active for its key);
+        an active or finished job is returned as is."""
         job = self.get(job_id)
         if job.state != INTERRUPTED:
             return job
-        return self.create_or_join(job.kind, job.key)
+        with self._conn() as db:
+            active = [j for j in self._matching(job.kind, job.key) if j.state in ACTIVE_STATES]
+            if active:
+                return active[0]
+            self._requeue(db, job_id, job.kind, job.key)
+        return self.get(job_id)
+
+    @staticmethod
+    def _requeue(db: apsw.Connection, job_id: str, kind: str, key: str) -> None:
+        # The claim deadline of a resumed job runs from now.
+        db.execute("UPDATE jobs SET state=?, pid=NULL, host=NULL, heartbeat_at=NULL, started_at=NULL, "
+                   "finished_at=NULL, cancel_requested=0, message=?, error=NULL, created_at=? WHERE id=? AND state=?",
+                   (QUEUED, "resuming", time.time(), job_id, INTERRUPTED))
+        # Older interrupted runs of the same work are covered by this one: close them.
+        db.execute("UPDATE jobs SET state=?, finished_at=?, message=? WHERE kind=? AND key=? AND state=? AND id!=?",
+                   (CANCELLED, time.time(), f"superseded by job {job_id}", kind, key, INTERRUPTED, job_id))
 
     def set_worker(self, job_id: str, pid: int) -> None:
         """Record the pid of the process that will run a queued job (so its death is noticed)."""

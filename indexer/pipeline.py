@@ -21,7 +21,6 @@ from typing import Any
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 from reader.isolated import DEFAULT_MEMORY_BYTES, outcome_to_document, run_extract
 
-from . import prepare as _prepare  # noqa: F401  (imported by the forkserver preload for the workers)
 from .models import FileRecord
 from .store import IndexWriter
 
@@ -136,7 +135,7 @@ class ExtractionPool:
         self._ctx = mp.get_context(_CONTEXT)
         if _CONTEXT == "forkserver":
             # Children fork from a server that has the reader and its parsers imported already.
-            self._ctx.set_forkserver_preload(["reader", "reader.isolated", "indexer.pipeline"])
+            self._ctx.set_forkserver_preload(["reader", "reader.isolated", "indexer.pipeline", "indexer.prepare"])
         self._idle = [_Worker(self._ctx, limits, memory_bytes) for _ in range(self.workers)]
         self._all = list(self._idle)
         self._lock = threading.Lock()

@@ -22,6 +22,7 @@ ZLEVEL = 1
 # Below this many characters `reader.find` normalises on demand in a few ms,
 # so storing the normalised form (slow to serialise) is not worth its cost.
 NORM_MIN_CHARS = 200_000
+OVERLAP = 80  # characters of the next chunk indexed with each chunk (phrases across a cut)
 
 
 def _ascii_table() -> tuple[bytes, bytes] | None:
@@ -119,7 +120,19 @@ def prepare(doc: Document) -> Prepared:
         norm_blob = nt.to_bytes()  # already zlib-compressed by the reader
     p = Prepared(meta_json=json.dumps(meta, separators=(",", ":"), ensure_ascii=False), chars=len(doc.text),
                  norm_blob=norm_blob, kind=doc.kind, engine=doc.engine, mime=doc.mime)
-    for ch in chunk_text(doc.text, doc.pages):
+    chunks = chunk_text(doc.text, doc.pages)
+    for k, ch in enumerate(chunks):
         p.chunks.append((ch.seq, ch.start, ch.line, zlib.compress(ch.text.encode("utf-8"), ZLEVEL)))
-        p.folded.append((ch.seq, fast_fold_words(ch.text)))
+        # The FTS row also holds the first words of the next chunk, so a phrase cut by the
+        # boundary still matches (grep then reads the two chunks joined).
+        body = ch.text + _head(chunks[k + 1].text) if k + 1 < len(chunks) else ch.text
+        p.folded.append((ch.seq, fast_fold_words(body)))
     return p
+
+
+def _head(text: str) -> str:
+    """The first OVERLAP characters of `text`, cut back to whole words."""
+    if len(text) <= OVERLAP:
+        return text
+    cut = text.rfind(" ", 0, OVERLAP)
+    return text[:cut] if cut > 0 else text[:OVERLAP]

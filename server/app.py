@@ -154,7 +154,9 @@ def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> Next
         context.start_background_sync()
         yield context
 
-    server = NextcloudMCP(name, version=_version(), instructions=INSTRUCTIONS, lifespan=lifespan)
+    # WARNING: the SDK logs every failed call at INFO; on stdio, stderr is the host's log, keep it quiet.
+    server = NextcloudMCP(name, version=_version(), instructions=INSTRUCTIONS, lifespan=lifespan,
+                          log_level="WARNING")
     server.context = context
     whoami.register(server, context)
     files.register(server, context)

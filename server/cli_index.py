@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 def _dump(obj: Any) -> str:
@@ -25,6 +25,24 @@ def _dump(obj: Any) -> str:
 def _fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
+
+
+def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Turn database and file-system failures into one clear line on stderr and exit code 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        import apsw
+
+        try:
+            return cmd(args)
+        except apsw.Error as exc:
+            where = args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
+            return _fail(f"the index database {where} could not be used ({type(exc).__name__}: {exc}): "
+                         "point --index at another file, or move this one away to rebuild it; do not retry as is")
+        except (OSError, RuntimeError) as exc:
+            return _fail(f"{exc}")
+
+    return run
 
 
 def _add_index_arg(p: argparse.ArgumentParser) -> None:
@@ -138,17 +156,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("folder", help="folder to index")
     p.add_argument("--json", action="store_true", help="print the run's summary as compact JSON")
     _add_index_arg(p)
-    p.set_defaults(func=_cmd_add)
+    p.set_defaults(func=_guarded(_cmd_add))
 
     p = isub.add_parser("watch", help="keep a folder's index current until Ctrl-C")
     p.add_argument("folder", nargs="?", help="folder to watch (default: the last one added)")
     _add_index_arg(p)
-    p.set_defaults(func=_cmd_watch)
+    p.set_defaults(func=_guarded(_cmd_watch))
 
     p = isub.add_parser("status", help="counts by status, what failed and why, index size")
     p.add_argument("--json", action="store_true", help="compact JSON")
     _add_index_arg(p)
-    p.set_defaults(func=_cmd_status)
+    p.set_defaults(func=_guarded(_cmd_status))
 
     # The sync engineer's `index sync` plugs in here when server/cli_sync.py exists.
     try:
@@ -169,4 +187,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     g.add_argument("--cursor", default=None, help="nextCursor of the previous page")
     g.add_argument("--json", action="store_true", help="compact JSON with tookMs (time inside the engine)")
     _add_index_arg(g)
-    g.set_defaults(func=_cmd_grep)
+    g.set_defaults(func=_guarded(_cmd_grep))

@@ -17,7 +17,10 @@ from .envelope import envelope
 from .errors import from_reader, misuse, refused
 from .resolve import file_ref, resolve
 
+# A failed *download* (network) is worth another try; a failed extraction of the same version is not.
+DOWNLOAD_FAILED = "download failed: "
 MAX_FIND_SCAN = 2_000  # matches collected when resuming a find from an offset
+MAX_FIND_LIMIT = 100   # passages per answer: more would blow the context budget; nextOffset pages on
 IMAGE_KINDS = {"image"}
 
 
@@ -45,7 +48,7 @@ def read(ctx: ServerContext, *, path: str | None, file_id: int | None, offset: i
 
         return envelope({**base, **reader.outline(doc).to_dict()})
     if find is not None:
-        return envelope({**base, **_find(doc, find, offset, limit or 20)})
+        return envelope({**base, **_find(doc, find, offset, min(limit or 20, MAX_FIND_LIMIT))})
     return envelope({**base, **_slice(doc, offset, limit)})
 
 
@@ -71,6 +74,10 @@ def _find(doc: Any, query: str, offset: int, limit: int) -> dict[str, Any]:
     except ValueError as exc:
         raise misuse(f"find: {exc}. Do not retry unchanged.", status="bad_find") from None
     matches = [m for m in res.matches if m.offset >= offset] if offset else res.matches
+    if offset and res.truncated and len(matches) <= limit:
+        # Resuming deep in a document with very many matches: collect them all once.
+        res = reader.find(doc, query, limit=res.total)
+        matches = [m for m in res.matches if m.offset >= offset]
     more = len(matches) > limit or (offset == 0 and res.truncated)
     shown = matches[:limit]
     out: dict[str, Any] = {"query": query, "matches": [m.to_dict() for m in shown], "total": res.total,
@@ -99,7 +106,8 @@ def load_document(ctx: ServerContext, item: Any) -> Any:
         if doc is not None and doc.kind not in IMAGE_KINDS:
             ctx.remember_document(key, doc)
             return doc
-    if rec is not None and rec.status in ("failed", "unsupported") and rec.reason and rec.etag == item.etag:
+    if (rec is not None and rec.status in ("failed", "unsupported") and rec.reason and rec.etag == item.etag
+            and not rec.reason.startswith(DOWNLOAD_FAILED)):
         # This exact version failed before: say why instead of downloading it again.
         raise refused(f"{item.path} cannot be read: {rec.reason}", status=rec.status)
     cap = ctx.settings.max_read_bytes

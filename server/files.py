@@ -19,6 +19,8 @@ from .envelope import GrepOut, ReadOut, SearchOut, ShareOut, WriteOut
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
+# Sharing shows a person's files to someone else: not declared idempotent, so the policy asks for approval
+# (a repeated call is harmless, but whether to disclose at all is the person's decision, not the model's).
 SHARE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
 
 Path_ = Annotated[str | None, Field(description="e.g. /Documents/a.pdf")]
@@ -61,12 +63,12 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         offset: Annotated[int, Field(description="Start character, e.g. nextOffset", ge=0)] = 0,
         limit: Annotated[int | None, Field(description="Characters (8000); with find: passages (20)",
                                            ge=1, le=40_000)] = None,
-        find: Annotated[str | None, Field(description="Words to find",
-                                          max_length=500)] = None,
+        find: Annotated[str | None, Field(description="Words to find", max_length=500)] = None,
         format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings and pages")] = None,
     ) -> Annotated[CallToolResult, ReadOut]:
         """Read any file (PDF, Office, text, images) in slices; find gives passages."""
-        return file_read.read(ctx, path=path, file_id=fileId, offset=offset, limit=limit, find=find, fmt=format or "text")
+        return file_read.read(ctx, path=path, file_id=fileId, offset=offset, limit=limit, find=find,
+                              fmt=format or "text")
 
     @server.tool(annotations=WRITE)
     def files_write(

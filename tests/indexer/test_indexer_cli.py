@@ -95,3 +95,11 @@ def test_watch_command_picks_up_changes_and_stops_on_ctrl_c(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_damaged_index_file_is_a_clear_error(tmp_path, capsys):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not a database" * 100)
+    assert main(["grep", "anything", "--index", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "could not be used" in err and "do not retry" in err and "Traceback" not in err

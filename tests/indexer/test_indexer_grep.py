@@ -191,3 +191,20 @@ def test_search_names(corpus):
     with pytest.raises(ValueError, match="another search"):
         corpus.search_names(name="x", cursor=page1.nextCursor)
     json.loads(page1.to_json())
+
+
+def test_phrase_across_a_chunk_boundary_is_found(index, put_text):
+    from indexer.chunking import chunk_text
+
+    base = "alpha " * 1000
+    pos = 3995 - len("polar")  # the space inside the phrase becomes the last space before 4,000 chars
+    text = base[:pos - 1] + " polar bear " + base[pos + 11:]
+    cuts = [c.start for c in chunk_text(text)]
+    at = text.index("polar bear")
+    assert any(at < c < at + len("polar bear") for c in cuts), "the phrase must straddle a chunk cut"
+    rec = put_text(index.writer(), "/cut.txt", text)
+    res = index.grep("polar bear")
+    assert res.total == 1
+    p = res.hits[0].passages[0]
+    assert text[p.offset:p.offset + p.length] == "polar bear"
+    assert index.cached_document(rec).text == text

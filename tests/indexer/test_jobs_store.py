@@ -200,6 +200,21 @@ def test_stale_heartbeat_without_a_checkable_pid_is_interrupted(tmp_path: Path) 
     assert store.resume(job.id).state == QUEUED
 
 
+def test_resuming_one_interrupted_run_closes_older_ones(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "j.db", stale_after_s=0.05)
+    old = store.create_or_join("sync", "k")
+    store.claim(old.id, pid=os.getpid())
+    time.sleep(0.1)
+    assert store.get(old.id).state == INTERRUPTED
+    # A second crash of a fresh run (its worker left before the first was resumed).
+    with store._conn() as db:
+        db.execute("INSERT INTO jobs(id,kind,key,state,created_at,message) VALUES('newer','sync','k',?,?,'x')",
+                   (INTERRUPTED, time.time()))
+    assert store.resume(old.id).state == QUEUED
+    newer = store.get("newer")
+    assert newer.state == CANCELLED and old.id in newer.message
+
+
 def test_heartbeat_thread_keeps_a_slow_job_alive(tmp_path: Path) -> None:
     store = JobStore(tmp_path / "j.db", stale_after_s=0.5)
     job = store.create_or_join("sync", "k")

@@ -130,3 +130,15 @@ def test_grep_survives_a_server_that_cannot_say_what_changed(world, call, ok):
     world.emulator.faults.add(method="SEARCH", status=500, times=20)
     res = ok(call("files_grep", {"query": "quota"}))
     assert res["hits"] and any("could not ask the server" in w.lower() for w in res["warnings"])
+
+
+def test_server_search_fallback_pages_with_its_own_cursor(world, call, ok, err):
+    stem = "paged-" + uuid.uuid4().hex[:6]
+    for i in range(3):
+        _put(world, f"/Documents/{stem}-{i}.txt", b"x")
+    first = ok(call("files_search", {"name": stem, "limit": 2}))
+    assert len(first["files"]) == 2 and first["truncated"] and first["nextCursor"]
+    second = ok(call("files_search", {"name": stem, "limit": 2, "cursor": first["nextCursor"]}))
+    paths = {f["path"] for f in first["files"]} | {f["path"] for f in second["files"]}
+    assert paths == {f"/Documents/{stem}-{i}.txt" for i in range(3)} and second["truncated"] is False
+    assert "another search" in err(call("files_search", {"name": "other", "cursor": first["nextCursor"]}))

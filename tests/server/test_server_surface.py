@@ -99,3 +99,45 @@ def test_unknown_tool_is_a_misuse_naming_tools_list(call, err, ctx):
     text = err(call("files_delete", {"path": "/x"}))
     assert "tools/list" in text and "do not retry" in text
     assert ctx.telemetry.rows()[-1]["kind"] == "misuse"
+
+
+def _bare_call(tmp_path, name, args, extra_tool=None):
+    import anyio
+    from mcp import Client
+
+    from server.app import build_server
+    from server.context import ServerContext
+    from server.telemetry import CallLog
+
+    ctx = ServerContext(account=None, index=None, telemetry=CallLog(tmp_path / "calls.sqlite"))
+    server = build_server(ctx)
+    if extra_tool is not None:
+        server.add_tool(extra_tool, name="boom", annotations=ToolAnnotations(
+            readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False))
+
+    async def go():
+        async with Client(server, mode="legacy") as c:
+            return await c.call_tool(name, args)
+
+    try:
+        return anyio.run(go), ctx.telemetry.rows()
+    finally:
+        ctx.close()
+
+
+def test_a_crash_is_a_fault_that_hides_its_details(tmp_path):
+    def boom() -> str:
+        raise ZeroDivisionError("internal detail /srv/secret/path")
+
+    result, rows = _bare_call(tmp_path, "boom", {}, extra_tool=boom)
+    text = result.content[0].text
+    assert result.is_error and "failed on our side" in text and "Retry once" in text
+    assert "secret" not in text and "ZeroDivision" not in text and "Error executing tool" not in text
+    assert (rows[-1]["kind"], rows[-1]["status"]) == ("fault", "internal")
+
+
+def test_no_account_configured_says_how_to_configure_one(tmp_path):
+    result, rows = _bare_call(tmp_path, "nextcloud_whoami", {})
+    text = result.content[0].text
+    assert result.is_error and "mcp-nextcloud login" in text and "NEXTCLOUD_APP_PASSWORD" in text
+    assert rows[-1]["kind"] == "misuse"
