@@ -116,12 +116,16 @@ def test_server_tool_calls(world, tmp_path):
             grep_ms, grep_last = await timed_calls(
                 c, "files_grep", lambda i: {"query": ["zephyrquartz", "quota budget", "invoice", "meeting"][i % 4],
                                             "limit": 10}, REPEAT)
+            # the same with the "what changed on the server?" SEARCH on every call (default: every 5 s)
+            ctx.settings = Settings(freshness_interval_s=0.0)
+            fresh_ms, _ = await timed_calls(c, "files_grep", lambda i: {"query": "invoice", "limit": 10}, 50)
+            ctx.settings = Settings()
             search_ms, search_last = await timed_calls(
                 c, "files_search", lambda i: {"name": f"note-{i % 2000:04d}"}, REPEAT)
-            return sizes, cold, read_ms, read_last, page_ms, grep_ms, grep_last, search_ms, search_last
+            return sizes, cold, read_ms, read_last, page_ms, grep_ms, grep_last, fresh_ms, search_ms, search_last
 
     try:
-        sizes, cold, read_ms, read_last, page_ms, grep_ms, grep_last, search_ms, search_last = anyio.run(go)
+        sizes, cold, read_ms, read_last, page_ms, grep_ms, grep_last, fresh_ms, search_ms, search_last = anyio.run(go)
     finally:
         ctx.close()
     per_tool = sum(sizes.values()) / len(sizes)
@@ -138,6 +142,7 @@ def test_server_tool_calls(world, tmp_path):
         "files_read find cold (download+extract+cache)": summary(cold),
         "files_read page 2000 chars warm": summary(page_ms),
         "files_grep top-10 @2000 docs": summary(grep_ms),
+        "files_grep top-10 @2000 docs, server asked every call": summary(fresh_ms),
         "files_search by name": summary(search_ms),
         "answer bytes: files_read find (5 passages)": read_bytes,
         "answer bytes: files_grep top-10": grep_bytes,

@@ -1,10 +1,12 @@
 """grep over the index: FTS5 finds candidate chunks, `reader.find` makes the passages.
 
 Ranking is bm25 over chunk rows, grouped by file (a file scores as its best
-chunk). Passages come from `reader.find` run only on the matching chunks of
-the top files, so they cost a few thousand characters per file, never a
-whole-document scan, and every offset is a `Document.text` offset that
-files_read accepts.
+chunk; the same SQL returns that chunk's rowid). Passages come from
+`reader.find` run only on that best chunk of each top file (joined with the
+next one when a match straddles the cut), so they cost a few thousand
+characters per file, never a whole-document scan, and every offset is a
+`Document.text` offset that files_read accepts. Measured: p50 6.4 ms for a
+ranked top-10 with passages at 10k documents / 122 MB (benchmarks/).
 """
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ WARN_NAMES = 5
 
 @dataclass
 class Passage:
+    """One match: `offset`/`length` index Document.text (what files_read accepts); `passage` is its context."""
+
     offset: int
     length: int
     text: str
@@ -49,6 +53,9 @@ class Passage:
 
 @dataclass
 class GrepHit:
+    """A matching file. `matchCount` is a lower bound: matches in its best ~3k-character
+    chunk plus one for each other matching chunk (counting all would read the whole file)."""
+
     path: str
     fileId: int | None
     kind: str | None
@@ -67,6 +74,8 @@ class GrepHit:
 
 @dataclass
 class GrepResult:
+    """Ranked hits, the number of matching files, paging, and what the index could not see."""
+
     query: str
     hits: list[GrepHit] = field(default_factory=list)
     total: int = 0

@@ -59,8 +59,8 @@ def _serve(conn: Any, limits: Limits, memory_bytes: int | None) -> None:
 class _Worker:
     """One capped child process, used by one thread at a time."""
 
-    def __init__(self, ctx: Any, limits: Limits, memory_bytes: int | None) -> None:
-        self.ctx, self.limits, self.memory_bytes = ctx, limits, memory_bytes
+    def __init__(self, ctx: Any, limits: Limits, memory_bytes: int | None, grace: float = _GRACE_SECONDS) -> None:
+        self.ctx, self.limits, self.memory_bytes, self.grace = ctx, limits, memory_bytes, grace
         self.proc: Any = None
         self.conn: Any = None
         self.used = 0
@@ -96,7 +96,7 @@ class _Worker:
         self.used += 1
         try:
             self.conn.send((data, name, mime))
-            ready = self.conn.poll(self.limits.max_seconds + _GRACE_SECONDS)
+            ready = self.conn.poll(self.limits.max_seconds + self.grace)
             outcome = self.conn.recv() if ready else None
         except (EOFError, OSError):
             self.stop(kill=True)
@@ -128,7 +128,7 @@ class ExtractionPool:
     """Bounded parallel extraction; `submit` returns a Future[Document] that raises ReaderError."""
 
     def __init__(self, workers: int | None = None, *, limits: Limits = DEFAULT_LIMITS,
-                 memory_bytes: int | None = DEFAULT_MEMORY_BYTES) -> None:
+                 memory_bytes: int | None = DEFAULT_MEMORY_BYTES, grace_seconds: float = _GRACE_SECONDS) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.limits = limits
         self.memory_bytes = memory_bytes
@@ -136,7 +136,8 @@ class ExtractionPool:
         if _CONTEXT == "forkserver":
             # Children fork from a server that has the reader and its parsers imported already.
             self._ctx.set_forkserver_preload(["reader", "reader.isolated", "indexer.pipeline", "indexer.prepare"])
-        self._idle = [_Worker(self._ctx, limits, memory_bytes) for _ in range(self.workers)]
+        self.grace_seconds = grace_seconds
+        self._idle = [_Worker(self._ctx, limits, memory_bytes, grace_seconds) for _ in range(self.workers)]
         self._all = list(self._idle)
         self._lock = threading.Lock()
         self._threads = cf.ThreadPoolExecutor(self.workers, thread_name_prefix="extract")
@@ -155,7 +156,7 @@ class ExtractionPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("extraction pool is closed")
-            worker = self._idle.pop() if self._idle else _Worker(self._ctx, self.limits, self.memory_bytes)
+            worker = self._idle.pop() if self._idle else _Worker(self._ctx, self.limits, self.memory_bytes, self.grace_seconds)
             if worker not in self._all:
                 self._all.append(worker)
         try:

@@ -52,7 +52,9 @@ class FolderWatcher:
                  on_change: Callable[[str, FileRecord | None], None] | None = None) -> None:
         self.index = index
         self.root = os.path.abspath(folder)
-        self.pool = pool
+        # Extraction always runs capped in worker processes; a pool we create is ours to close.
+        self._own_pool = pool is None
+        self.pool = pool or ExtractionPool()
         self.debounce = debounce
         self.on_change = on_change
         self._due: dict[str, tuple[float, bool, bool]] = {}   # path -> (due time, is_dir, gone_dir)
@@ -90,6 +92,8 @@ class FolderWatcher:
         self._observer.stop()
         self._observer.join(5)
         self._thread.join(10)
+        if self._own_pool:
+            self.pool.close()
 
     def __enter__(self) -> "FolderWatcher":
         return self.start()

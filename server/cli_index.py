@@ -79,6 +79,7 @@ def _cmd_add(args: argparse.Namespace) -> int:
 
 def _cmd_watch(args: argparse.Namespace) -> int:
     from indexer.local import index_folder
+    from indexer.pipeline import ExtractionPool
     from indexer.watch import FolderWatcher
 
     with _open(args) as index:
@@ -87,7 +88,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             return _fail("no folder to watch: give one (mcp-nextcloud index watch FOLDER) or run 'index add' first")
         if not Path(folder).is_dir():
             return _fail(f"{folder} is not a folder: give the path of an existing folder to watch")
-        report = index_folder(index, folder)  # catch up on what changed while nobody watched
+        pool = ExtractionPool()
+        report = index_folder(index, folder, pool=pool)  # catch up on what changed while nobody watched
         print(f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)", file=sys.stderr)
 
         def changed(path: str, rec: Any) -> None:
@@ -96,7 +98,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        watcher = FolderWatcher(index, folder, on_change=changed).start()
+        watcher = FolderWatcher(index, folder, pool=pool, on_change=changed).start()
         try:
             while not stop.wait(0.5):
                 pass
@@ -104,6 +106,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             pass
         finally:
             watcher.stop()
+            pool.close()
         print("stopped", file=sys.stderr)
     return 0
 

@@ -69,7 +69,7 @@ class ServerContext:
             return self._client
 
     def make_client(self) -> Any:
-        """A new client (the background sync gets its own so the two never share a connection pool)."""
+        """A new client: the factory's (tests, the demo) or one for the account (httpx pools are thread-safe)."""
         if self.client_factory is not None:
             return self.client_factory()
         from nextcloud.client import NextcloudClient
@@ -85,8 +85,8 @@ class ServerContext:
         self._cache[key] = (now, value)
         return value
 
-    def remember_document(self, key: tuple[Any, str], doc: Any, max_chars: int = 20_000_000) -> None:
-        """Keep `doc` in the in-memory LRU, evicting the oldest beyond max_chars of text."""
+    def remember_document(self, key: tuple[Any, str], doc: Any, max_chars: int = 5_000_000) -> None:
+        """Keep `doc` in the in-memory LRU, evicting the oldest beyond max_chars of text (the newest always stays)."""
         with self._lock:
             self.docs[key] = doc
             self.docs.move_to_end(key)

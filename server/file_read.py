@@ -4,7 +4,8 @@ The order matters: arguments are checked before any I/O, and the PROPFIND
 comes before any GET, so a file over the size cap is refused from its size
 alone and never downloaded. Extracted text is cached in the index by
 (fileId, etag), and the last few Documents stay in memory, so a second read
-of the same version costs one PROPFIND and a slice.
+of the same version costs one PROPFIND and a slice; a version the reader
+refused is recorded too, so asking again costs no download either.
 """
 from __future__ import annotations
 
@@ -106,7 +107,8 @@ def load_document(ctx: ServerContext, item: Any) -> Any:
         if doc is not None and doc.kind not in IMAGE_KINDS:
             ctx.remember_document(key, doc)
             return doc
-    if (rec is not None and rec.status in ("failed", "unsupported") and rec.reason and rec.etag == item.etag
+    if (rec is not None and rec.status in ("failed", "unsupported", "too_large") and rec.reason
+            and rec.etag == item.etag
             and not rec.reason.startswith(DOWNLOAD_FAILED)):
         # This exact version failed before: say why instead of downloading it again.
         raise refused(f"{item.path} cannot be read: {rec.reason}", status=rec.status)
@@ -117,7 +119,7 @@ def load_document(ctx: ServerContext, item: Any) -> Any:
             "was not downloaded. Use files_grep to find passages in it if it is indexed, or ask the user for a "
             "smaller export. Do not retry.", status="too_large")
     data = ctx.client().webdav.read(item.path, max_bytes=cap)
-    doc = _extract(data, item)
+    doc = _extract(ctx, data, item)
     if doc.kind not in IMAGE_KINDS:
         _store(ctx, item, doc)
         ctx.remember_document(key, doc)
@@ -136,30 +138,41 @@ def _cached_record(ctx: ServerContext, item: Any) -> Any:
     return rec
 
 
-def _extract(data: bytes, item: Any) -> Any:
-    """Extract in the isolated child process (caps on time and memory); errors become tool failures."""
+def _extract(ctx: ServerContext, data: bytes, item: Any) -> Any:
+    """Extract in the isolated child process (caps on time and memory); errors become tool failures.
+
+    A file the reader refuses is recorded in the index for this version, so
+    asking again answers from the record instead of downloading it again.
+    """
     from reader import DEFAULT_LIMITS, ReaderError
+    from reader.isolated import extract_isolated
 
     try:
-        try:
-            from reader.isolated import extract_isolated
-        except ImportError:  # the isolation module is optional; the in-process reader still enforces limits
-            from reader import extract as extract_isolated
         return extract_isolated(data, item.name, item.mime, limits=DEFAULT_LIMITS)
     except ReaderError as exc:
+        _remember(ctx, item, failure=exc)
         raise from_reader(exc) from None
 
 
 def _store(ctx: ServerContext, item: Any, doc: Any) -> None:
     """Cache the text in the index so the next read (and grep) need no download. Best effort."""
+    _remember(ctx, item, doc=doc)
+
+
+def _remember(ctx: ServerContext, item: Any, *, doc: Any = None, failure: Any = None) -> None:
+    """Record this version in the index with its text or its failure. Best effort."""
     from indexer.models import FileMeta
+    from indexer.pipeline import status_for
 
     try:
         writer = ctx.index.writer()
         rec, _ = writer.upsert(FileMeta(path=item.path, source="remote", file_id=item.file_id, etag=item.etag,
                                         size=int(item.size or 0), mtime=float(item.mtime or 0.0), mime=item.mime))
-        writer.store_document(rec.id, doc)
+        if doc is not None:
+            writer.store_document(rec.id, doc)
+        elif failure is not None and getattr(failure, "code", "") not in ("timeout", "memory", "crashed"):
+            writer.record_failure(rec.id, status_for(failure), str(failure))
     except Exception:  # a cache write failing (disk full, locked) costs a re-download later, nothing more
         import logging
 
-        logging.getLogger(__name__).warning("could not cache the text of a file read", exc_info=True)
+        logging.getLogger(__name__).warning("could not record a file read in the index", exc_info=True)

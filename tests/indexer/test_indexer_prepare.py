@@ -1,21 +1,13 @@
-"""prepare: the fast folding is exactly reader's fold_words; chunks cover the text exactly."""
+"""Chunking and row preparation: chunks cover the text exactly; FTS rows overlap the next chunk."""
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.chunking import chunk_text
-from indexer.prepare import fast_fold_words
+from indexer.prepare import OVERLAP, prepare
+from reader.document import Document
 from reader.normalize import fold_words
-
-TRICKY = st.sampled_from(list("aZ09 -\n\t\r\u00a0\u00ad\u2010ﬁßéÉ´\u0301\u200b日-\x00\x07.,;:\"'()*") + ["-\n", "- \n"])
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=200), st.lists(TRICKY, max_size=60).map("".join)))
-def test_fast_fold_words_equals_fold_words(text):
-    assert fast_fold_words(text) == fold_words(text)
-
 
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab \n\fé")), max_size=20_000),
@@ -34,3 +26,18 @@ def test_chunks_prefer_page_boundaries():
     text = "x " * 1500 + "y " * 1500 + "z " * 1500
     chunks = chunk_text(text, [0, 3000, 6000])
     assert [c.start for c in chunks] == [0, 3000, 6000]
+
+
+def test_prepare_rows_fold_text_and_overlap_the_next_chunk():
+    text = "Crème " * 1000 + "Brûlée " * 1000
+    p = prepare(Document(text=text, kind="text"))
+    assert len(p.chunks) == len(p.folded) > 2 and p.chars == len(text) and p.norm_blob is None
+    first = p.folded[0][1]
+    assert first.startswith("creme creme") and len(first) > 3000
+    import zlib
+
+    body0 = zlib.decompress(p.chunks[0][3]).decode()
+    body1 = zlib.decompress(p.chunks[1][3]).decode()
+    assert fold_words(body0) != first and first.startswith(fold_words(body0))
+    assert len(first) - len(fold_words(body0)) <= OVERLAP + 1
+    assert fold_words(body1).startswith(first[len(fold_words(body0)):].strip())

@@ -81,3 +81,34 @@ def test_ignored_files_are_not_indexed(watched):
     assert wait_for(lambda: found(index, "pumpkin") == ["/visible.txt"])
     time.sleep(0.4)
     assert found(index, "pumpkin") == ["/visible.txt"]
+
+
+def test_sync_folder_journal_update_attaches_file_ids_without_reextraction(tmp_path, index, counting_pool):
+    import apsw
+
+    root = tmp_path / "Nextcloud"
+    root.mkdir()
+    journal = root / ".sync_77aa.db"
+    con = apsw.Connection(str(journal))
+    con.execute("CREATE TABLE metadata(phash INTEGER(8), pathlen INTEGER, path VARCHAR(4096), inode INTEGER, "
+                "uid INTEGER, gid INTEGER, mode INTEGER, modtime INTEGER(8), type INTEGER, md5 VARCHAR(32), "
+                "fileid VARCHAR(128), remotePerm VARCHAR(128), filesize BIGINT, PRIMARY KEY(phash))")
+    con.close()
+    index_folder(index, root, pool=counting_pool)
+    with FolderWatcher(index, str(root), pool=counting_pool, debounce=0.2):
+        time.sleep(0.2)
+        (root / "new.txt").write_text("a synced otter")
+        assert wait_for(lambda: found(index, "otter") == ["/new.txt"])
+        assert index.get_file(path="/new.txt").file_id is None
+        n = counting_pool.count
+        st = (root / "new.txt").stat()
+        # The desktop client uploads the file and records its server identity in the journal.
+        con = apsw.Connection(str(journal))
+        con.execute("INSERT INTO metadata(phash, pathlen, path, modtime, type, md5, fileid, filesize) "
+                    "VALUES(1, 7, 'new.txt', ?, 0, '6620e1f0a2b3c', '00000789ocxyz', ?)",
+                    (int(st.st_mtime), st.st_size))
+        con.close()
+        assert wait_for(lambda: (index.get_file(path="/new.txt").file_id == 789))
+        assert index.get_file(path="/new.txt").etag == "6620e1f0a2b3c"
+        assert counting_pool.count == n  # identity attached, text kept
+        assert index.grep("otter").hits[0].fileId == 789

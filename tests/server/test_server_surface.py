@@ -141,3 +141,12 @@ def test_no_account_configured_says_how_to_configure_one(tmp_path):
     text = result.content[0].text
     assert result.is_error and "mcp-nextcloud login" in text and "NEXTCLOUD_APP_PASSWORD" in text
     assert rows[-1]["kind"] == "misuse"
+
+
+def test_settings_from_the_environment_and_flags():
+    from server.context import MB, Settings
+
+    s = Settings.from_env({"MCP_NEXTCLOUD_MAX_READ_MB": "2.5", "MCP_NEXTCLOUD_FRESHNESS_S": "0"},
+                          sync_interval_s=30.0, max_read_bytes=None)
+    assert (s.max_read_bytes, s.freshness_interval_s, s.sync_interval_s) == (int(2.5 * MB), 0.0, 30.0)
+    assert Settings.from_env({}).max_read_bytes == 10 * MB

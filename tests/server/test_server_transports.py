@@ -132,3 +132,13 @@ def test_http_requires_the_bearer_token(http_server):
     stdout, stderr = proc.communicate(timeout=10)
     assert token in stderr and "Authorization: Bearer" in stderr  # printed once, to stderr, with instructions
     assert token not in stdout
+
+
+def test_token_is_generated_once_and_reused(tmp_path):
+    from server.http_auth import ensure_token
+
+    config = tmp_path / "cfg" / "account.json"
+    token, created = ensure_token(config)
+    again, created_again = ensure_token(config)
+    assert created and not created_again and token == again
+    assert oct((tmp_path / "cfg" / "http-token").stat().st_mode & 0o777) == "0o600"
