@@ -3,7 +3,10 @@
 `index_folder` walks the folder, skips what is not a user document (hidden
 and system files, sync journals, partial downloads, office lock files), upserts
 each file (unchanged size+mtime means nothing to do), extracts the changed
-ones in the ExtractionPool and removes records of files that are gone. Each
+ones in the ExtractionPool and removes records of files that are gone. A file
+that vanished while a file with the same size, mtime and content hash
+appeared is a move: the record takes the new path and keeps its text. Each
+folder is a root with its own path prefix (see `IndexWriter.register_root`). Each
 stored file is its own transaction, so a kill at any moment loses at most the
 files in flight; the next run skips everything already stored.
 """
@@ -11,18 +14,20 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import fnmatch
+import hashlib
 import mimetypes
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
 from .journal import Journal, open_journal
-from .models import FileMeta, FileRecord
+from .models import FileMeta, FileRecord, Root
 from .pipeline import ExtractionPool, finish
 from .store import Index, IndexWriter
+from .writer import PathCollision
 
 # Not user documents: client state, partial downloads, editor lock/backup files.
 IGNORED_PATTERNS = (
@@ -66,14 +71,36 @@ def walk(root: str) -> Iterator[tuple[str, str, os.stat_result]]:
                 continue
 
 
-def file_meta(root: str, abs_path: str, st: os.stat_result, journal: Journal | None) -> FileMeta:
-    """What the local source says about one file (journal ids when the folder is a sync folder)."""
+def file_meta(root: str, abs_path: str, st: os.stat_result, journal: Journal | None,
+              root_rec: Root | None = None) -> FileMeta:
+    """What the local source says about one file (journal ids when the folder is a sync folder).
+
+    With `root_rec` the path carries that folder's prefix and the record its root id.
+    """
     rel = os.path.relpath(abs_path, root).replace(os.sep, "/")
     entry = journal.get(rel) if journal else None
     mime = mimetypes.guess_type(abs_path)[0]
-    return FileMeta(path="/" + rel, source="local", file_id=entry.file_id if entry else None,
+    path = root_rec.path_for(rel) if root_rec else "/" + rel
+    return FileMeta(path=path, source="local", file_id=entry.file_id if entry else None,
                     etag=entry.etag if entry else None, size=st.st_size, mtime=st.st_mtime, mime=mime,
-                    local_path=os.path.abspath(abs_path))
+                    local_path=os.path.abspath(abs_path), root_id=root_rec.id if root_rec else None)
+
+
+def content_hash(data: bytes) -> str:
+    """Cheap content fingerprint of a local file (blake2b-128): tells a moved file from a new one."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def hash_file(path: str) -> str | None:
+    """`content_hash` of a file's bytes, read in blocks; None when it cannot be read."""
+    h = hashlib.blake2b(digest_size=16)
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
 
 
 @dataclass
@@ -86,7 +113,10 @@ class IndexReport:
     unchanged: int = 0
     failed: int = 0
     removed: int = 0
+    moved: int = 0
     journal: str | None = None
+    path: str = "/"           # the prefix this folder's files carry in the index ("/" = none)
+    warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -125,8 +155,8 @@ def _read(path: str) -> bytes | None:
 
 
 def index_one(writer: IndexWriter, root: str, abs_path: str, *, pool: ExtractionPool | None,
-              journal: Journal | None = None) -> FileRecord | None:
-    """(Re)index one file now (used by watch); None when it vanished or is ignored."""
+              journal: Journal | None = None, root_rec: Root | None = None) -> FileRecord | None:
+    """(Re)index one file now (used by watch); None when it vanished, is ignored or collides."""
     if is_ignored_path(root, abs_path):
         return None
     try:
@@ -135,7 +165,10 @@ def index_one(writer: IndexWriter, root: str, abs_path: str, *, pool: Extraction
         return None
     if not os.path.isfile(abs_path):
         return None
-    rec, needs = writer.upsert(file_meta(root, abs_path, st, journal))
+    try:
+        rec, needs = writer.upsert(file_meta(root, abs_path, st, journal, root_rec))
+    except PathCollision:
+        return None
     if not needs:
         return rec
     limit = pool.limits.max_bytes if pool else None
@@ -146,6 +179,7 @@ def index_one(writer: IndexWriter, root: str, abs_path: str, *, pool: Extraction
     data = _read(abs_path)
     if data is None:
         return None
+    writer.set_hash(rec.id, content_hash(data))
     try:
         outcome = pool.extract(data, os.path.basename(abs_path), rec.mime) if pool else _extract_here(data, rec)
     except Exception as exc:  # ReaderError and anything else: recorded, never raised
@@ -159,6 +193,28 @@ def _extract_here(data: bytes, rec: FileRecord):
     return extract(data, os.path.basename(rec.path), rec.mime)
 
 
+class _MoveSources:
+    """Records whose file vanished in this run, by (size, mtime): candidates for a move's source."""
+
+    def __init__(self, recs: Iterator[FileRecord]) -> None:
+        self._by_stat: dict[tuple[int, float], list[FileRecord]] = {}
+        for rec in recs:
+            # Only records whose text (or failure) is final and whose bytes were fingerprinted.
+            if rec.content_hash and rec.status != "pending":
+                self._by_stat.setdefault((rec.size, round(rec.mtime, 3)), []).append(rec)
+
+    def take(self, meta: FileMeta) -> FileRecord | None:
+        """The vanished record holding exactly the bytes of `meta`'s file (then no longer a candidate)."""
+        cands = self._by_stat.get((meta.size, round(meta.mtime, 3)))
+        if not cands or meta.local_path is None:
+            return None
+        digest = hash_file(meta.local_path)  # read only when size and mtime already agree
+        for i, rec in enumerate(cands):
+            if rec.content_hash == digest:
+                return cands.pop(i)
+        return None
+
+
 def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | None = None,
                  progress: Progress | bool | None = None,
                  on_extracted: Callable[[FileRecord], None] | None = None) -> IndexReport:
@@ -169,14 +225,15 @@ def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | Non
     t0 = time.monotonic()
     writer = index.writer()
     journal = open_journal(root)
-    report = IndexReport(folder=root, journal=journal.path.name if journal else None)
+    root_rec = writer.register_root(root, journal=journal.path.name if journal else None)
+    report = IndexReport(folder=root, journal=journal.path.name if journal else None, path=root_rec.prefix or "/")
     files = list(walk(root))
     report.scanned = len(files)
     prog = progress if isinstance(progress, Progress) else Progress(len(files), enabled=progress)
     own_pool = pool is None
     pool = pool or ExtractionPool()
     seen: set[str] = set()
-    in_flight: dict[cf.Future, FileRecord] = {}
+    in_flight: dict[cf.Future, tuple[FileRecord, str]] = {}   # future -> (record, hash of its bytes)
     max_in_flight = pool.workers * 2  # bounds memory: at most this many files' bytes held at once
 
     def drain(block_until: int) -> None:
@@ -185,7 +242,8 @@ def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | Non
             stored = []
             with writer.transaction():  # everything finished so far in one commit
                 for fut in done:
-                    rec = in_flight.pop(fut)
+                    rec, digest = in_flight.pop(fut)
+                    writer.set_hash(rec.id, digest)  # same commit as the text: they always agree
                     try:
                         outcome = fut.result()
                     except Exception as exc:
@@ -201,14 +259,32 @@ def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | Non
                 prog.step()
 
     try:
+        known = {rec.local_path: rec for rec in index.root_records(root_rec.id)}
+        walked = {os.path.abspath(abs_path) for abs_path, _rel, _st in files}
+        gone = _MoveSources(rec for lp, rec in known.items() if lp not in walked)
         # Phase 1: record every file (pending when new or changed), a few hundred per commit.
         todo: list[tuple[FileRecord, str, os.stat_result]] = []
         for i in range(0, len(files), 500):
             with writer.transaction():
                 for abs_path, _rel, st in files[i:i + 500]:
-                    meta = file_meta(root, abs_path, st, journal)
+                    meta = file_meta(root, abs_path, st, journal, root_rec)
                     seen.add(meta.local_path)
-                    rec, needs = writer.upsert(meta)
+                    old = known.get(meta.local_path)
+                    # A new path, or one whose file was replaced (mv b a): maybe a vanished file's bytes.
+                    if old is None or (old.size, round(old.mtime, 3)) != (meta.size, round(meta.mtime, 3)):
+                        source = gone.take(meta)
+                    else:
+                        source = None
+                    try:
+                        if source is not None:
+                            writer.move(source.id, meta)  # same bytes elsewhere: keep the text
+                            report.moved += 1
+                            report.unchanged += 1
+                            continue
+                        rec, needs = writer.upsert(meta)
+                    except PathCollision as exc:
+                        report.warnings.append(str(exc))
+                        continue
                     if needs:
                         todo.append((rec, abs_path, st))
                     else:
@@ -228,13 +304,15 @@ def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | Non
                 writer.remove(rec.id)
                 prog.step()
                 continue
-            in_flight[pool.submit(data, os.path.basename(abs_path), rec.mime)] = rec
+            in_flight[pool.submit(data, os.path.basename(abs_path), rec.mime)] = (rec, content_hash(data))
             drain(max_in_flight)
         drain(0)
-        for rec in list(index.iter_local(root)):
+        # Whatever of this folder was not seen is gone (moved records carry their new local path).
+        for rec in index.root_records(root_rec.id):
             if rec.local_path not in seen:
                 writer.remove(rec.id)
                 report.removed += 1
+        writer.set_root_indexed(root_rec.id, report.journal)
         writer.set_meta("last_indexed_at", f"{time.time():.3f}")
         writer.set_meta("local_root", root)
     finally:

@@ -22,6 +22,7 @@ class FileMeta:
     mtime: float              # unix seconds
     mime: str | None
     local_path: str | None = None
+    root_id: int | None = None   # the local folder (roots row) the file is in; None for remote files
 
 
 @dataclass
@@ -34,3 +35,24 @@ class FileRecord(FileMeta):
     reason: str | None = None
     engine: str | None = None
     indexed_at: float | None = None
+    content_hash: str | None = None   # blake2b of the bytes last extracted (local files): recognises moves
+
+
+@dataclass
+class Root:
+    """A local folder indexed into the database and the prefix its files' paths carry."""
+
+    id: int
+    folder: str               # absolute path of the folder on this machine
+    prefix: str               # "" (paths are "/" + relative path) or "/<name>" for a second folder
+    journal: str | None       # file name of its desktop-client sync journal, when it is a sync folder
+    added_at: float
+    indexed_at: float | None
+
+    def path_for(self, rel: str) -> str:
+        """The visible path of a file at `rel` ('/'-separated, relative to the folder)."""
+        return self.prefix + "/" + rel.strip("/")
+
+    def to_dict(self) -> dict:
+        return {"folder": self.folder, "path": self.prefix or "/", "journal": self.journal,
+                "addedAt": self.added_at, "lastIndexedAt": self.indexed_at}

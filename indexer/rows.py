@@ -6,10 +6,11 @@ from typing import Any
 import apsw
 from unidecode import unidecode
 
-from .models import FileRecord
+from .models import FileRecord, Root
 
 FILE_COLUMNS = (
-    "id, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at"
+    "id, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at, "
+    "root_id, hash"
 )
 FAILURE_STATUSES = ("too_large", "unsupported", "failed")
 
@@ -29,12 +30,20 @@ def prefix_clause(path_prefix: str | None, column: str = "path") -> tuple[str, l
 
 
 def _row_to_record(row: tuple) -> FileRecord:
-    (id_, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at) = row
+    (id_, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at,
+     root_id, content_hash) = row
     return FileRecord(
         path=path, source=source, file_id=file_id, etag=etag, size=size, mtime=mtime, mime=mime,
-        local_path=local_path, id=id_, kind=kind, status=status, reason=reason, engine=engine,
-        indexed_at=indexed_at,
+        local_path=local_path, root_id=root_id, id=id_, kind=kind, status=status, reason=reason, engine=engine,
+        indexed_at=indexed_at, content_hash=content_hash,
     )
+
+
+ROOT_COLUMNS = "id, folder, prefix, journal, added_at, indexed_at"
+
+
+def _row_to_root(row: tuple) -> Root:
+    return Root(*row)
 
 
 def _connect(path: str, readonly: bool) -> apsw.Connection:

@@ -13,12 +13,17 @@ Why this shape:
   prefixes of exactly their length (2 or 3 letters); `config*` works without.
 - `docs` keeps the Document's pages/outline/structure/warnings as JSON and the
   normalised form (zlib), so files_read never re-extracts an unchanged file.
+- `roots` (v3) records each local folder indexed into this database and the
+  path prefix its files get ("" for the first, "/<name>" for later ones), so
+  two folders' relative paths never collide; `files.root_id` says which folder
+  a local file is in and `files.hash` (blake2b of the bytes extracted) lets a
+  rescan recognise a moved file without extracting it again.
 """
 from __future__ import annotations
 
 import apsw
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq
 MAX_CHUNKS = (1 << CHUNK_BITS) - 1
 
@@ -69,8 +74,23 @@ CREATE TABLE folders(path TEXT PRIMARY KEY, etag TEXT);
 # v2: "index last updated" in every grep answer must not scan all files.
 _V2 = "CREATE INDEX files_indexed_at ON files(indexed_at);"
 
+# v3: one namespace per local folder, and a content hash so a rescan can tell a move from delete + add.
+_V3 = """
+CREATE TABLE roots(
+    id INTEGER PRIMARY KEY,
+    folder TEXT NOT NULL UNIQUE,
+    prefix TEXT NOT NULL UNIQUE,
+    journal TEXT,
+    added_at REAL NOT NULL,
+    indexed_at REAL
+);
+ALTER TABLE files ADD COLUMN root_id INTEGER;
+ALTER TABLE files ADD COLUMN hash TEXT;
+CREATE INDEX files_root ON files(root_id) WHERE root_id IS NOT NULL;
+"""
+
 # Each entry migrates from version i to i+1; append, never edit a shipped one.
-MIGRATIONS: list[str] = [_V1, _V2]
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 
 
 def migrate(con: apsw.Connection) -> int:

@@ -18,9 +18,10 @@ import apsw
 
 from reader.document import Document
 
-from .models import FileRecord
+from .models import FileRecord, Root
 # Re-exported: other modules import these names from indexer.store.
 from .rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause  # noqa: F401
+from .rows import ROOT_COLUMNS, _row_to_root
 from .schema import CHUNK_BITS, migrate
 from .writer import IndexWriter
 
@@ -165,6 +166,22 @@ class Index:
         for row in self.conn().execute(sql, (root + os.sep, root + chr(ord(os.sep) + 1))):
             yield _row_to_record(row)
 
+    def root_records(self, root_id: int) -> list[FileRecord]:
+        """Every record of one local folder (roots row `root_id`)."""
+        sql = f"SELECT {FILE_COLUMNS} FROM files WHERE source='local' AND root_id=?"
+        return [_row_to_record(r) for r in self.conn().execute(sql, (root_id,))]
+
+    def roots(self) -> list[Root]:
+        """The local folders indexed into this database, in the order they were added."""
+        return [_row_to_root(r) for r in self.conn().execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
+
+    def root_of(self, rec: FileRecord) -> Root | None:
+        """The local folder a record lives in (None for remote files): grep can name it next to a hit."""
+        if rec.root_id is None:
+            return None
+        rows = self.conn().execute(f"SELECT {ROOT_COLUMNS} FROM roots WHERE id=?", (rec.root_id,)).fetchall()
+        return _row_to_root(rows[0]) if rows else None
+
     def cached_document(self, rec: FileRecord) -> Document | None:
         """The stored Document of an indexed record (normalised form attached), or None."""
         con = self.conn()
@@ -218,12 +235,17 @@ class Index:
             chars = con.execute("SELECT coalesce(sum(chars),0) FROM docs").fetchall()[0][0]
             last = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
             meta = {k: v for k, v in con.execute("SELECT key, value FROM meta WHERE key != 'cursor_secret'")}
+            per_root = dict(con.execute("SELECT root_id, count(*) FROM files WHERE root_id IS NOT NULL "
+                                        "GROUP BY root_id"))
+            roots = [dict(_row_to_root(r).to_dict(), files=per_root.get(r[0], 0))
+                     for r in con.execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
         size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
         return {
             "index": str(self.path),
             "files": sum(counts.values()),
             "counts": counts,
             "bySource": by_source,
+            "roots": roots,
             "failures": failures,
             "textChars": chars,
             "dbBytes": size,

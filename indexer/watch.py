@@ -1,10 +1,14 @@
 """Keep a local folder's index current with watchdog.
 
-Events are only hints: each touched path is queued with a ~300 ms debounce,
-then looked at on disk (exists -> upsert/extract, gone -> remove). That makes
-atomic saves (temp file + os.replace, seen as a move) and editors' save dances
-come out right without modelling each event type. A directory created a
-moment ago is rescanned, because inotify can miss writes into it (protocols.md §4.1).
+Events are mostly hints: each touched path is queued with a ~300 ms debounce,
+then looked at on disk (exists -> upsert/extract, gone -> remove). A move
+whose source is indexed is applied at once as a move: the record (or every
+record under a moved folder) takes the new path and keeps its text. A move
+whose source is not indexed (an atomic save's temp file: `.foo.swp`, `*.tmp`)
+is "destination modified". A directory created a moment ago is rescanned,
+because inotify can miss writes into it (protocols.md §4.1). In a sync folder,
+a journal change is answered by comparing the journal's rows with what the
+index holds (fileId/etag per path) and looking only at the rows that differ.
 """
 from __future__ import annotations
 
@@ -17,10 +21,11 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from .journal import open_journal
-from .local import index_one, is_ignored_path, walk
+from .local import file_meta, index_one, is_ignored_path, walk
 from .models import FileRecord
 from .pipeline import ExtractionPool
 from .store import Index
+from .writer import PathCollision
 
 DEBOUNCE_SECONDS = 0.3
 
@@ -34,8 +39,7 @@ class _Handler(FileSystemEventHandler):
             return
         src = os.fsdecode(event.src_path)
         if event.event_type == "moved":
-            self.w.touch(src, gone_dir=event.is_directory)
-            self.w.touch(os.fsdecode(event.dest_path), is_dir=event.is_directory)
+            self.w.moved(src, os.fsdecode(event.dest_path), is_dir=event.is_directory)
         elif event.event_type == "created" and event.is_directory:
             self.w.touch(src, is_dir=True)
         elif event.event_type == "deleted":
@@ -63,11 +67,65 @@ class FolderWatcher:
         self._observer = Observer()
         self._thread = threading.Thread(target=self._run, name="index-watch", daemon=True)
         self.journal = open_journal(self.root)
+        self.root_rec = index.writer().register_root(
+            self.root, journal=self.journal.path.name if self.journal else None)
         self.applied = 0
+        self.moves = 0            # records moved without extraction
+        self.journal_checked = 0  # files looked at because the journal changed
+
+    def _is_journal(self, path: str) -> bool:
+        return self.journal is not None and os.path.basename(path).startswith((".sync_", "._sync_"))
+
+    def moved(self, src: str, dest: str, *, is_dir: bool = False) -> None:
+        """Apply a rename/move now when its source is indexed (text kept); otherwise treat dest as modified."""
+        if self._is_journal(dest) or is_ignored_path(self.root, dest):
+            self.touch(src, gone_dir=is_dir)  # moved out of sight (or into a hidden name): gone
+            return
+        if self._is_journal(src) or is_ignored_path(self.root, src):
+            self.touch(dest, is_dir=is_dir)  # atomic save: the temp file was never indexed
+            return
+        src, dest = os.path.abspath(src), os.path.abspath(dest)
+        moved = self._move_records(src, dest, is_dir)
+        with self._cv:
+            # Changes queued for the old path now belong to the new one (modified just before the move).
+            for path in [p for p in self._due if p == src or p.startswith(src + os.sep)]:
+                self._due[dest + path[len(src):]] = self._due.pop(path)
+        if is_dir or not moved:
+            # A folder: pick up what was not indexed yet. A file we did not know: look at it.
+            self.touch(dest, is_dir=is_dir)
+            self.touch(src, gone_dir=is_dir)
+
+    def _move_records(self, src: str, dest: str, is_dir: bool) -> int:
+        """Move the record at `src` (or all under it) to `dest`; return how many moved."""
+        writer = self.index.writer()
+        rid = self.root_rec.id
+        recs = [r for r in self.index.iter_local(src) if r.root_id == rid] if is_dir else []
+        rows = self.index.conn().execute(
+            "SELECT id, local_path FROM files WHERE source='local' AND local_path=? AND root_id=?", (src, rid)).fetchall()
+        pairs = [(r.id, r.local_path) for r in recs] + [tuple(r) for r in rows]
+        done: list[FileRecord] = []
+        with writer.transaction():
+            for rec_id, old_local in pairs:
+                new_local = dest + old_local[len(src):]
+                try:
+                    st = os.stat(new_local)
+                except OSError:
+                    continue  # already gone again: the queued touch of src removes it
+                try:
+                    rec = writer.move(rec_id, file_meta(self.root, new_local, st, self.journal, self.root_rec))
+                    if rec is not None:
+                        done.append(rec)
+                except PathCollision as exc:  # another folder holds that path: the file stays out, said why
+                    if self.on_change:
+                        self.on_change(f"skipped {new_local}: {exc}", None)
+        self.moves += len(done)
+        for rec in done:
+            self._notify(rec.local_path or dest, rec)
+        return len(done)
 
     def touch(self, path: str, *, is_dir: bool = False, gone_dir: bool = False) -> None:
         """Queue `path` to be looked at once it has been quiet for `debounce` seconds."""
-        if os.path.basename(path).startswith((".sync_", "._sync_")) and self.journal is not None:
+        if self._is_journal(path):
             # The desktop client updated its journal: new etags/fileIds for what it synced.
             path = self.root
             is_dir = False
@@ -127,18 +185,18 @@ class FolderWatcher:
     def _apply(self, path: str, is_dir: bool, gone_dir: bool) -> None:
         writer = self.index.writer()
         if path == self.root and self.journal is not None:
-            self.journal.reload()
-            for abs_path, _rel, _st in walk(self.root):
-                index_one(writer, self.root, abs_path, pool=self.pool, journal=self.journal)
+            self._apply_journal()
             return
         if os.path.isdir(path):
             # New or moved-in folder: its files may have been written before we saw it.
             for abs_path, _rel, _st in walk(path):
-                rec = index_one(writer, self.root, abs_path, pool=self.pool, journal=self.journal)
+                rec = index_one(writer, self.root, abs_path, pool=self.pool, journal=self.journal,
+                                root_rec=self.root_rec)
                 self._notify(abs_path, rec)
             return
         if os.path.exists(path):
-            self._notify(path, index_one(writer, self.root, path, pool=self.pool, journal=self.journal))
+            self._notify(path, index_one(writer, self.root, path, pool=self.pool, journal=self.journal,
+                                         root_rec=self.root_rec))
             return
         # Gone: a file, or a whole folder (its records all sit below its local path).
         removed = 0
@@ -153,6 +211,22 @@ class FolderWatcher:
             removed += 1
         if removed:
             self._notify(path, None)
+
+    def _apply_journal(self) -> None:
+        """Look only at the files whose journal row differs from the index (new fileId/etag, new path)."""
+        assert self.journal is not None
+        self.journal.reload()
+        held = {rec.path: (rec.file_id, rec.etag) for rec in self.index.root_records(self.root_rec.id)}
+        writer = self.index.writer()
+        for rel, entry in self.journal.entries.items():
+            if held.get(self.root_rec.path_for(rel)) == (entry.file_id, entry.etag):
+                continue
+            abs_path = os.path.join(self.root, *rel.split("/"))
+            if not os.path.isfile(abs_path):
+                continue  # the client has not written it here (yet): its own events will bring it
+            self.journal_checked += 1
+            self._notify(abs_path, index_one(writer, self.root, abs_path, pool=self.pool, journal=self.journal,
+                                             root_rec=self.root_rec))
 
     def _notify(self, path: str, rec: FileRecord | None) -> None:
         self.applied += 1

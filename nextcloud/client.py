@@ -4,17 +4,21 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from . import paths
-from .caldav import CalDAV
-from .carddav import CardDAV
 from .config import Account
-from .deck import Deck
 from .errors import NextcloudError, no_credentials
 from .http import Transport
-from .mail import Mail
 from .ocs import OCS
-from .talk import Talk
 from .webdav import WebDAV
+
+if TYPE_CHECKING:   # the app clients are imported on first use: caldav pulls in icalendar (~0.2 s)
+    from .caldav import CalDAV
+    from .carddav import CardDAV
+    from .deck import Deck
+    from .mail import Mail
+    from .talk import Talk
 
 # Login names that are plainly a user id: Nextcloud ids are these characters,
 # while LDAP / e-mail style logins (with '@' or spaces) often map to another id.
@@ -40,11 +44,60 @@ class NextcloudClient:
         self._uid_lock = threading.Lock()
         self.webdav = WebDAV(self._transport, lambda: self.user_id, recheck_user=self._recheck_user_id)
         self.ocs = OCS(self._transport, probe_dav=self._probe_dav)
-        self.caldav = CalDAV(self._transport, lambda: self.user_id)
-        self.carddav = CardDAV(self._transport, lambda: self.user_id)
-        self.deck = Deck(self._transport)
-        self.talk = Talk(self._transport, public_url=account.public_url or account.url)
-        self.mail = Mail(self._transport)
+        self._apps: dict[str, Any] = {}   # caldav, carddav, deck, talk, mail: made on first use
+        self._apps_lock = threading.Lock()
+
+    def _app(self, name: str, make: Any) -> Any:
+        """The app client `name`, made once (thread-safe) by `make()` on first use."""
+        client = self._apps.get(name)
+        if client is None:
+            with self._apps_lock:
+                client = self._apps.get(name)
+                if client is None:
+                    client = self._apps[name] = make()
+        return client
+
+    # The app clients are properties so that importing this module (every CLI
+    # command and the server do) does not import icalendar, vobject and friends.
+    @property
+    def caldav(self) -> "CalDAV":
+        """CalDAV calendars and events (imports nextcloud.caldav on first use)."""
+        def make() -> "CalDAV":
+            from .caldav import CalDAV
+            return CalDAV(self._transport, lambda: self.user_id)
+        return self._app("caldav", make)
+
+    @property
+    def carddav(self) -> "CardDAV":
+        """CardDAV address books and contacts (imported on first use)."""
+        def make() -> "CardDAV":
+            from .carddav import CardDAV
+            return CardDAV(self._transport, lambda: self.user_id)
+        return self._app("carddav", make)
+
+    @property
+    def deck(self) -> "Deck":
+        """Deck boards, stacks and cards (imported on first use)."""
+        def make() -> "Deck":
+            from .deck import Deck
+            return Deck(self._transport)
+        return self._app("deck", make)
+
+    @property
+    def talk(self) -> "Talk":
+        """Talk rooms and chat (imported on first use)."""
+        def make() -> "Talk":
+            from .talk import Talk
+            return Talk(self._transport, public_url=self.account.public_url or self.account.url)
+        return self._app("talk", make)
+
+    @property
+    def mail(self) -> "Mail":
+        """The Mail app's API (imported on first use)."""
+        def make() -> "Mail":
+            from .mail import Mail
+            return Mail(self._transport)
+        return self._app("mail", make)
 
     @property
     def user_id(self) -> str:

@@ -120,15 +120,34 @@ _COUNTS = _CountTable()
 _EXPANDING = re.compile(rb"[\x02-\xff]")
 
 
-class _AsciiPath:
-    """bytes.translate tables equal to a lazy table on ASCII: the C fast path for ASCII runs.
 
-    Built from the lazy table itself, so both paths always give the same result.
+# Every ASCII byte: deleting them from UTF-8 leaves only the non-ASCII characters.
+_ASCII_BYTES = bytes(range(128))
+# Above this many distinct non-ASCII characters (other scripts: Cyrillic, Greek,
+# CJK), one str.translate beats one str.replace per distinct character.
+_MAX_REPLACED = 24
+
+
+def _non_ascii_chars(data: bytes) -> set[str]:
+    """The distinct non-ASCII characters of UTF-8 `data` (C passes; no loop per character)."""
+    return set(data.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass"))
+
+
+class _FastFold:
+    """`text.translate(table)` for a lazy fold table, without a dict lookup per character.
+
+    Most extracted text is ASCII with a few distinct accented letters, so the
+    fold runs as C passes: bytes.translate folds the ASCII bytes of the UTF-8
+    form (multi-byte sequences contain no ASCII bytes, so they pass through),
+    then one str.replace per distinct non-ASCII character. Text with many
+    distinct non-ASCII characters (other scripts) falls back to str.translate.
+    The byte tables are built from the lazy table itself, so every path gives
+    the same result as `text.translate(table)`.
     """
 
     def __init__(self, table: dict) -> None:
         self.table = table
-        mapping = bytearray(range(256))
+        mapping = bytearray(range(256))   # bytes >= 0x80 (UTF-8 sequences) map to themselves
         delete = bytearray()
         for c in range(128):
             folded = table[c]
@@ -141,22 +160,83 @@ class _AsciiPath:
         self.mapping = bytes(mapping)
         self.delete = bytes(delete)
 
-    def translate(self, text: str) -> str:
-        """`text.translate(table)`, with ASCII runs done by bytes.translate."""
+    def fold_bytes(self, text: str) -> tuple[bytes, bool]:
+        """(folded UTF-8 with only the ASCII folded yet, whether non-ASCII characters remain)."""
         if text.isascii():
-            return text.encode("ascii").translate(self.mapping, self.delete).decode("ascii")
-        parts = _NON_ASCII_SPLIT.split(text)
-        for k in range(0, len(parts), 2):
-            parts[k] = parts[k].encode("ascii").translate(self.mapping, self.delete).decode("ascii")
-        for k in range(1, len(parts), 2):
-            parts[k] = parts[k].translate(self.table)
-        return "".join(parts)
+            return text.encode("ascii").translate(self.mapping, self.delete), False
+        return text.encode("utf-8", "surrogatepass").translate(self.mapping, self.delete), True
+
+    def finish(self, text: str, folded: str) -> str:
+        """Fold the non-ASCII characters left in `folded` (ASCII already folded) as the table says."""
+        pairs = []
+        for ch in _non_ascii_chars(text.encode("utf-8", "surrogatepass")):
+            out = self.table[ord(ch)]
+            if out != ch:
+                pairs.append((ch, out))
+        if not pairs:
+            return folded
+        targets = {ch for ch, _ in pairs}
+        # One replace per character is only the same as one translate when no
+        # replacement produces a character another replacement would change.
+        if len(pairs) > _MAX_REPLACED or any(c in targets for _, out in pairs for c in out):
+            return folded.translate(self.table)   # folded ASCII characters are fixed points
+        for ch, out in pairs:
+            folded = folded.replace(ch, out)
+        return folded
+
+    def translate(self, text: str) -> str:
+        """`text.translate(table)`, as C passes where possible."""
+        data, mixed = self.fold_bytes(text)
+        if not mixed:
+            return data.decode("ascii")
+        return self.finish(text, data.decode("utf-8", "surrogatepass"))
 
 
-# Splitting on non-ASCII runs (captured) alternates ASCII and non-ASCII parts.
-_NON_ASCII_SPLIT = re.compile(r"([^\x00-\x7f]+)")
-_FOLD_FAST = _AsciiPath(_FOLD)
-_COUNTS_FAST = _AsciiPath(_COUNTS)
+_FOLD_FAST = _FastFold(_FOLD)
+
+
+def _ascii_counts(placeholders: bool) -> bytes:
+    """bytes.translate table: ASCII character -> how many characters it folds to (0 or 1).
+
+    With `placeholders`, control characters 0x0e..0x1b (which fold to nothing)
+    stand for non-ASCII characters that fold to 2..15 characters instead.
+    """
+    table = bytearray(256)
+    for c in range(128):
+        table[c] = len(_FOLD[c])
+    if placeholders:
+        for k, c in enumerate(_COUNT_PLACEHOLDERS, start=2):
+            table[c] = k
+    return bytes(table)
+
+
+_COUNT_PLACEHOLDERS = bytes(range(0x0E, 0x1C))
+_NOT_PLACEHOLDERS = bytes(b for b in range(256) if b not in _COUNT_PLACEHOLDERS)
+_COUNT_ASCII = _ascii_counts(placeholders=False)
+_COUNT_PLACED = _ascii_counts(placeholders=True)
+
+
+def _counts(text: str) -> bytes:
+    """counts[i] = number of characters original character i folds to (see NormalizedText)."""
+    if text.isascii():
+        return text.encode("ascii").translate(_COUNT_ASCII)
+    data = text.encode("utf-8", "surrogatepass")
+    chars = _non_ascii_chars(data)
+    # Replace each distinct non-ASCII character by an ASCII one with the same
+    # count, then count with bytes.translate: only possible when the text holds
+    # no placeholder of its own and few distinct characters.
+    if len(chars) <= _MAX_REPLACED and not data.translate(None, _NOT_PLACEHOLDERS):
+        subst = []
+        for ch in chars:
+            n = len(_FOLD[ord(ch)])
+            if n > len(_COUNT_PLACEHOLDERS) + 1:
+                break
+            subst.append((ch, " " if n == 0 else "a" if n == 1 else chr(_COUNT_PLACEHOLDERS[n - 2])))
+        else:
+            for ch, rep in subst:
+                text = text.replace(ch, rep)
+            return text.encode("ascii").translate(_COUNT_PLACED)
+    return text.translate(_COUNTS).encode("latin-1")
 
 
 def _offsets_from_counts(counts: bytes) -> tuple[array, bool]:
@@ -257,10 +337,10 @@ _HEADER = "<2sBIII"
 
 def normalize(text: str) -> NormalizedText:
     """Fold `text` for search and keep the map back to original offsets (see module doc)."""
-    # Both passes are str.translate over lazily filled tables: C speed, no
-    # Python loop per character (the map is built by C iterators too).
+    # Both passes run as C passes over lazily filled tables (_FastFold, _counts):
+    # no Python loop per character (the map is built by C iterators too).
     norm = _FOLD_FAST.translate(text)
-    counts = _COUNTS_FAST.translate(text).encode("latin-1")
+    counts = _counts(text)
     offsets, expanded = _offsets_from_counts(counts)
     if len(offsets) != len(norm):  # pragma: no cover - would be a bug in the fold tables
         raise AssertionError("normalize: offset map and folded text disagree")
@@ -273,10 +353,28 @@ def normalize_query(query: str) -> str:
 
 
 # Line-end hyphenation: a hyphen (or soft hyphen / U+FFFE, which pdfium emits
-# at line ends) after a letter, then a line break: the word continues.
-_LINE_END_HYPHEN = re.compile(r"(?<=\w)[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n[ \t\u00a0\r\n]*")
-_SPACES = re.compile(r" {2,}")
-_WORDS_FAST = _AsciiPath(_WORDS)
+# at line ends) after a letter, then a line break: the word continues. The
+# pattern starts at the hyphen (a character-set scan, far faster than a
+# lookbehind tried at every position); the letter before it is checked on the
+# few matches (`_join_hyphenation`).
+_HYPHEN_CHARS = "-\u2010\u2011\u00ad\ufffe"
+_LINE_END_HYPHEN = re.compile(r"[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n[ \t\u00a0\r\n]*")
+_WORD_CHAR = re.compile(r"\w")
+_WORDS_FAST = _FastFold(_WORDS)
+
+
+def _join_hyphenation(text: str) -> str:
+    """Remove every line-end hyphen that follows a word character, with the line break after it."""
+    if "\n" not in text or not any(h in text for h in _HYPHEN_CHARS):
+        return text  # the common case, in C-speed membership tests
+
+    def join(m: re.Match) -> str:
+        # A match can only start at a hyphen and the rest of it is whitespace,
+        # so skipping a rejected match never skips the start of another one.
+        i = m.start()
+        return "" if i and _WORD_CHAR.match(text, i - 1) else m.group()
+
+    return _LINE_END_HYPHEN.sub(join, text)
 
 
 def fold_words(text: str) -> str:
@@ -290,5 +388,20 @@ def fold_words(text: str) -> str:
     zero-width characters dropped, so "propri´et´es" -> "proprietes").
     Use it on both indexed text and queries so grep and find agree on words.
     """
-    joined = _LINE_END_HYPHEN.sub("", text)
-    return _SPACES.sub(" ", _WORDS_FAST.translate(joined)).strip()
+    joined = _join_hyphenation(text)
+    data, mixed = _WORDS_FAST.fold_bytes(joined)
+    if not mixed:
+        return _collapse_spaces(data.decode("ascii"))
+    # Non-ASCII characters may fold to a space (NBSP) or to nothing (between two spaces): collapse after.
+    return _collapse_spaces(_WORDS_FAST.finish(joined, data.decode("utf-8", "surrogatepass")))
+
+
+def _collapse_spaces(folded: str) -> str:
+    """Runs of " " as one, no leading or trailing one (the word table maps all whitespace to " ").
+
+    Halving the runs with str.replace is C-speed and builds no list of words
+    (split/join did, at a third of the speed).
+    """
+    while "  " in folded:
+        folded = folded.replace("  ", " ")
+    return folded.strip(" ")

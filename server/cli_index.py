@@ -69,9 +69,12 @@ def _cmd_add(args: argparse.Namespace) -> int:
         print(_dump(report.to_dict()))
     else:
         journal = f" (sync journal {report.journal})" if report.journal else ""
-        print(f"indexed {report.folder}{journal}: {report.scanned} files, {report.extracted} extracted, "
-              f"{report.unchanged} unchanged, {report.failed} failed, {report.removed} removed "
-              f"in {report.seconds:.1f} s")
+        under = f", its files are under {report.path} in the index" if report.path != "/" else ""
+        print(f"indexed {report.folder}{journal}{under}: {report.scanned} files, {report.extracted} extracted, "
+              f"{report.unchanged} unchanged ({report.moved} moved), {report.failed} failed, "
+              f"{report.removed} removed in {report.seconds:.1f} s")
+        for w in report.warnings:
+            print(f"note: {w}", file=sys.stderr)
         if report.failed:
             print("run 'mcp-nextcloud index status' to see what failed and why")
     return 0
@@ -121,6 +124,9 @@ def _cmd_status(args: argparse.Namespace) -> int:
     last = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(st["lastIndexedAt"])) if st["lastIndexedAt"] else "never"
     print(f"index {st['index']}: {st['files']} files ({counts})")
     print(f"  {st['textChars']:,} characters of text, database {st['dbBytes'] / 1e6:.1f} MB, last indexed {last}")
+    for r in st.get("roots", []):
+        journal = f", sync journal {r['journal']}" if r["journal"] else ""
+        print(f"  folder {r['folder']} -> {r['path']} ({r['files']} files{journal})")
     for f in st["failures"]:
         print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}")
     return 0
@@ -131,13 +137,21 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     try:
         with _open(args) as index:
             res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor)
+            roots = index.roots()
     except ValueError as exc:
         return _fail(str(exc))
+    # Several local folders share one index: say which folder each local hit is in.
+    folders = [_folder_of(roots, h.path) if h.source == "local" else None for h in res.hits]
     if args.json:
-        print(res.to_json())
+        d = res.to_dict()
+        for hd, folder in zip(d["hits"], folders):
+            if folder:
+                hd["folder"] = folder
+        print(_dump(d))
         return 0
-    for hit in res.hits:
-        print(f"{hit.path}  ({hit.kind}, {hit.matchCount} match{'es' if hit.matchCount != 1 else ''})")
+    for hit, folder in zip(res.hits, folders):
+        where = f"  in {folder}" if folder and len(roots) > 1 else ""
+        print(f"{hit.path}  ({hit.kind}, {hit.matchCount} match{'es' if hit.matchCount != 1 else ''}){where}")
         for p in hit.passages:
             passage = " ".join(p.passage.split())
             print(f"  page {p.page}, line {p.line}, offset {p.offset}: {passage}")
@@ -146,6 +160,15 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     for w in res.warnings:
         print(f"note: {w}", file=sys.stderr)
     return 0
+
+
+def _folder_of(roots: list, path: str) -> str | None:
+    """The local folder a local hit's path belongs to: the root with the longest matching prefix."""
+    best = None
+    for r in roots:
+        if (r.prefix == "" or path.startswith(r.prefix + "/")) and (best is None or len(r.prefix) > len(best.prefix)):
+            best = r
+    return best.folder if best else None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -23,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="show what the reader makes of a local file (text, find, outline, slices)",
         description="Extract a local file with the reader and show its summary and a slice, "
         "the matches of --find, or its --outline.",
+        epilog="Example: mcp-nextcloud inspect manual.pdf --find install --limit 3",
     )
     p.add_argument("file", metavar="FILE", help="path of a local file (PDF, Office, ODF, text, CSV, JSON, HTML, image)")
     p.add_argument("--find", metavar="TEXT", help="show every match of TEXT (case, accent and space insensitive)")

@@ -18,9 +18,10 @@ PROG = "mcp-nextcloud jobs"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `jobs` command group."""
-    p = subparsers.add_parser("jobs", help="follow, wait for, cancel or resume background jobs (index sync)",
+    p = subparsers.add_parser("jobs", help="follow the background index-sync jobs",
                               description="Follow, wait for, cancel or resume background jobs (index sync) "
-                              "from any terminal. Jobs live next to the index, in <index>.jobs.db.")
+                              "from any terminal. Jobs live next to the index, in <index>.jobs.db.",
+                              epilog="Example: mcp-nextcloud jobs list")
     sub = p.add_subparsers(dest="jobs_command", metavar="ACTION")
 
     def common(sp: argparse.ArgumentParser) -> None:
@@ -28,30 +29,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         sp.add_argument("--index", metavar="PATH", help="index database whose jobs to show (default: "
                         "$MCP_NEXTCLOUD_INDEX, else the platform data directory, as for index sync)")
 
-    s = sub.add_parser("status", help="show a job's state and progress")
+    s = sub.add_parser("status", help="show a job's state and progress",
+                       epilog="Example: mcp-nextcloud jobs status 5f2c9a1e7b30 --json")
     s.add_argument("id", metavar="ID", help="job id, as `index sync` or `jobs list` printed it")
     common(s)
     s.set_defaults(func=_status)
 
     w = sub.add_parser("wait", help="wait (bounded) for a job to finish; may answer still running",
                        description="Wait up to --timeout seconds. Exit code 0 succeeded, 1 failed, cancelled or "
-                       "interrupted, 75 still running after the timeout.")
+                       "interrupted, 75 still running after the timeout.",
+                       epilog="Example: mcp-nextcloud jobs wait 5f2c9a1e7b30 --timeout 120")
     w.add_argument("id", metavar="ID", help="job id")
     w.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds to wait at most (default 60)")
     common(w)
     w.set_defaults(func=_wait)
 
-    c = sub.add_parser("cancel", help="ask a job to stop (between files; the index stays consistent)")
+    c = sub.add_parser("cancel", help="ask a job to stop (between files; the index stays consistent)",
+                       epilog="Example: mcp-nextcloud jobs cancel 5f2c9a1e7b30")
     c.add_argument("id", metavar="ID", help="job id")
     common(c)
     c.set_defaults(func=_cancel)
 
-    r = sub.add_parser("resume", help="continue a job a crash interrupted")
+    r = sub.add_parser("resume", help="continue a job a crash interrupted",
+                       epilog="Example: mcp-nextcloud jobs resume 5f2c9a1e7b30")
     r.add_argument("id", metavar="ID", help="job id of an interrupted job")
     common(r)
     r.set_defaults(func=_resume)
 
-    ls = sub.add_parser("list", help="the most recent jobs")
+    ls = sub.add_parser("list", help="the most recent jobs", epilog="Example: mcp-nextcloud jobs list --limit 5")
     ls.add_argument("--limit", type=int, default=20, help="how many (default 20)")
     common(ls)
     ls.set_defaults(func=_list)

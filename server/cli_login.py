@@ -10,16 +10,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from nextcloud.client import NextcloudClient
-from nextcloud.config import save_account
-from nextcloud.errors import NextcloudError
-from nextcloud.login import login
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `login` command."""
     p = subparsers.add_parser("login", help="connect to a Nextcloud (opens a browser login, stores an app password)",
                               description="Run Nextcloud's Login Flow v2: open the printed URL, approve the "
-                                          "access, and the app password is stored in the config file (mode 0600).")
+                                          "access, and the app password is stored in the config file (mode 0600).",
+                              epilog="Example: mcp-nextcloud login https://cloud.example.com")
     p.add_argument("url", help="your Nextcloud address, e.g. https://cloud.example.com")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the approval (default 300)")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between polls (default 2)")
@@ -29,6 +26,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the login flow for parsed arguments; return the exit code."""
+    # Imported here so `mcp-nextcloud --help` and the other commands do not pay for httpx.
+    from nextcloud.client import NextcloudClient
+    from nextcloud.config import save_account
+    from nextcloud.errors import NextcloudError
+    from nextcloud.login import login
+
     def show(url: str) -> None:
         print(f"Open this URL in a browser and grant access:\n  {url}", file=sys.stderr, flush=True)
         print(f"Waiting up to {args.timeout:g} s for the approval...", file=sys.stderr, flush=True)

@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "serve", help="run the MCP server (stdio, or --http)",
         description="Run the MCP server for the configured Nextcloud account (mcp-nextcloud login, or "
         "NEXTCLOUD_URL / NEXTCLOUD_USER / NEXTCLOUD_APP_PASSWORD). Speaks stdio unless --http is given, and "
-        "keeps the index fresh in the background.")
+        "keeps the index fresh in the background.",
+        epilog="Example: mcp-nextcloud serve --http --port 8765")
     p.add_argument("--http", action="store_true",
                    help="serve streamable HTTP on 127.0.0.1 (requires the bearer token printed on first use)")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; with --http)")
@@ -37,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r = subparsers.add_parser(
         "report", help="per-tool call outcomes from the call log",
         description="Print, per tool, how calls ended (ok / refused / misuse / fault), their median duration "
-        "and the bytes returned. The log never holds argument values or content.")
+        "and the bytes returned. The log never holds argument values or content.",
+        epilog="Example: mcp-nextcloud report --json")
     r.add_argument("--json", action="store_true", help="compact JSON instead of a table")
     r.add_argument("--telemetry", metavar="PATH", help="call log database to read")
     r.set_defaults(func=run_report)
@@ -46,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "demo", help="start an emulated Nextcloud with sample files and show what an agent sees",
         description="Start the bundled Nextcloud emulator seeded with the sample documents, sync it into a "
         "temporary index, then list the tools and run files_grep and files_read(find=...) on the manual "
-        "through an in-process MCP client, printing every answer. Needs no account and no network.")
+        "through an in-process MCP client, printing every answer. Needs no account and no network.",
+        epilog="Example: mcp-nextcloud demo --query budget")
     d.add_argument("--query", default="install", help="what to grep for (default: install)")
     d.set_defaults(func=run_demo)
 

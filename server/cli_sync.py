@@ -22,7 +22,8 @@ def register_sync(index_subparsers: argparse._SubParsersAction) -> None:
         "sync", help="sync the Nextcloud account into the index (a background job)",
         description="Queue a sync of the configured Nextcloud account into the index and start it in the "
         "background. Only folders whose etag changed are walked, so a resync with nothing changed costs one "
-        "request. A sync already running for the account is joined, an interrupted one is resumed.")
+        "request. A sync already running for the account is joined, an interrupted one is resumed.",
+        epilog="Example: mcp-nextcloud index sync --wait 60")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="wait up to SECONDS for the sync to finish (default: answer at once); "
                    "the answer may still say running")

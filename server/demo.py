@@ -65,8 +65,14 @@ async def _drive(server: Any, query: str, out: TextIO) -> None:
         print(f"\n## tools/list: {len(tools)} tools, {size} bytes", file=out)
         for t in tools:
             print(f"  {t.name}: {t.description}", file=out)
+        await _show(c, out, "nextcloud_whoami", {})
         await _show(c, out, "files_grep", {"query": query, "limit": 3})
+        # PDF text glues words: the index and find are whitespace-insensitive both ways.
+        await _show(c, out, "files_grep", {"query": "new app", "limit": 1})
         await _show(c, out, "files_read", {"path": MANUAL, "find": query, "limit": 2})
+        await _show(c, out, "files_read", {"path": "/Documents/budget.xlsx", "format": "outline"})
+        # Errors are instructions: cause, next action, whether to retry.
+        await _show(c, out, "files_read", {"path": "/Documents/manual-v2.pdf"})
 
 
 async def _show(client: Any, out: TextIO, name: str, args: dict[str, Any]) -> None:

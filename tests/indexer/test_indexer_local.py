@@ -138,3 +138,141 @@ def test_missing_folder_is_a_clear_error(tmp_path, index):
 
     with pytest.raises(FileNotFoundError, match="not a folder"):
         index_folder(index, tmp_path / "nope")
+
+
+# -- moves between rescans (no journal): size + mtime + content hash --------------------------------------
+def test_rescan_recognises_moves_without_extracting(tmp_path, index, counting_pool, fixture_bad):
+    root = tmp_path / "plain"
+    write(root / "a.md", "# Alpha\n\nThe quokka smiles.", 1000.0)
+    write(root / "b.txt", "Bison graze.", 1000.0)
+    write(root / "c.txt", "Capybara bathes.", 1000.0)
+    write(root / "twin1.txt", "same words", 1000.0)
+    (root / "bad").mkdir()
+    shutil.copy(fixture_bad / "encrypted.pdf", root / "bad" / "locked.pdf")
+    index_folder(index, root, pool=counting_pool)
+    assert index.get_file(path="/bad/locked.pdf").status == "failed"
+    n = counting_pool.count
+    a_id = index.get_file(path="/a.md").id
+
+    (root / "archive").mkdir()
+    (root / "a.md").rename(root / "archive" / "alpha.md")      # move into a sub folder, renamed
+    (root / "b.txt").rename(root / "c.txt")                     # overwrite: b's text now lives at c.txt
+    (root / "bad" / "locked.pdf").rename(root / "locked-too.pdf")  # a failed file keeps its failure, no retry
+    # Same size and mtime, different bytes: not a move, this one must be extracted.
+    write(root / "twin2.txt", "SAME WORDS", 1000.0)
+    (root / "twin1.txt").unlink()
+    rep = index_folder(index, root, pool=counting_pool)
+
+    assert counting_pool.names[n:] == ["twin2.txt"]
+    assert (rep.moved, rep.extracted, rep.removed) == (3, 1, 1)
+    moved = index.get_file(path="/archive/alpha.md")
+    assert moved.id == a_id and moved.local_path == str(root / "archive" / "alpha.md")
+    assert [h.path for h in index.grep("quokka").hits] == ["/archive/alpha.md"]
+    assert [h.path for h in index.grep("bison").hits] == ["/c.txt"] and index.grep("capybara").total == 0
+    assert index.get_file(path="/a.md") is None and index.get_file(path="/b.txt") is None
+    locked = index.get_file(path="/locked-too.pdf")
+    assert locked.status == "failed" and "encrypted" in locked.reason.lower()
+    assert index.get_file(path="/twin1.txt") is None and index.grep("same words").hits[0].path == "/twin2.txt"
+    # And a rescan with nothing changed does nothing.
+    rep = index_folder(index, root, pool=counting_pool)
+    assert (rep.moved, rep.extracted, rep.removed) == (0, 0, 0) and counting_pool.count == n + 1
+
+
+def test_edited_then_moved_file_is_extracted_again(tmp_path, index, counting_pool):
+    root = tmp_path / "plain"
+    write(root / "notes.txt", "The old ocelot.", 1000.0)
+    index_folder(index, root, pool=counting_pool)
+    (root / "notes.txt").rename(root / "renamed.txt")
+    write(root / "renamed.txt", "The new ocelot.", 2000.0)
+    rep = index_folder(index, root, pool=counting_pool)
+    assert (rep.moved, rep.extracted, rep.removed) == (0, 1, 1) and counting_pool.names == ["notes.txt", "renamed.txt"]
+    assert [h.path for h in index.grep("new ocelot").hits] == ["/renamed.txt"] and index.grep("old ocelot").total == 0
+
+
+# -- several local folders in one database ------------------------------------------------------------------
+def test_several_folders_get_their_own_namespace(tmp_path, index, counting_pool):
+    a = tmp_path / "home" / "Nextcloud"
+    b = tmp_path / "home" / "Notes"
+    b2 = tmp_path / "other" / "Notes"
+    write(a / "notes.txt", "Nextcloud notes about the heron.", 1000.0)
+    write(b / "notes.txt", "Local notes about the heron.", 1000.0)
+    write(b / "deep" / "x.txt", "heron feather", 1000.0)
+    write(b2 / "notes.txt", "Other notes about the heron.", 1000.0)
+    ra = index_folder(index, a, pool=counting_pool)
+    rb = index_folder(index, b, pool=counting_pool)
+    rb2 = index_folder(index, b2, pool=counting_pool)
+    assert (ra.path, rb.path, rb2.path) == ("/", "/Notes", "/Notes-2")
+    assert sorted(h.path for h in index.grep("heron").hits) == [
+        "/Notes-2/notes.txt", "/Notes/deep/x.txt", "/Notes/notes.txt", "/notes.txt"]
+    assert index.get_file(path="/Notes/notes.txt").local_path == str(b / "notes.txt")
+    roots = {r["folder"]: r for r in index.status()["roots"]}
+    assert {k: (v["path"], v["files"]) for k, v in roots.items()} == {
+        str(a): ("/", 1), str(b): ("/Notes", 2), str(b2): ("/Notes-2", 1)}
+    assert [r.prefix for r in index.roots()] == ["", "/Notes", "/Notes-2"]
+    assert index.root_of(index.get_file(path="/Notes/deep/x.txt")).folder == str(b)
+
+    # Re-indexing one folder never touches another folder's files.
+    n = counting_pool.count
+    for folder in (a, b, b2, a):
+        rep = index_folder(index, folder, pool=counting_pool)
+        assert (rep.extracted, rep.removed) == (0, 0)
+    assert counting_pool.count == n and index.status()["files"] == 4
+
+    # The first folder grows a top-level "Notes" folder: its paths would collide with the second folder's.
+    write(a / "Notes" / "notes.txt", "shadowing heron", 1000.0)
+    rep = index_folder(index, a, pool=counting_pool)
+    assert rep.warnings and "another local folder" in rep.warnings[0] and "do not retry" in rep.warnings[0]
+    assert index.get_file(path="/Notes/notes.txt").local_path == str(b / "notes.txt")
+    assert index.grep("shadowing").total == 0 and index.grep("local notes").total == 1
+
+
+def test_two_sync_folders_with_the_same_file_ids_do_not_steal_records(tmp_path, index, counting_pool):
+    roots = []
+    for name, word in (("alice", "albatross"), ("bob", "barracuda")):
+        root = tmp_path / name
+        f = write(root / "Documents" / "plan.md", f"# Plan\n\nThe {word}.", 1_700_000_000.0)
+        make_journal(root, [("Documents/plan.md", "00000123ocabc", "etag1", 1_700_000_000, f.stat().st_size, 0)])
+        roots.append(root)
+    for root in roots:
+        index_folder(index, root, pool=counting_pool)
+    for root in roots:
+        rep = index_folder(index, root, pool=counting_pool)
+        assert (rep.extracted, rep.moved, rep.removed) == (0, 0, 0)
+    assert index.grep("albatross").hits[0].path == "/Documents/plan.md"
+    assert index.grep("barracuda").hits[0].path == "/bob/Documents/plan.md"
+    assert counting_pool.count == 2
+
+
+def test_cli_names_the_folder_of_each_hit_and_lists_the_folders(tmp_path, capsys):
+    import json
+
+    from server.cli import main
+
+    db = str(tmp_path / "cli.db")
+    a, b = tmp_path / "Work", tmp_path / "Personal"
+    write(a / "todo.txt", "call the plumber about the newt", 1000.0)
+    write(b / "todo.txt", "feed the newt", 1000.0)
+    for folder in (a, b):
+        assert main(["index", "add", str(folder), "--index", db]) == 0
+    assert "under /Personal" in capsys.readouterr().out
+    assert main(["grep", "newt", "--index", db, "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert {(h["path"], h["folder"]) for h in res["hits"]} == {("/todo.txt", str(a)), ("/Personal/todo.txt", str(b))}
+    assert main(["grep", "plumber", "--index", db]) == 0
+    assert f"/todo.txt  (text, 1 match)  in {a}" in capsys.readouterr().out
+    assert main(["index", "status", "--index", db]) == 0
+    out = capsys.readouterr().out
+    assert f"folder {a} -> / (1 files)" in out and f"folder {b} -> /Personal (1 files)" in out
+
+
+def test_folder_inside_an_indexed_folder_is_refused(tmp_path, index, counting_pool):
+    import pytest
+
+    from server.cli import main
+
+    write(tmp_path / "outer" / "inner" / "x.txt", "nested", 1000.0)
+    index_folder(index, tmp_path / "outer", pool=counting_pool)
+    with pytest.raises(RuntimeError, match="already holds.*do not retry"):
+        index_folder(index, tmp_path / "outer" / "inner", pool=counting_pool)
+    assert [r.folder for r in index.roots()] == [str(tmp_path / "outer")]
+    assert main(["index", "add", str(tmp_path / "outer" / "inner"), "--index", str(index.path)]) == 2

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import apsw
 import pytest
@@ -207,3 +208,43 @@ def test_migration_from_version_1_keeps_rows(tmp_path):
     names = {r[0] for r in ix.conn().execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "files_indexed_at" in names
     ix.close()
+
+
+def test_v2_database_migrates_and_its_local_files_are_adopted(tmp_path, counting_pool):
+    """A database written before roots existed (schema v2) opens, and re-adding its folder extracts nothing."""
+    from indexer.local import index_folder
+    from indexer.schema import MIGRATIONS
+
+    root = tmp_path / "folder"
+    root.mkdir()
+    f = root / "scan.bin"
+    f.write_bytes(b"\x00\x01binary")
+    os.utime(f, (1000.0, 1000.0))
+    db = tmp_path / "old.db"
+    con = apsw.Connection(str(db))
+    for step in MIGRATIONS[:2]:
+        con.execute(step)
+    con.execute("PRAGMA user_version=2")
+    con.execute("INSERT INTO files(path, name_fold, source, size, mtime, local_path, status, reason) "
+                "VALUES('/scan.bin', '/scan.bin', 'local', ?, 1000.0, ?, 'unsupported', 'not a document')",
+                (f.stat().st_size, str(f)))
+    con.close()
+    with Index.open(db) as ix:
+        rep = index_folder(ix, root, pool=counting_pool)
+        rec = ix.get_file(path="/scan.bin")
+        assert (rep.unchanged, rep.extracted, rep.removed) == (1, 0, 0) and counting_pool.count == 0
+        assert rec.status == "unsupported" and rec.root_id == ix.roots()[0].id and ix.roots()[0].prefix == ""
+    con = apsw.Connection(str(db))
+    assert con.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION == 3
+    con.close()
+
+
+def test_move_keeps_text_and_replaces_the_destination(index, put_text):
+    w = index.writer()
+    a = put_text(w, "/a.txt", "the wandering albatross")
+    b = put_text(w, "/b.txt", "the resident booby")
+    moved = w.move(a.id, meta("/b.txt", size=a.size, mtime=a.mtime))
+    assert moved.id == a.id and moved.path == "/b.txt" and moved.status == "indexed"
+    assert index.get_by_id(b.id) is None and index.get_file(path="/a.txt") is None
+    assert [h.path for h in index.grep("albatross").hits] == ["/b.txt"] and index.grep("booby").total == 0
+    assert w.move(999_999, meta("/c.txt")) is None

@@ -112,3 +112,87 @@ def test_sync_folder_journal_update_attaches_file_ids_without_reextraction(tmp_p
         assert index.get_file(path="/new.txt").etag == "6620e1f0a2b3c"
         assert counting_pool.count == n  # identity attached, text kept
         assert index.grep("otter").hits[0].fileId == 789
+
+
+def test_renames_and_folder_moves_keep_the_text(watched, counting_pool):
+    root, index, watcher = watched
+    d = root / "projects" / "kiwi"
+    d.mkdir(parents=True)
+    (d / "one.txt").write_text("the first gannet")
+    (d / "two.md").write_text("# Two\n\nthe second gannet")
+    assert wait_for(lambda: found(index, "gannet") == ["/projects/kiwi/one.txt", "/projects/kiwi/two.md"])
+    assert wait_for(watcher.idle)
+    n, ids = counting_pool.count, {index.get_file(path="/keep.txt").id}
+
+    (root / "keep.txt").rename(root / "projects" / "beacon.txt")   # a file rename across folders
+    assert wait_for(lambda: found(index, "lighthouse") == ["/projects/beacon.txt"])
+    assert index.get_file(path="/projects/beacon.txt").id in ids and index.get_file(path="/keep.txt") is None
+    (root / "projects").rename(root / "archive")                    # a folder move: every file below it
+    assert wait_for(lambda: found(index, "gannet") == ["/archive/kiwi/one.txt", "/archive/kiwi/two.md"])
+    assert wait_for(lambda: found(index, "lighthouse") == ["/archive/beacon.txt"])
+    assert index.files_under("/projects") == []
+    assert index.get_file(path="/archive/kiwi/one.txt").local_path == str(root / "archive" / "kiwi" / "one.txt")
+    time.sleep(0.5)  # let the debounced re-checks of the destination run: they must not extract
+    assert wait_for(watcher.idle)
+    assert counting_pool.count == n and watcher.moves >= 4
+
+
+def test_atomic_save_extracts_once_and_moving_out_of_sight_removes(watched, counting_pool):
+    root, index, watcher = watched
+    n = counting_pool.count
+    tmp = root / "keep.txt.tmp"                      # not indexed (ignored): the move is "keep.txt modified"
+    tmp.write_text("the rebuilt lighthouse")
+    os.replace(tmp, root / "keep.txt")
+    assert wait_for(lambda: found(index, "rebuilt") == ["/keep.txt"])
+    assert wait_for(watcher.idle)
+    assert counting_pool.names[n:] == ["keep.txt"] and watcher.moves == 0
+    (root / "keep.txt").rename(root / ".keep.txt.hidden")   # renamed to a hidden name: gone from the index
+    assert wait_for(lambda: index.get_file(path="/keep.txt") is None and not found(index, "rebuilt"))
+    assert counting_pool.count == n + 1
+
+
+def test_journal_change_looks_only_at_changed_rows(tmp_path, index, counting_pool):
+    import apsw
+
+    root = tmp_path / "Nextcloud"
+    rows = []
+    for i in range(25):
+        f = root / "Docs" / f"memo{i:02d}.txt"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(f"memo {i} about the puffin")
+        os.utime(f, (1_700_000_000, 1_700_000_000))
+        rows.append((f"Docs/memo{i:02d}.txt", f"{100 + i:08d}ocxyz", f"etag{i}", 1_700_000_000, f.stat().st_size))
+    journal = root / ".sync_99cc.db"
+    con = apsw.Connection(str(journal))
+    con.execute("CREATE TABLE metadata(phash INTEGER(8), pathlen INTEGER, path VARCHAR(4096), inode INTEGER, "
+                "uid INTEGER, gid INTEGER, mode INTEGER, modtime INTEGER(8), type INTEGER, md5 VARCHAR(32), "
+                "fileid VARCHAR(128), remotePerm VARCHAR(128), filesize BIGINT, PRIMARY KEY(phash))")
+    con.executemany("INSERT INTO metadata(phash, pathlen, path, modtime, type, md5, fileid, filesize) "
+                    "VALUES(?,?,?,?,0,?,?,?)", [(i, len(p), p, m, e, fid, s) for i, (p, fid, e, m, s) in enumerate(rows)])
+    con.close()
+    index_folder(index, root, pool=counting_pool)
+    (root / "Docs" / "late.txt").write_text("a late puffin")      # synced before the watcher started
+    n = counting_pool.count
+    errors: list[str] = []
+    with FolderWatcher(index, str(root), pool=counting_pool, debounce=0.2,
+                       on_change=lambda what, rec: errors.append(what) if what.startswith("error") else None) as watcher:
+        time.sleep(0.2)
+        # The client renames memo03 on the server and records the new path and the late file's identity.
+        (root / "Docs" / "memo03.txt").rename(root / "Docs" / "renamed03.txt")
+        assert wait_for(lambda: index.get_file(path="/Docs/renamed03.txt") is not None)
+        st = (root / "Docs" / "late.txt").stat()
+        con = apsw.Connection(str(journal))
+        con.execute("UPDATE metadata SET path='Docs/renamed03.txt' WHERE path='Docs/memo03.txt'")
+        con.execute("INSERT INTO metadata(phash, pathlen, path, modtime, type, md5, fileid, filesize) "
+                    "VALUES(900, 13, 'Docs/late.txt', ?, 0, 'etag-late', '00000999ocxyz', ?)",
+                    (int(st.st_mtime), st.st_size))
+        con.close()
+        assert wait_for(lambda: getattr(index.get_file(path="/Docs/late.txt"), "file_id", None) == 999)
+        assert wait_for(watcher.idle)
+        # Only the late file differed from the index (the rename was already applied from its event).
+        assert watcher.journal_checked == 1
+        assert index.get_file(path="/Docs/renamed03.txt").file_id == 103
+        assert index.get_file(path="/Docs/late.txt").etag == "etag-late"
+    # The late file was extracted once (by the catch-up of its own file); nothing else.
+    assert counting_pool.names[n:] == ["late.txt"] and errors == []
+    assert index.grep("puffin").total == 26

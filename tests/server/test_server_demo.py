@@ -1,4 +1,4 @@
-"""`mcp-nextcloud demo`: one command shows tools/list, files_grep and files_read(find) on the manual."""
+"""`mcp-nextcloud demo`: one command shows what an agent sees, against the emulator and the fixtures."""
 from __future__ import annotations
 
 import io
@@ -7,19 +7,42 @@ import json
 from server.demo import run
 
 
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """(heading, body) of each '## ...' section, in order."""
+    out = []
+    for chunk in text.split("\n## ")[1:]:
+        head, _, body = chunk.partition("\n")
+        out.append((head, body.strip()))
+    return out
+
+
 def test_demo_prints_what_an_agent_sees():
     out = io.StringIO()
     assert run(query="quota", out=out) == 0
     text = out.getvalue()
     assert "## tools/list: 6 tools" in text
-    blocks = {}
-    for chunk in text.split("\n## ")[1:]:
-        head, _, body = chunk.partition("\n")
-        blocks[head.split(" ", 1)[0]] = (head, body.strip())
-    grep_head, grep_body = blocks["files_grep"]
-    read_head, read_body = blocks["files_read"]
-    assert "-> ok" in grep_head and "-> ok" in read_head
-    hits = json.loads(grep_body)["hits"]
+    blocks = _blocks(text)
+    heads = [h for h, _ in blocks]
+
+    whoami = next(b for h, b in blocks if h.startswith("nextcloud_whoami"))
+    assert json.loads(whoami)["userId"] == "alice"
+
+    greps = [(h, b) for h, b in blocks if h.startswith("files_grep")]
+    assert all("-> ok" in h for h, _ in greps)
+    hits = json.loads(greps[0][1])["hits"]
     assert any(h["path"] == "/Documents/manual.pdf" for h in hits)
-    matches = json.loads(read_body)["matches"]
+    # The glued-word query: "new app" finds the manual, whose text also says "newapp".
+    glued = json.loads(greps[1][1])["hits"][0]
+    assert glued["path"] == "/Documents/manual.pdf"
+
+    reads = [(h, b) for h, b in blocks if h.startswith("files_read")]
+    find_head, find_body = reads[0]
+    assert "-> ok" in find_head
+    matches = json.loads(find_body)["matches"]
     assert matches and all(m["text"].lower() == "quota" for m in matches)
+    outline = json.loads(reads[1][1])
+    assert [e["title"] for e in outline["entries"]][:2] == ["Summary", "Expenses"]
+    # The last call is the deliberate mistake: an instruction, not a traceback.
+    err_head, err_body = reads[-1]
+    assert "-> error" in err_head and "files_search" in err_body and "Traceback" not in text
+    assert len(heads) == 7

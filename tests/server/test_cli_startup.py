@@ -1,0 +1,102 @@
+"""CLI start-up stays cheap, and its help is an index with an example per command.
+
+Import checks run in a fresh interpreter (subprocess), because this test
+process has long since imported everything.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixtures.emulator.server import Emulator
+from server.cli import build_parser, iter_commands
+
+ROOT = Path(__file__).resolve().parents[2]
+# What `mcp-nextcloud --help` must not pay for: each costs 0.05-0.3 s to import.
+HEAVY = ("icalendar", "vobject", "mcp", "apsw", "pypdfium2", "pdfminer", "openpyxl", "httpx")
+
+
+def _python(code: str) -> str:
+    """Run code in a fresh interpreter from the project root; its stdout."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "server", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_build_parser_imports_nothing_heavy() -> None:
+    loaded = json.loads(_python(
+        "import json, sys\n"
+        "import server.cli\n"
+        "server.cli.build_parser()\n"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({list(HEAVY)!r}))))\n"))
+    assert loaded == [], f"build_parser() imported {loaded}: move these imports into the command functions"
+
+
+def test_client_imports_app_clients_on_first_use(emulator: Emulator) -> None:
+    """Making a NextcloudClient does not import icalendar; the first client.caldav does, once."""
+    acct = emulator.account("alice")
+    out = json.loads(_python(
+        "import json, sys\n"
+        "from nextcloud.client import NextcloudClient\n"
+        "from nextcloud.config import Account\n"
+        f"c = NextcloudClient(Account(url={acct['url']!r}, user={acct['user']!r}, "
+        f"app_password={acct['app_password']!r}), retries=0)\n"
+        "before = 'icalendar' in sys.modules\n"
+        "cals = [x.name for x in c.caldav.calendars()]\n"
+        "boards = c.deck.boards()\n"
+        "print(json.dumps({'before': before, 'after': 'icalendar' in sys.modules, 'same': c.caldav is c.caldav,\n"
+        "                  'deckSame': c.deck is c.deck, 'calendars': len(cals), 'requests': c.request_count}))\n"))
+    assert out["before"] is False
+    assert out["after"] is True
+    assert out["same"] and out["deckSame"]
+    assert out["calendars"] >= 1          # the lazily made CalDAV client really talked to the emulator
+    assert out["requests"] >= 2
+
+
+def test_root_help_is_an_index() -> None:
+    done = _cli("--help")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert "Start with: mcp-nextcloud demo" in text
+    lines = text.splitlines()
+    top = [name for name, _ in iter_commands(build_parser()) if " " not in name]
+    assert {"inspect", "index", "grep", "jobs", "login", "serve", "report", "demo"} <= set(top)
+    start = next(i for i, line in enumerate(lines) if line.strip() == "COMMAND") + 1
+    listed = lines[start:start + len(top)]
+    # One line per command, in registry order, each with its summary on the same line.
+    assert [line.split()[0] for line in listed] == top
+    assert all(len(line.split()) > 2 for line in listed), listed
+    assert not lines[start + len(top)].startswith("      "), "a command's summary wrapped onto a second line"
+    # Groups name their actions on their one line.
+    assert "(add, watch, status" in next(line for line in listed if line.split()[0] == "index")
+
+
+def test_no_arguments_prints_the_index() -> None:
+    done = _cli()
+    assert done.returncode == 0
+    assert done.stdout == _cli("--help").stdout
+
+
+COMMANDS = dict(iter_commands(build_parser()))
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_help_has_a_runnable_example(name: str) -> None:
+    parser = COMMANDS[name]
+    examples = [line for line in parser.format_help().splitlines() if line.startswith("Example: ")]
+    assert examples, f"`mcp-nextcloud {name} --help` has no 'Example:' line (set epilog=...)"
+    argv = shlex.split(examples[0].removeprefix("Example: "))
+    assert argv[0] == "mcp-nextcloud" and " ".join(argv[1:]).startswith(name), examples[0]
+    # The example parses to this very command (a typo'd option would exit 2 here).
+    args = build_parser().parse_args(argv[1:])
+    assert callable(args.func)
