@@ -6,7 +6,8 @@ the index's own tokenizer, and rebuilt as quoted phrases. So quotes,
 parentheses, AND/OR/NEAR, colons and '-' are literal text, never an SQLite
 error. Whitespace-insensitivity comes from variants: the query's letters
 joined into one string S, and every segmentation of S into words that exist
-in the index vocabulary ("new app" <-> "newapp").
+in the index vocabulary ("new app" <-> "newapp", "newappstore" <-> "new app
+store" <-> "newapp store"), fewest words first.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import apsw
 
 from reader.normalize import fold_words
 
-MAX_VARIANTS = 12        # phrases OR-ed together; more costs time for little recall
+MAX_VARIANTS = 16        # phrases OR-ed together; more costs time for little recall
 MAX_GLUED = 40           # longest S we try to segment
 MIN_PIECE = 2            # one-letter pieces would match almost anything
 
@@ -73,15 +74,25 @@ def parse(con: apsw.Connection, query: str) -> ParsedQuery:
 
 
 def _segmentations(s: str, known: set[str], limit: int) -> list[list[str]]:
-    """Ways to cut `s` into known words, fewest pieces first (at most `limit`)."""
+    """Ways to cut `s` into known words, fewest pieces first (at most `limit`).
+
+    Dynamic programming: `fewest[i]` is the fewest known pieces that cover
+    s[i:] (None when s[i:] cannot be cut), so the walk below only steps into
+    positions from which the cut can be finished, and tries the cuts that can
+    still give fewer pieces first; it stops after `limit * 4` cuts.
+    """
     n = len(s)
-    # done[i]: s[i:] can be cut into known pieces; walking only into such
-    # positions keeps the search linear in the number of results.
-    done = [False] * (n + 1)
-    done[n] = True
+    fewest: list[int | None] = [None] * (n + 1)
+    fewest[n] = 0
     for i in range(n - 1, -1, -1):
-        done[i] = any(done[j] and s[i:j] in known for j in range(i + MIN_PIECE, n + 1))
+        best = None
+        for j in range(i + MIN_PIECE, n + 1):
+            if fewest[j] is not None and s[i:j] in known and (best is None or fewest[j] + 1 < best):
+                best = fewest[j] + 1
+        fewest[i] = best
     results: list[list[str]] = []
+    if fewest[0] is None:
+        return results
 
     def walk(i: int, acc: list[str]) -> None:
         if len(results) >= limit * 4:
@@ -89,55 +100,80 @@ def _segmentations(s: str, known: set[str], limit: int) -> list[list[str]]:
         if i == n:
             results.append(list(acc))
             return
-        for j in range(n, i + MIN_PIECE - 1, -1):
-            piece = s[i:j]
-            if done[j] and piece in known:
-                acc.append(piece)
-                walk(j, acc)
-                acc.pop()
+        steps = [j for j in range(i + MIN_PIECE, n + 1) if fewest[j] is not None and s[i:j] in known]
+        for j in sorted(steps, key=lambda j: (fewest[j], -j)):
+            acc.append(s[i:j])
+            walk(j, acc)
+            acc.pop()
 
     walk(0, [])
     results.sort(key=len)
     return results[:limit]
 
 
-def _candidates(tokens: list[str]) -> set[str]:
-    """Pieces worth looking up: runs of adjacent query words glued, and each word cut in two."""
-    out: set[str] = set()
-    for i in range(len(tokens)):
-        for j in range(i + 2, len(tokens) + 1):
-            out.add("".join(tokens[i:j]))
-        t = tokens[i]
-        for k in range(MIN_PIECE, len(t) - MIN_PIECE + 1):
-            out.add(t[:k])
-            out.add(t[k:])
-    return {c for c in out if len(c) <= MAX_GLUED}
+def _lookups(s: str, starts: set[int], done: set[str]) -> set[str]:
+    """Pieces of `s` beginning at `starts` not looked up yet (at least MIN_PIECE characters)."""
+    return {s[i:j] for i in starts for j in range(i + MIN_PIECE, len(s) + 1)} - done
+
+
+def vocabulary_pieces(con: apsw.Connection, s: str) -> set[str]:
+    """Every piece of `s` that is an indexed term and starts where a cut into indexed terms can start.
+
+    Breadth-first over start positions: position 0, then the ends of the
+    pieces found, so pieces after a position no known word reaches are never
+    looked up (one statement per round; rounds <= number of pieces).
+    """
+    known: set[str] = set()
+    looked: set[str] = set()
+    reached = {0}
+    frontier = {0}
+    while frontier:
+        batch = _lookups(s, frontier, looked)
+        looked |= batch
+        known |= known_terms(con, batch)
+        ends = {i + len(t) for i in frontier for t in known if s.startswith(t, i)}
+        frontier = {e for e in ends if e < len(s)} - reached
+        reached |= frontier
+    return known
+
+
+_BATCH = 400  # SQLite allows at most 500 terms in one compound SELECT
 
 
 def known_terms(con: apsw.Connection, terms: set[str]) -> set[str]:
-    """The subset of `terms` that occur in the index (one statement; each check stops at the first row).
+    """The subset of `terms` that occur in the index (each check stops at the first row).
 
-    fts5vocab would count every occurrence of a common term; EXISTS stops at the first.
+    A MATCH per term inside EXISTS, not the fts5vocab table: fts5vocab counts
+    every occurrence of a term before it answers, which for a common term is
+    a walk over its whole posting list; EXISTS stops at the first.
     """
-    terms = sorted(terms)
-    if not terms:
-        return set()
-    sql = " UNION ALL ".join(
-        "SELECT ? WHERE EXISTS(SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?)" for _ in terms)
-    args: list[str] = []
-    for t in terms:
-        args += [t, '"' + t.replace('"', '""') + '"']
-    return {r[0] for r in con.execute(sql, args)}
+    ordered = sorted(terms)
+    out: set[str] = set()
+    for k in range(0, len(ordered), _BATCH):
+        part = ordered[k:k + _BATCH]
+        sql = " UNION ALL ".join(
+            "SELECT ? WHERE EXISTS(SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?)" for _ in part)
+        args: list[str] = []
+        for t in part:
+            args += [t, '"' + t.replace('"', '""') + '"']
+        out |= {r[0] for r in con.execute(sql, args)}
+    return out
 
 
 def expand(con: apsw.Connection, pq: ParsedQuery) -> ParsedQuery:
-    """Fill `pq.variants`: the phrase itself, then the same letters cut into other indexed words."""
+    """Fill `pq.variants`: the phrase itself, then the same letters cut into other indexed words.
+
+    The query's tokens are joined into S ("new app store" -> "newappstore");
+    every cut of S into terms of the index vocabulary is a variant ("newapp
+    store", "new appstore", "newappstore", ...), fewest words first, at most
+    MAX_VARIANTS in all. Prefix queries keep only the phrase and S.
+    """
     variants: list[list[str]] = [pq.tokens]
     glued = "".join(pq.tokens)
     if len(pq.tokens) > 1:
         variants.append([glued])
     if not pq.prefix and len(glued) <= MAX_GLUED:
-        known = known_terms(con, _candidates(pq.tokens)) | set(pq.tokens)
+        known = vocabulary_pieces(con, glued) | set(pq.tokens)
         for seg in _segmentations(glued, known, MAX_VARIANTS):
             if seg not in variants:
                 variants.append(seg)

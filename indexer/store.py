@@ -221,7 +221,7 @@ class Index:
         return rows[0][0] if rows else None
 
     def status(self) -> dict:
-        """Counts by status, failures with reasons, db size and last indexed times."""
+        """Counts by status, failures with reasons, db size, last indexed times and the local folders (roots)."""
         con = self.conn()
         with con:
             counts = {s: n for s, n in con.execute("SELECT status, count(*) FROM files GROUP BY status")}

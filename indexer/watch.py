@@ -101,7 +101,8 @@ class FolderWatcher:
         rid = self.root_rec.id
         recs = [r for r in self.index.iter_local(src) if r.root_id == rid] if is_dir else []
         rows = self.index.conn().execute(
-            "SELECT id, local_path FROM files WHERE source='local' AND local_path=? AND root_id=?", (src, rid)).fetchall()
+            "SELECT id, local_path FROM files WHERE source='local' AND local_path=? AND root_id=?",
+            (src, rid)).fetchall()
         pairs = [(r.id, r.local_path) for r in recs] + [tuple(r) for r in rows]
         done: list[FileRecord] = []
         with writer.transaction():
@@ -222,7 +223,7 @@ class FolderWatcher:
             if held.get(self.root_rec.path_for(rel)) == (entry.file_id, entry.etag):
                 continue
             abs_path = os.path.join(self.root, *rel.split("/"))
-            if not os.path.isfile(abs_path):
+            if is_ignored_path(self.root, abs_path) or not os.path.isfile(abs_path):
                 continue  # the client has not written it here (yet): its own events will bring it
             self.journal_checked += 1
             self._notify(abs_path, index_one(writer, self.root, abs_path, pool=self.pool, journal=self.journal,

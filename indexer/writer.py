@@ -96,7 +96,8 @@ class IndexWriter:
 
         Unchanged content (same fileId+etag remotely, same size+mtime locally) is
         never re-extracted; the same fileId at a new path is a move that keeps
-        its text.
+        its text. A local file whose path another local folder already holds
+        raises PathCollision (nothing is overwritten).
         """
         path = "/" + meta.path.strip("/")
         with self._tx():

@@ -42,6 +42,38 @@ def _put_text(writer: IndexWriter, path: str, text: str, *, source: str = "local
     return writer.record(rec.id)
 
 
+def _make_journal(root: Path, rows: list[tuple[str, str, str, int, int, int]],
+                  name: str = ".sync_0a1b2c3d4e5f.db") -> Path:
+    """A sync journal shaped like the Nextcloud desktop client's (`.sync_<hash>.db`, table `metadata`, WAL).
+
+    rows: (path relative to the folder, fileid as the client stores it e.g. "00000123ocabc",
+    etag, modtime, size, type: 0 file / 2 directory).
+    """
+    import apsw
+
+    path = root / name
+    root.mkdir(parents=True, exist_ok=True)
+    con = apsw.Connection(str(path))
+    con.execute(
+        "CREATE TABLE metadata(phash INTEGER(8), pathlen INTEGER, path VARCHAR(4096), inode INTEGER, uid INTEGER, "
+        "gid INTEGER, mode INTEGER, modtime INTEGER(8), type INTEGER, md5 VARCHAR(32), fileid VARCHAR(128), "
+        "remotePerm VARCHAR(128), filesize BIGINT, ignoredChildrenRemote INT, contentChecksum TEXT, "
+        "contentChecksumTypeId INTEGER, e2eMangledName TEXT, isE2eEncrypted INTEGER, PRIMARY KEY(phash))")
+    for i, (p, fileid, etag, modtime, size, typ) in enumerate(rows):
+        con.execute("INSERT INTO metadata(phash, pathlen, path, inode, modtime, type, md5, fileid, remotePerm, "
+                    "filesize) VALUES(?,?,?,?,?,?,?,?,?,?)",
+                    (1000 + i, len(p), p, 50 + i, modtime, typ, etag, fileid, "WDNVCKR", size))
+    con.pragma("journal_mode", "wal")
+    con.close()
+    return path
+
+
+@pytest.fixture
+def make_journal():
+    """The `_make_journal` helper: write a realistic desktop-client sync journal into a folder."""
+    return _make_journal
+
+
 @pytest.fixture
 def index(tmp_path: Path):
     ix = Index.open(tmp_path / "index.db")

@@ -208,3 +208,73 @@ def test_phrase_across_a_chunk_boundary_is_found(index, put_text):
     p = res.hits[0].passages[0]
     assert text[p.offset:p.offset + p.length] == "polar bear"
     assert index.cached_document(rec).text == text
+
+
+# -- glued words: any number of words, both ways ---------------------------
+@pytest.fixture
+def glue(index, put_text):
+    w = index.writer()
+    put_text(w, "/Glue/glued3.txt", "Download it from the newappstore today.\n" + FILLER)
+    put_text(w, "/Glue/spaced3.txt", FILLER + "\nOpen the new app store and search.\n")
+    put_text(w, "/Glue/half.txt", "The newapp store opens at nine.\n" + FILLER)
+    put_text(w, "/Glue/other.txt", "A store for a new kind of app.\n" + FILLER)  # same words, not as a phrase
+    return index
+
+
+GLUE3 = ["/Glue/glued3.txt", "/Glue/half.txt", "/Glue/spaced3.txt"]
+
+
+@pytest.mark.parametrize("query", ["new app store", "newappstore", "newapp store", "new appstore", "NEW-APP-STORE"])
+def test_three_glued_words_found_both_ways(glue, query):
+    res = glue.grep(query)
+    assert paths(res) == GLUE3, query
+    by_path = {h.path: h for h in res.hits}
+    # Passages show the text as written, whichever way the query was typed.
+    assert by_path["/Glue/spaced3.txt"].passages[0].text == "new app store"
+    assert by_path["/Glue/glued3.txt"].passages[0].text == "newappstore"
+    assert by_path["/Glue/half.txt"].passages[0].text == "newapp store"
+
+
+def test_glued_words_keep_their_order(glue):
+    assert glue.grep("store app new").total == 0
+    assert glue.grep("storeappnew").total == 0
+    # Whole words: "app store" is not inside "newappstore" nor "newapp store".
+    assert paths(glue.grep("app store")) == ["/Glue/spaced3.txt"]
+
+
+def test_variants_are_capped_fewest_words_first(glue):
+    from indexer.query import MAX_VARIANTS, expand, parse
+
+    con = glue.conn()
+    pq = expand(con, parse(con, "newappstore"))
+    assert pq.variants[0] == ["newappstore"]
+    assert ["new", "app", "store"] in pq.variants and ["newapp", "store"] in pq.variants
+    sizes = [len(v) for v in pq.variants[1:]]
+    assert sizes == sorted(sizes) and len(pq.variants) <= MAX_VARIANTS
+    # A literal phrase that is not in the index is still the first variant (and nothing is invented).
+    pq = expand(con, parse(con, "zzqq xxyy"))
+    assert pq.variants == [["zzqq", "xxyy"], ["zzqqxxyy"]]
+
+
+def test_segmentations_fewest_pieces_first_and_capped():
+    from indexer.query import _segmentations
+
+    known = {"new", "app", "store", "newapp", "appstore", "ne", "wapp"}
+    segs = _segmentations("newappstore", known, 16)
+    assert segs[0] in (["newapp", "store"], ["new", "appstore"]) and len(segs[0]) == 2
+    assert {tuple(s) for s in segs} == {("newapp", "store"), ("new", "appstore"), ("new", "app", "store"),
+                                        ("ne", "wapp", "store")}
+    assert [len(s) for s in segs] == sorted(len(s) for s in segs)
+    # Many ways to cut: the cap holds and the fewest-pieces cut comes first.
+    many = _segmentations("ab" * 12, {"ab", "abab", "ba", "bab", "aba", "ababab"}, 16)
+    assert len(many) == 16 and len(many[0]) == 4 and all("".join(s) == "ab" * 12 for s in many)
+    assert _segmentations("newappstorx", known, 16) == []
+
+
+def test_long_glued_query_with_many_vocabulary_pieces_answers(index, put_text):
+    # Every two- and three-letter piece is a word: the lookups stay bounded (batched) and the answer comes.
+    words = " ".join(a + b for a in "abcdef" for b in "abcdef") + " " + " ".join(
+        a + b + c for a in "abc" for b in "abc" for c in "abc")
+    put_text(index.writer(), "/many.txt", words + "\nab cd ef ab cd ef ab cd ef ab cd ef ab cd\n")
+    res = index.grep("abcdefabcdefabcdefabcdefabcd")
+    assert res.total == 1 and res.hits[0].passages

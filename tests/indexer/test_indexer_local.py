@@ -80,25 +80,7 @@ def test_fixture_folder_indexes_and_failures_are_not_retried(tmp_path, index, co
     assert doc.text[p.offset:p.offset + p.length].lower() == "manual"
 
 
-def make_journal(root: Path, rows: list[tuple[str, str, str, int, int, int]]) -> Path:
-    """A journal shaped like the Nextcloud desktop client's (.sync_<hash>.db, table metadata)."""
-    path = root / ".sync_0a1b2c3d4e5f.db"
-    con = apsw.Connection(str(path))
-    con.execute(
-        "CREATE TABLE metadata(phash INTEGER(8), pathlen INTEGER, path VARCHAR(4096), inode INTEGER, uid INTEGER, "
-        "gid INTEGER, mode INTEGER, modtime INTEGER(8), type INTEGER, md5 VARCHAR(32), fileid VARCHAR(128), "
-        "remotePerm VARCHAR(128), filesize BIGINT, ignoredChildrenRemote INT, contentChecksum TEXT, "
-        "contentChecksumTypeId INTEGER, e2eMangledName TEXT, isE2eEncrypted INTEGER, PRIMARY KEY(phash))")
-    for i, (p, fileid, etag, modtime, size, typ) in enumerate(rows):
-        con.execute("INSERT INTO metadata(phash, pathlen, path, inode, modtime, type, md5, fileid, remotePerm, "
-                    "filesize) VALUES(?,?,?,?,?,?,?,?,?,?)",
-                    (1000 + i, len(p), p, 50 + i, modtime, typ, etag, fileid, "WDNVCKR", size))
-    con.pragma("journal_mode", "wal")
-    con.close()
-    return path
-
-
-def test_sync_folder_uses_the_journal_ids(tmp_path, index, counting_pool):
+def test_sync_folder_uses_the_journal_ids(tmp_path, index, counting_pool, make_journal):
     root = tmp_path / "Nextcloud"
     a = write(root / "Documents" / "plan.md", "# Plan\n\nShip the walrus feature.", 1_700_000_000.0)
     b = write(root / "Notes" / "todo.txt", "Feed the walrus.", 1_700_000_100.0)
@@ -226,7 +208,8 @@ def test_several_folders_get_their_own_namespace(tmp_path, index, counting_pool)
     assert index.grep("shadowing").total == 0 and index.grep("local notes").total == 1
 
 
-def test_two_sync_folders_with_the_same_file_ids_do_not_steal_records(tmp_path, index, counting_pool):
+def test_two_sync_folders_with_the_same_file_ids_do_not_steal_records(tmp_path, index, counting_pool,
+                                                                      make_journal):
     roots = []
     for name, word in (("alice", "albatross"), ("bob", "barracuda")):
         root = tmp_path / name

@@ -132,9 +132,13 @@ def test_renames_and_folder_moves_keep_the_text(watched, counting_pool):
     assert wait_for(lambda: found(index, "lighthouse") == ["/archive/beacon.txt"])
     assert index.files_under("/projects") == []
     assert index.get_file(path="/archive/kiwi/one.txt").local_path == str(root / "archive" / "kiwi" / "one.txt")
+    # An indexed file renamed over another one: the destination now holds the moved file's text.
+    os.replace(root / "archive" / "kiwi" / "one.txt", root / "archive" / "kiwi" / "two.md")
+    assert wait_for(lambda: found(index, "gannet") == ["/archive/kiwi/two.md"] and not found(index, "second"))
+    assert index.get_file(path="/archive/kiwi/one.txt") is None
     time.sleep(0.5)  # let the debounced re-checks of the destination run: they must not extract
     assert wait_for(watcher.idle)
-    assert counting_pool.count == n and watcher.moves >= 4
+    assert counting_pool.count == n and watcher.moves >= 5
 
 
 def test_atomic_save_extracts_once_and_moving_out_of_sight_removes(watched, counting_pool):
@@ -151,7 +155,7 @@ def test_atomic_save_extracts_once_and_moving_out_of_sight_removes(watched, coun
     assert counting_pool.count == n + 1
 
 
-def test_journal_change_looks_only_at_changed_rows(tmp_path, index, counting_pool):
+def test_journal_change_looks_only_at_changed_rows(tmp_path, index, counting_pool, make_journal):
     import apsw
 
     root = tmp_path / "Nextcloud"
@@ -161,21 +165,17 @@ def test_journal_change_looks_only_at_changed_rows(tmp_path, index, counting_poo
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(f"memo {i} about the puffin")
         os.utime(f, (1_700_000_000, 1_700_000_000))
-        rows.append((f"Docs/memo{i:02d}.txt", f"{100 + i:08d}ocxyz", f"etag{i}", 1_700_000_000, f.stat().st_size))
-    journal = root / ".sync_99cc.db"
-    con = apsw.Connection(str(journal))
-    con.execute("CREATE TABLE metadata(phash INTEGER(8), pathlen INTEGER, path VARCHAR(4096), inode INTEGER, "
-                "uid INTEGER, gid INTEGER, mode INTEGER, modtime INTEGER(8), type INTEGER, md5 VARCHAR(32), "
-                "fileid VARCHAR(128), remotePerm VARCHAR(128), filesize BIGINT, PRIMARY KEY(phash))")
-    con.executemany("INSERT INTO metadata(phash, pathlen, path, modtime, type, md5, fileid, filesize) "
-                    "VALUES(?,?,?,?,0,?,?,?)", [(i, len(p), p, m, e, fid, s) for i, (p, fid, e, m, s) in enumerate(rows)])
-    con.close()
+        rows.append((f"Docs/memo{i:02d}.txt", f"{100 + i:08d}ocxyz", f"etag{i}", 1_700_000_000, f.stat().st_size, 0))
+    journal = make_journal(root, rows)
     index_folder(index, root, pool=counting_pool)
     (root / "Docs" / "late.txt").write_text("a late puffin")      # synced before the watcher started
     n = counting_pool.count
     errors: list[str] = []
-    with FolderWatcher(index, str(root), pool=counting_pool, debounce=0.2,
-                       on_change=lambda what, rec: errors.append(what) if what.startswith("error") else None) as watcher:
+    def on_change(what: str, rec) -> None:
+        if what.startswith("error"):
+            errors.append(what)
+
+    with FolderWatcher(index, str(root), pool=counting_pool, debounce=0.2, on_change=on_change) as watcher:
         time.sleep(0.2)
         # The client renames memo03 on the server and records the new path and the late file's identity.
         (root / "Docs" / "memo03.txt").rename(root / "Docs" / "renamed03.txt")

@@ -125,3 +125,72 @@ def test_lone_surrogates_survive_serialisation() -> None:
     back = NormalizedText.from_bytes(nt.to_bytes())
     assert back.norm == nt.norm == "abc\udcffd"
     assert back.offsets == nt.offsets
+
+
+# -- the C-pass fast paths against the plain per-character definition ------
+# The fast paths (bytes.translate over UTF-8, one replace per distinct non-ASCII
+# character, placeholder counts) must give exactly what one str.translate over
+# the fold tables gives; these references are that definition, written plainly.
+import re as _re  # noqa: E402
+
+import importlib as _importlib  # noqa: E402
+
+_nm = _importlib.import_module("reader.normalize")
+_REF_HYPHEN = _re.compile(r"(?<=\w)[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n[ \t\u00a0\r\n]*")
+
+
+def _ref_fold_words(text: str) -> str:
+    joined = _REF_HYPHEN.sub("", text)
+    return _re.sub(" {2,}", " ", joined.translate(_nm._WORDS)).strip()
+
+
+def _ref_counts(text: str) -> bytes:
+    return bytes(min(len(_nm._FOLD[ord(c)]), 255) for c in text)
+
+
+# Characters that exercise every branch: ASCII incl. controls and the count
+# placeholders (0x0e..0x1b), hyphens and line ends, accents, expansions (ß, ligatures),
+# characters dropped in context (soft hyphen, zero-width, combining marks, NBSP),
+# lone surrogates, and a script with many distinct letters (the translate fallback).
+_FAST_ALPHABET = (list("aZ -\n\r\t^`'.\x00\x0e\x10\x1b\x1f") + list("éÉèßﬁﬃÆø\u00ad\u200b\u0301\u00a0\u2003\u2010\u2011\ufffe")
+                  + ["\udcff", "İ", "ǅ", "ﷺ"] + [chr(c) for c in range(0x410, 0x440)])
+_FAST_TEXT = st.text(alphabet=st.sampled_from(_FAST_ALPHABET), max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FAST_TEXT)
+def test_fast_paths_equal_the_per_character_definition(text: str) -> None:
+    assert fold_words(text) == _ref_fold_words(text)
+    assert normalize_query(text) == text.translate(_nm._FOLD)
+    nt = normalize(text)
+    assert nt.norm == text.translate(_nm._FOLD)
+    assert nt.counts == _ref_counts(text)
+    assert len(nt.offsets) == len(nt.norm)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=120))
+def test_fast_paths_equal_the_definition_on_any_text(text: str) -> None:
+    assert fold_words(text) == _ref_fold_words(text)
+    assert normalize(text).counts == _ref_counts(text)
+    assert normalize_query(text) == text.translate(_nm._FOLD)
+
+
+@pytest.mark.parametrize("text", [
+    "plain ascii words",                                     # pure ASCII path
+    "Crème brûlée, Straße and ﬁne print",                    # few distinct non-ASCII: replace path
+    "Привет мир, это длинный текст на русском языке ЁЖЗИЙ",  # many distinct: translate fallback
+    "a\u00a0\u200b b \u2003 c\u00ad",                        # non-ASCII space / dropped char between spaces
+    "x\x10y ß \x1b",                                         # a placeholder control char in the text
+    "ﷺ expands to many characters",                         # a fold longer than the placeholders cover
+    "İstanbul ǅ",                                            # folds that decompose again
+])
+def test_fast_path_examples(text: str) -> None:
+    assert fold_words(text) == _ref_fold_words(text)
+    nt = normalize(text)
+    assert nt.norm == text.translate(_nm._FOLD) and nt.counts == _ref_counts(text)
+
+
+def test_line_end_hyphen_needs_a_word_character_before_it() -> None:
+    for text in ["a--\nb", "a-\n-\nb", "x -\ny", "(-\n)", "é-\nè", "9\u00ad\n 1", "_\ufffe\r\n\tz"]:
+        assert fold_words(text) == _ref_fold_words(text), text
