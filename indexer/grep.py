@@ -208,17 +208,20 @@ def _find_any(sub: Document, pq: ParsedQuery, words: bool = True):
     res = None
     # Last resort: the longest single word, so a hit always shows where it is.
     longest = sorted(pq.tokens, key=len, reverse=True)[:1] if words else []
+    # reader.find matches whole words; a prefix query ("config*") must say so to it too.
+    star = "*" if pq.prefix else ""
     for q in [pq.find_text, " ".join(pq.tokens), *(" ".join(v) for v in pq.variants), *longest]:
         if q in tried:
             continue
         tried.add(q)
         try:
-            res = find(sub, q, limit=PASSAGES_PER_FILE, context=CONTEXT)
+            res = find(sub, q + star, limit=PASSAGES_PER_FILE, context=CONTEXT)
         except ValueError:  # nothing searchable in this form (only punctuation)
             continue
         if res.total:
             return res
-    return res if res is not None else find(sub, " ".join(pq.tokens), limit=PASSAGES_PER_FILE, context=CONTEXT)
+    return res if res is not None else find(sub, " ".join(pq.tokens) + star, limit=PASSAGES_PER_FILE,
+                                            context=CONTEXT)
 
 
 def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:

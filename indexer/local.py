@@ -6,7 +6,9 @@ each file (unchanged size+mtime means nothing to do), extracts the changed
 ones in the ExtractionPool and removes records of files that are gone. A file
 that vanished while a file with the same size, mtime and content hash
 appeared is a move: the record takes the new path and keeps its text. Each
-folder is a root with its own path prefix (see `IndexWriter.register_root`). Each
+folder is a root with its own path prefix (see `indexer.roots`): a sync folder's
+files get their Nextcloud paths (the Nextcloud folder it mirrors, from
+`remote_path`, the desktop client's config or "/", + the journal's path). Each
 stored file is its own transaction, so a kill at any moment loses at most the
 files in flight; the next run skips everything already stored.
 """
@@ -23,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
+from .desktop_config import RemotePathError, normalize_remote_path
 from .journal import Journal, open_journal
 from .models import FileMeta, FileRecord, Root
 from .pipeline import ExtractionPool, finish
@@ -116,6 +119,8 @@ class IndexReport:
     moved: int = 0
     journal: str | None = None
     path: str = "/"           # the prefix this folder's files carry in the index ("/" = none)
+    remote_path: str | None = None       # a sync folder: the Nextcloud folder it mirrors
+    remote_path_from: str | None = None  # "option" (--remote-path), "config" (nextcloud.cfg) or "default"
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -215,18 +220,42 @@ class _MoveSources:
         return None
 
 
+def _default_remote_note(root: str) -> str:
+    return (f"{root} is a Nextcloud sync folder but no desktop-client config (nextcloud.cfg) says which Nextcloud "
+            "folder it mirrors, so its files are taken to be at the top of the account (/); if it syncs a "
+            f"subfolder, run: mcp-nextcloud index add {root} --remote-path /That/Folder")
+
+
 def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | None = None,
                  progress: Progress | bool | None = None,
-                 on_extracted: Callable[[FileRecord], None] | None = None) -> IndexReport:
-    """Index `folder` recursively into `index`; see the module docstring."""
+                 on_extracted: Callable[[FileRecord], None] | None = None,
+                 remote_path: str | None = None) -> IndexReport:
+    """Index `folder` recursively into `index`; see the module docstring.
+
+    `remote_path` states which Nextcloud folder a sync folder mirrors ("/Work");
+    it wins over the desktop client's config and is remembered for later runs.
+    A plain folder (no journal) with `remote_path` raises RemotePathError.
+    """
     root = os.path.abspath(os.fspath(folder))
     if not os.path.isdir(root):
         raise FileNotFoundError(f"{root} is not a folder: give the path of a folder to index")
     t0 = time.monotonic()
     writer = index.writer()
     journal = open_journal(root)
-    root_rec = writer.register_root(root, journal=journal.path.name if journal else None)
-    report = IndexReport(folder=root, journal=journal.path.name if journal else None, path=root_rec.prefix or "/")
+    if remote_path is not None:
+        remote_path = normalize_remote_path(remote_path)
+        if journal is None:
+            raise RemotePathError(
+                f"{root} has no Nextcloud sync journal (.sync_*.db), so it is not a desktop-client sync folder and "
+                "has no Nextcloud path: index it without --remote-path (it gets its own folder name as its path), "
+                "or give the sync folder itself; do not retry as is")
+    notes: list[str] = []
+    root_rec = writer.register_root(root, journal=journal.path.name if journal else None, remote=remote_path,
+                                    notes=notes)
+    report = IndexReport(folder=root, journal=journal.path.name if journal else None, path=root_rec.prefix or "/",
+                         remote_path=root_rec.remote, remote_path_from=root_rec.remote_from, warnings=notes)
+    if root_rec.remote_from == "default":
+        report.warnings.append(_default_remote_note(root))
     files = list(walk(root))
     report.scanned = len(files)
     prog = progress if isinstance(progress, Progress) else Progress(len(files), enabled=progress)
@@ -277,11 +306,11 @@ def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | Non
                         source = None
                     try:
                         if source is not None:
-                            writer.move(source.id, meta)  # same bytes elsewhere: keep the text
+                            writer.move(source.id, meta, report.warnings)  # same bytes elsewhere: keep the text
                             report.moved += 1
                             report.unchanged += 1
                             continue
-                        rec, needs = writer.upsert(meta)
+                        rec, needs = writer.upsert(meta, report.warnings)
                     except PathCollision as exc:
                         report.warnings.append(str(exc))
                         continue

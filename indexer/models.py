@@ -40,19 +40,36 @@ class FileRecord(FileMeta):
 
 @dataclass
 class Root:
-    """A local folder indexed into the database and the prefix its files' paths carry."""
+    """A local folder indexed into the database and the prefix its files' paths carry.
+
+    A plain folder's prefix is "" (the first folder) or a unique "/<name>". A
+    desktop-client sync folder (one with a journal) mirrors a Nextcloud folder
+    (`remote`, "/" or "/Work") and its prefix is that folder, so its files'
+    paths are their Nextcloud paths.
+    """
 
     id: int
     folder: str               # absolute path of the folder on this machine
-    prefix: str               # "" (paths are "/" + relative path) or "/<name>" for a second folder
+    prefix: str               # "" (paths are "/" + relative path), "/<name>" or the remote folder of a sync folder
     journal: str | None       # file name of its desktop-client sync journal, when it is a sync folder
     added_at: float
     indexed_at: float | None
+    remote: str | None = None        # the Nextcloud folder a sync folder mirrors ("/", "/Work"); None when plain
+    remote_from: str | None = None   # where `remote` came from: "option", "config" or "default"
+
+    @property
+    def is_sync(self) -> bool:
+        """True when the folder's paths are Nextcloud paths (a journal-backed sync folder)."""
+        return self.remote is not None
 
     def path_for(self, rel: str) -> str:
         """The visible path of a file at `rel` ('/'-separated, relative to the folder)."""
         return self.prefix + "/" + rel.strip("/")
 
     def to_dict(self) -> dict:
-        return {"folder": self.folder, "path": self.prefix or "/", "journal": self.journal,
-                "addedAt": self.added_at, "lastIndexedAt": self.indexed_at}
+        d = {"folder": self.folder, "path": self.prefix or "/", "journal": self.journal,
+             "addedAt": self.added_at, "lastIndexedAt": self.indexed_at}
+        if self.remote is not None:
+            d["remotePath"] = self.remote
+            d["remotePathFrom"] = self.remote_from
+        return d

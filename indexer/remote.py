@@ -30,6 +30,14 @@ from .store import Index, IndexWriter
 
 SOURCE = "remote"
 DEFAULT_MAX_FILE_BYTES = DEFAULT_LIMITS.max_bytes
+# "Changes since" is the sync's START time minus this margin: a file changed while the walk was
+# running (after its folder was listed) or with a clock a little behind ours is still asked for.
+CHANGES_SINCE_MARGIN_S = 2.0
+# Meta keys: the human-facing finish time of any sync, and the marks only a complete sync of the
+# whole account may move (a partial or subtree sync does not vouch for what it did not see).
+META_LAST_SYNC_AT = "last_sync_at"
+META_CHANGES_SINCE = "changes_since"
+META_LAST_FULL_SYNC_AT = "last_full_sync_at"
 # After this many transport failures in a row the server is gone: stop early
 # with its instruction instead of recording every remaining file as failed.
 MAX_CONSECUTIVE_TRANSPORT_ERRORS = 5
@@ -151,6 +159,7 @@ class _Syncer:
     # -- the walk ----------------------------------------------------------
     def run(self, root: str) -> SyncReport:
         t0 = time.monotonic()
+        started = time.time()
         requests0 = getattr(self.client, "request_count", 0)
         root = _norm(root)
         try:
@@ -174,7 +183,7 @@ class _Syncer:
             self.report.seconds = time.monotonic() - t0
             self.report.requests = getattr(self.client, "request_count", 0) - requests0
         if not self.report.cancelled:
-            self._record_meta()
+            self._record_meta(started, whole_account=root == "/")
         return self.report
 
     def _list(self, path: str) -> tuple[Any, list[Any]]:
@@ -324,7 +333,23 @@ class _Syncer:
                 self.report.removed += 1
         self.missing.clear()
 
-    def _record_meta(self) -> None:
+    def _record_meta(self, started: float, *, whole_account: bool) -> None:
+        """Record when this sync ran; move the "changes since" mark only after a complete account sync.
+
+        The mark is what files_grep asks the server about ("modified after"):
+        the START of the sync minus a margin, floored to the second, because
+        a file changed during the walk may have been listed before the change.
+        Asking a little too far back costs nothing: files whose etag the index
+        already holds are skipped.
+        """
         now = time.time()
-        self.writer.set_meta("last_sync_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)))
+        self.writer.set_meta(META_LAST_SYNC_AT, _iso(now))
         self.writer.set_meta("last_sync", json.dumps(self.report.to_dict(), separators=(",", ":")))
+        if whole_account and self.report.complete:
+            self.writer.set_meta(META_CHANGES_SINCE, _iso(started - CHANGES_SINCE_MARGIN_S))
+            self.writer.set_meta(META_LAST_FULL_SYNC_AT, _iso(now))
+
+
+def _iso(ts: float) -> str:
+    """Unix seconds -> ISO-8601 UTC floored to the second (flooring only moves a mark earlier: safe)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

@@ -39,7 +39,7 @@ def _row_to_record(row: tuple) -> FileRecord:
     )
 
 
-ROOT_COLUMNS = "id, folder, prefix, journal, added_at, indexed_at"
+ROOT_COLUMNS = "id, folder, prefix, journal, added_at, indexed_at, remote, remote_from"
 
 
 def _row_to_root(row: tuple) -> Root:

@@ -18,12 +18,19 @@ Why this shape:
   two folders' relative paths never collide; `files.root_id` says which folder
   a local file is in and `files.hash` (blake2b of the bytes extracted) lets a
   rescan recognise a moved file without extracting it again.
+- v4: a desktop-client sync folder's files carry their real Nextcloud paths:
+  `roots.remote` is the Nextcloud folder it mirrors ("/" or "/Work", from
+  --remote-path or the client's nextcloud.cfg; NULL for a plain folder) and
+  `remote_from` says where that came from. Its prefix is then the remote
+  path ("" for "/"), so a sync folder can share "" with the first plain
+  folder: the prefix is no longer UNIQUE (SQLite cannot drop a constraint, so
+  the table is rebuilt).
 """
 from __future__ import annotations
 
 import apsw
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq
 MAX_CHUNKS = (1 << CHUNK_BITS) - 1
 
@@ -89,8 +96,26 @@ ALTER TABLE files ADD COLUMN hash TEXT;
 CREATE INDEX files_root ON files(root_id) WHERE root_id IS NOT NULL;
 """
 
+# v4: sync folders are mapped to their Nextcloud folder; prefixes may be shared (see the module docstring).
+_V4 = """
+CREATE TABLE roots_v4(
+    id INTEGER PRIMARY KEY,
+    folder TEXT NOT NULL UNIQUE,
+    prefix TEXT NOT NULL,
+    journal TEXT,
+    added_at REAL NOT NULL,
+    indexed_at REAL,
+    remote TEXT,
+    remote_from TEXT
+);
+INSERT INTO roots_v4(id, folder, prefix, journal, added_at, indexed_at)
+    SELECT id, folder, prefix, journal, added_at, indexed_at FROM roots;
+DROP TABLE roots;
+ALTER TABLE roots_v4 RENAME TO roots;
+"""
+
 # Each entry migrates from version i to i+1; append, never edit a shipped one.
-MIGRATIONS: list[str] = [_V1, _V2, _V3]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
 
 
 def migrate(con: apsw.Connection) -> int:

@@ -182,6 +182,16 @@ class Index:
         rows = self.conn().execute(f"SELECT {ROOT_COLUMNS} FROM roots WHERE id=?", (rec.root_id,)).fetchall()
         return _row_to_root(rows[0]) if rows else None
 
+    def local_folder_of(self, path: str) -> str | None:
+        """The local folder whose file holds `path` (None when no local file does): names the folder of a hit.
+
+        Looked up by record, not by prefix: a sync folder mirroring "/" and the
+        first plain folder both use "/" + relative paths.
+        """
+        rows = self.conn().execute("SELECT r.folder FROM files f JOIN roots r ON r.id=f.root_id "
+                                   "WHERE f.source='local' AND f.path=?", ("/" + path.strip("/"),)).fetchall()
+        return rows[0][0] if rows else None
+
     def cached_document(self, rec: FileRecord) -> Document | None:
         """The stored Document of an indexed record (normalised form attached), or None."""
         con = self.conn()

@@ -6,7 +6,6 @@ commit for bulk loads.
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
@@ -16,25 +15,24 @@ import apsw
 
 from reader.document import Document
 
-from .models import FileMeta, FileRecord, Root
-from .rows import (FAILURE_STATUSES, FILE_COLUMNS, ROOT_COLUMNS, _connect, _row_to_record, _row_to_root, fold_name,
-                   prefix_clause)
+from .models import FileMeta, FileRecord
+from .roots import FolderOverlap, PathCollision, RemotePathConflict, RootsMixin
+from .rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause
 from .schema import CHUNK_BITS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .prepare import Prepared
 
 
-class PathCollision(ValueError):
-    """A local file's path is already held by a file of another local folder in this index."""
+__all__ = ["IndexWriter", "PathCollision", "FolderOverlap", "RemotePathConflict"]
 
 
-class FolderOverlap(RuntimeError):
-    """A folder to index lies inside a local folder this index already holds."""
+class IndexWriter(RootsMixin):
+    """The one writer connection of this process; every method is thread-safe.
 
-
-class IndexWriter:
-    """The one writer connection of this process; every method is thread-safe."""
+    Local folders (roots) and who holds a path when two folders' files collide
+    live in `indexer.roots`.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -91,18 +89,21 @@ class IndexWriter:
             return False
         return same_stat
 
-    def upsert(self, meta: FileMeta) -> tuple[FileRecord, bool]:
+    def upsert(self, meta: FileMeta, notes: list[str] | None = None) -> tuple[FileRecord, bool]:
         """Record a file seen at a source; return (record, needs_extraction).
 
         Unchanged content (same fileId+etag remotely, same size+mtime locally) is
         never re-extracted; the same fileId at a new path is a move that keeps
         its text. A local file whose path another local folder already holds
-        raises PathCollision (nothing is overwritten).
+        raises PathCollision (nothing is overwritten), unless a sync folder's
+        file takes it from a plain folder's (`RootsMixin._claim`; the message
+        goes to `notes`).
         """
         path = "/" + meta.path.strip("/")
         with self._tx():
             old = self._get("source=? AND path=?", (meta.source, path))
-            self._check_root(old, meta, path)
+            if self._claim(old, meta, path, notes):
+                old = None
             if meta.file_id is not None and (old is None or (old.file_id is not None and old.file_id != meta.file_id)):
                 # The fileId lives elsewhere: this is a move (onto a free path or over another file).
                 # Local fileIds are looked up in the same folder only: two sync folders may be two accounts.
@@ -136,16 +137,7 @@ class IndexWriter:
             )
             return self._get("id=?", (old.id,)), not unchanged
 
-    @staticmethod
-    def _check_root(old: FileRecord | None, meta: FileMeta, path: str) -> None:
-        """Refuse to let one local folder's file overwrite another folder's record at the same path."""
-        if old is not None and meta.root_id is not None and old.root_id is not None and old.root_id != meta.root_id:
-            raise PathCollision(
-                f"{path} is already indexed from another local folder; this file ({meta.local_path}) was skipped: "
-                "rename the top-level folder that collides, or index the folders into separate databases with "
-                "--index; do not retry as is")
-
-    def move(self, rec_id: int, meta: FileMeta) -> FileRecord | None:
+    def move(self, rec_id: int, meta: FileMeta, notes: list[str] | None = None) -> FileRecord | None:
         """Give an existing record a new path (a rename or move): its text, status and hash are kept.
 
         The caller vouches that the content is the same (a rename event, or an
@@ -157,8 +149,7 @@ class IndexWriter:
             if rec is None:
                 return None
             clash = self._get("source=? AND path=?", (rec.source, path))
-            if clash is not None and clash.id != rec_id:
-                self._check_root(clash, meta, path)
+            if clash is not None and clash.id != rec_id and not self._claim(clash, meta, path, notes):
                 self._drop_content(clash.id)
                 self._con.execute("DELETE FROM files WHERE id=?", (clash.id,))
             self._con.execute(
@@ -172,65 +163,6 @@ class IndexWriter:
         """Remember the content hash of the bytes being extracted for a record (move detection)."""
         with self._tx():
             self._con.execute("UPDATE files SET hash=? WHERE id=?", (content_hash, rec_id))
-
-    # -- local folders -----------------------------------------------------
-    def register_root(self, folder: str, *, journal: str | None = None) -> Root:
-        """The roots row of a local folder, created on first use with a path prefix that cannot collide.
-
-        The first folder keeps plain "/" + relative paths (a sync folder's
-        paths then equal its Nextcloud paths); each later folder is namespaced
-        under "/<folder name>" (made unique), so two folders' paths never
-        collide and every path says which folder it is in. Local records
-        written before roots existed (schema v2) are adopted by the folder
-        they live in.
-        """
-        with self._tx():
-            rows = self._con.execute(f"SELECT {ROOT_COLUMNS} FROM roots WHERE folder=?", (folder,)).fetchall()
-            if rows:
-                root = _row_to_root(rows[0])
-                if journal != root.journal:
-                    self._con.execute("UPDATE roots SET journal=? WHERE id=?", (journal, root.id))
-                    root.journal = journal
-                return root
-            for (outer,) in self._con.execute("SELECT folder FROM roots"):
-                if folder.startswith(outer.rstrip(os.sep) + os.sep):
-                    raise FolderOverlap(
-                        f"{folder} is inside {outer}, which this index already holds: its files are indexed "
-                        f"from there; index {outer} again instead, or use another --index; do not retry as is")
-            prefix = self._free_prefix(folder)
-            now = time.time()
-            rid = self._con.execute("INSERT INTO roots(folder, prefix, journal, added_at) VALUES(?,?,?,?) "
-                                    "RETURNING id", (folder, prefix, journal, now)).fetchall()[0][0]
-            self._adopt_legacy(rid, folder, prefix)
-            return Root(rid, folder, prefix, journal, now, None)
-
-    def _free_prefix(self, folder: str) -> str:
-        if not self._con.execute("SELECT 1 FROM roots LIMIT 1").fetchall():
-            return ""
-        base = "".join(c if c.isprintable() and c != "/" else "_" for c in os.path.basename(folder)) or "folder"
-        n = 1
-        while True:
-            prefix = "/" + (base if n == 1 else f"{base}-{n}")
-            taken = self._con.execute(
-                "SELECT 1 FROM roots WHERE prefix=? UNION ALL SELECT 1 FROM files WHERE source='local' AND "
-                "(path=? OR (path > ? AND path < ?)) LIMIT 1", (prefix, prefix, prefix + "/", prefix + "0")).fetchall()
-            if not taken:
-                return prefix
-            n += 1
-
-    def _adopt_legacy(self, root_id: int, folder: str, prefix: str) -> None:
-        lo, hi = folder.rstrip(os.sep) + os.sep, folder.rstrip(os.sep) + chr(ord(os.sep) + 1)
-        legacy = self._con.execute("SELECT id, path FROM files WHERE source='local' AND root_id IS NULL AND "
-                                   "local_path > ? AND local_path < ?", (lo, hi)).fetchall()
-        for rec_id, path in legacy:
-            new = prefix + path
-            self._con.execute("UPDATE files SET root_id=?, path=?, name_fold=? WHERE id=?",
-                              (root_id, new, fold_name(new), rec_id))
-
-    def set_root_indexed(self, root_id: int, journal: str | None) -> None:
-        """Record that a local folder was just indexed in full (and which journal it has)."""
-        with self._tx():
-            self._con.execute("UPDATE roots SET indexed_at=?, journal=? WHERE id=?", (time.time(), journal, root_id))
 
     def store_document(self, rec_id: int, doc: Document) -> None:
         """Store a file's extracted text (chunked, compressed), its normalised form and FTS rows; status indexed."""

@@ -59,6 +59,7 @@ class NextcloudError(Exception):
         self.category = category or default_category
         self.path = path
         self.retry_after = retry_after
+        self.detail: str | None = None
 
     def __str__(self) -> str:
         return self.message
@@ -173,6 +174,11 @@ _STATUS: dict[int, _Row] = {
               "Free space or ask an administrator for more quota", DO_NOT_RETRY),
 }
 
+# (An OCS or Talk 404 keeps its detail: "Please specify a valid account to share with" is the real cause.)
+_SELF_EXPLAINING = frozenset({"app_missing", "auth", "not_found", "missing_parent", "precondition", "locked",
+                              "quota", "rate_limited", "too_large", "no_credentials", "timeout", "network",
+                              "unknown_outcome"})
+
 _SERVER = _Row("server", "Nextcloud had an internal error{where}",
                "If it persists, report it to the server administrator", RETRY_ONCE)
 
@@ -214,8 +220,12 @@ def error_for(source: str, status: int | None, *, condition: str | None = None,
     where = f" ({path})" if path else ""
     app = APP_NAMES.get(source, source.capitalize())
     text = f"{row.cause.format(where=where, app=app)}. {row.action.format(app=app)}. {row.retry}"
-    # A missing app's 404 says only "invalid query": the row already tells the whole story.
-    extra = clean_detail(detail) if row.kind not in ("app_missing",) else None
+    # The server's own words are added only where they say something the row cannot
+    # (which field was bad, which rule refused). Where the row already tells the whole
+    # story they are noise, or worse: a 401 lists every auth backend that failed, a 507
+    # names a mount-relative path, a missing app's 404 says only "invalid query".
+    self_explaining = row.kind in _SELF_EXPLAINING and not (row.kind == "not_found" and source != "webdav")
+    extra = clean_detail(detail) if not self_explaining else None
     if extra:
         text += f" Server said: {extra}"
     retry_flag = None
@@ -225,8 +235,10 @@ def error_for(source: str, status: int | None, *, condition: str | None = None,
         retry_flag = True
     else:
         retry_flag = False
-    return NextcloudError(row.kind, text, status=status, retry=retry_flag, path=path,
-                          retry_after=retry_after)
+    err = NextcloudError(row.kind, text, status=status, retry=retry_flag, path=path,
+                         retry_after=retry_after)
+    err.detail = clean_detail(detail)  # for callers that branch on the server's words; never shown raw
+    return err
 
 
 def no_credentials() -> NextcloudError:

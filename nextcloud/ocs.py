@@ -160,6 +160,16 @@ class OCS:
         data = self._get(SHARES, params=params, path=path)
         return [share_from_ocs(d) for d in data or [] if isinstance(d, dict)]
 
+    def update_share(self, share_id: str, *, permissions: int) -> Share:
+        """Change a share's permissions (PUT shares/{id}); returns the share as the server now holds it."""
+        resp = self._t.request("PUT", f"{SHARES}/{share_id}", source=SOURCE, params={"format": "json"},
+                               data={"permissions": str(int(permissions))},
+                               idempotent=True)   # setting the same permissions twice is the same state
+        data = self._t.ocs_data(resp, source=SOURCE)
+        if isinstance(data, list):   # some versions wrap the share in a one-element list
+            data = data[0] if data else {}
+        return share_from_ocs(data if isinstance(data, dict) else {})
+
     def delete_share(self, share_id: str) -> None:
         """Remove a share by id."""
         self._t.request("DELETE", f"{SHARES}/{share_id}", source=SOURCE, params={"format": "json"})

@@ -204,7 +204,7 @@ class WebDAV:
                                    headers={"Content-Type": "text/xml; charset=utf-8"},
                                    content=body.encode(), ok=(207,), no_retry=(500,))
         except NextcloudError as err:
-            if err.status in (404, 500) and "only supported on directories" in err.message:
+            if err.status in (404, 500) and "only supported on directories" in (err.detail or ""):
                 raise NextcloudError(
                     "not_found", f"The search folder ({scope}) does not exist or is not a folder. "
                     "Search from '/' or confirm the folder with files_search; do not guess variants. "
@@ -287,7 +287,7 @@ class WebDAV:
             resp = self._dav("PUT", norm, headers=headers, content=data,
                                    conditions={404: "missing_parent", 409: "missing_parent"})
         except NextcloudError as err:
-            if err.status == 409 and "non-files" in err.message:
+            if err.status == 409 and "non-files" in (err.detail or ""):
                 raise error_for(SOURCE, 409, condition="is_folder", path=norm) from None
             if err.status == 412 and create_only and not etag:
                 raise error_for(SOURCE, 412, condition="exists", path=norm) from None

@@ -1,18 +1,26 @@
 """find: every match of a query in a document, insensitive to case, accents and whitespace.
 
 The query and the text are folded the same way (`reader.normalize`), so the
-search itself is a plain substring search in the folded text; each match is
-mapped back to `Document.text`, so `page(doc, offset=match.offset)` starts at
-the match and every offset agrees with grep and outline.
+search itself is a substring search in the folded text; each match is mapped
+back to `Document.text`, so `page(doc, offset=match.offset)` starts at the
+match and every offset agrees with grep and outline.
+
+Matches are whole words, like the index's: a match must start at a word
+boundary in the original text and end at one, unless the query ends with `*`
+(a prefix query: "install*" finds "Installation"). Whitespace inside the
+match does not matter, which is what makes "new app" find "newapp" and the
+reverse; without the boundaries, "here" would also find "The reader" and
+"new app" would find "renew applications".
 """
 from __future__ import annotations
 
 import bisect
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
 from .document import Document
-from .normalize import NormalizedText, normalize, normalize_query
+from .normalize import _SPACING_ACCENTS, NormalizedText, normalize, normalize_query
 
 DEFAULT_LIMIT = 20
 DEFAULT_CONTEXT = 160
@@ -111,17 +119,54 @@ def _passage(text: str, start: int, end: int, context: int) -> tuple[int, int]:
     return a, b
 
 
-def _spans(nt: NormalizedText, q: str, limit: int | None) -> list[tuple[int, int]]:
-    """Original [start, end) of non-overlapping matches of `q`, in order (at most `limit`)."""
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or unicodedata.combining(ch) > 0
+
+
+def _word_before(text: str, i: int) -> bool:
+    """Whether text[i - 1] belongs to a word (a spacing accent inside a word, as in "D`es", counts)."""
+    k = i - 1
+    while k >= 0 and unicodedata.combining(text[k]):
+        k -= 1  # marks belong to the letter before them; a mark with no letter belongs to nothing
+    if k < 0:
+        return False
+    ch = text[k]
+    if ch.isalnum():
+        return True
+    return ch in _SPACING_ACCENTS and k >= 1 and text[k - 1].isalnum()
+
+
+def _word_after(text: str, i: int) -> bool:
+    """Whether text[i] belongs to a word (a spacing accent followed by a letter counts)."""
+    ch = text[i]
+    if _is_word(ch):
+        return True
+    return ch in _SPACING_ACCENTS and i + 1 < len(text) and _is_word(text[i + 1])
+
+
+def _spans(nt: NormalizedText, text: str, q: str, prefix: bool) -> list[tuple[int, int]]:
+    """Original [start, end) of the non-overlapping whole-word matches of `q`, in order."""
     norm, offsets = nt.norm, nt.offsets
-    n, size = len(q), len(nt.norm)
+    n, size, length = len(q), len(nt.norm), len(text)
     spans: list[tuple[int, int]] = []
     pos = 0
-    while limit is None or len(spans) < limit:
+    while True:
         k = norm.find(q, pos)
         if k < 0:
             break
         start, end = offsets[k], offsets[k + n - 1] + 1
+        # Combining marks after the last letter belong to it ("cafe" + U+0301).
+        while end < length and unicodedata.combining(text[end]):
+            end += 1
+        # A match covers whole folded characters: "s" is not a match inside "ß" ("ss").
+        if (k > 0 and offsets[k - 1] == start) or (
+                not prefix and k + n < size and offsets[k + n] == offsets[k + n - 1]):
+            pos = k + 1
+            continue
+        if (start > 0 and _is_word(text[start]) and _word_before(text, start)) or (
+                not prefix and end < length and _is_word(text[end - 1]) and _word_after(text, end)):
+            pos = k + 1  # inside a longer word: not a match here
+            continue
         spans.append((start, end))
         pos = k + n
         # The next match must not start inside the last original character of this one.
@@ -143,20 +188,18 @@ def find(doc: Document, query: str, *, limit: int = DEFAULT_LIMIT, context: int 
     if context < 0:
         raise ValueError(f"context must be 0 or more, got {context}")
     context = min(context, MAX_CONTEXT)
-    q = normalize_query(query)
+    stripped = query.strip()
+    prefix = stripped.endswith("*")
+    q = normalize_query(stripped.rstrip("*") if prefix else stripped)
     if not q:
         raise ValueError(
             f"query {query!r} has nothing to search for once spaces, hyphens and accents are ignored: "
             "give at least one letter, digit or symbol"
         )
     nt = normalized(doc)
-    norm = nt.norm
     text = doc.text
-    n = len(q)
-    spans = _spans(nt, q, None if nt.expanded else limit)
-    # Without expanded characters, matches in `norm` never share an original
-    # character, so count() (C speed) gives the exact total.
-    total = len(spans) if nt.expanded else norm.count(q)
+    spans = _spans(nt, text, q, prefix)
+    total = len(spans)
     result = FindResult(query=query, total=total, truncated=total > limit)
     if total == 0:
         result.hint = (

@@ -119,8 +119,6 @@ class _CountTable(dict):
 _COUNTS = _CountTable()
 _EXPANDING = re.compile(rb"[\x02-\xff]")
 
-
-
 # Every ASCII byte: deleting them from UTF-8 leaves only the non-ASCII characters.
 _ASCII_BYTES = bytes(range(128))
 # Above this many distinct non-ASCII characters (other scripts: Cyrillic, Greek,

@@ -205,14 +205,18 @@ def outline(doc: Document) -> Outline:
         if e.line is None:
             e.line = bisect.bisect_right(line_starts, e.offset)
     hint = None
+    structure = _structure(doc)
     if truncated:
         hint = f"showing the first {MAX_ENTRIES} of {total_entries} entries: use find to reach a later section"
+    elif not entries and structure:
+        hint = ("no headings: `structure` shows the shape (header and first rows, or the key skeleton); "
+                "use find to reach a value")
     elif not entries:
         hint = "no headings or pages to list: use find with a phrase, or read from offset 0"
     return Outline(
         kind=doc.kind,
         entries=entries,
-        structure=_structure(doc),
+        structure=structure,
         truncated=truncated,
         total=len(doc.text),
         pages=len(doc.pages),

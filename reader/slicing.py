@@ -121,6 +121,11 @@ def page(doc: Document, offset: int = 0, limit: int = DEFAULT_PAGE_CHARS) -> Sli
         raise ValueError(f"limit must be at least 1 character, got {limit}")
     clamped = limit > MAX_PAGE_CHARS
     limit = min(limit, MAX_PAGE_CHARS)
+    # An offset inside a grapheme (after "e", before its combining accent) starts
+    # at that grapheme instead, so a slice never opens with a dangling mark; the
+    # Slice reports the offset actually used.
+    while offset > 0 and not is_grapheme_boundary(text, offset):
+        offset -= 1
     end = offset + limit
     if end >= total:
         end = total

@@ -100,6 +100,8 @@ def slim_schema(schema: Any) -> Any:
             out[key] = {name: slim_schema(sub) for name, sub in value.items()}
         else:
             out[key] = slim_schema(value)
+    if "enum" in out and out.get("type") == "string":
+        del out["type"]  # the enum's values already say they are strings
     any_of = out.get("anyOf")
     if isinstance(any_of, list):
         non_null = [s for s in any_of if s != {"type": "null"}]
@@ -116,7 +118,7 @@ _EVERYWHERE = ("hint", "warnings")
 
 
 def outline_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """An output schema reduced to its top-level field names and types.
+    """An output schema reduced to its top-level field names and their non-text types.
 
     Results are still validated against the full pydantic model; what is
     published is what a caller needs to find the fields (the payload's keys
@@ -131,7 +133,9 @@ def outline_schema(schema: dict[str, Any]) -> dict[str, Any]:
         if kind is None:
             kinds = [s.get("type") for s in sub.get("anyOf", []) if s.get("type") not in (None, "null")]
             kind = kinds[0] if kinds else None
-        props[name] = {"type": kind} if kind else {}
+        # Text is what a field without a type reads as; naming "string" sixteen times would cost
+        # ~240 bytes of every session's tools/list. Numbers, booleans, arrays and objects say their type.
+        props[name] = {"type": kind} if kind and kind != "string" else {}
     # No "required": every published field is present in a successful answer, and it saves bytes.
     return {"type": "object", "properties": props}
 

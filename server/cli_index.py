@@ -57,19 +57,30 @@ def _open(args: argparse.Namespace):
     return Index.open(path)
 
 
+_REMOTE_FROM = {"option": "--remote-path", "config": "the desktop client's config", "default": "assumed"}
+
+
 def _cmd_add(args: argparse.Namespace) -> int:
+    from indexer.desktop_config import RemotePathError
     from indexer.local import index_folder
 
     folder = Path(args.folder).expanduser()
     if not folder.is_dir():
         return _fail(f"{folder} is not a folder: give the path of an existing folder to index")
-    with _open(args) as index:
-        report = index_folder(index, folder, progress=None)
+    try:
+        with _open(args) as index:
+            report = index_folder(index, folder, progress=None, remote_path=args.remote_path)
+    except RemotePathError as exc:
+        return _fail(str(exc))
     if args.json:
         print(_dump(report.to_dict()))
     else:
         journal = f" (sync journal {report.journal})" if report.journal else ""
-        under = f", its files are under {report.path} in the index" if report.path != "/" else ""
+        if report.remote_path is not None:
+            under = (f", its files have their Nextcloud paths under {report.remote_path} "
+                     f"({_REMOTE_FROM.get(report.remote_path_from or '', 'recorded')})")
+        else:
+            under = f", its files are under {report.path} in the index" if report.path != "/" else ""
         print(f"indexed {report.folder}{journal}{under}: {report.scanned} files, {report.extracted} extracted, "
               f"{report.unchanged} unchanged ({report.moved} moved), {report.failed} failed, "
               f"{report.removed} removed in {report.seconds:.1f} s")
@@ -126,7 +137,8 @@ def _cmd_status(args: argparse.Namespace) -> int:
     print(f"  {st['textChars']:,} characters of text, database {st['dbBytes'] / 1e6:.1f} MB, last indexed {last}")
     for r in st.get("roots", []):
         journal = f", sync journal {r['journal']}" if r["journal"] else ""
-        print(f"  folder {r['folder']} -> {r['path']} ({r['files']} files{journal})")
+        mirrors = " (Nextcloud paths)" if r.get("remotePath") is not None else ""
+        print(f"  folder {r['folder']} -> {r['path']}{mirrors} ({r['files']} files{journal})")
     for f in st["failures"]:
         print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}")
     return 0
@@ -138,10 +150,10 @@ def _cmd_grep(args: argparse.Namespace) -> int:
         with _open(args) as index:
             res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor)
             roots = index.roots()
+            # Several local folders share one index: say which folder each local hit is in.
+            folders = [index.local_folder_of(h.path) if h.source == "local" else None for h in res.hits]
     except ValueError as exc:
         return _fail(str(exc))
-    # Several local folders share one index: say which folder each local hit is in.
-    folders = [_folder_of(roots, h.path) if h.source == "local" else None for h in res.hits]
     if args.json:
         d = res.to_dict()
         for hd, folder in zip(d["hits"], folders):
@@ -162,15 +174,6 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _folder_of(roots: list, path: str) -> str | None:
-    """The local folder a local hit's path belongs to: the root with the longest matching prefix."""
-    best = None
-    for r in roots:
-        if (r.prefix == "" or path.startswith(r.prefix + "/")) and (best is None or len(r.prefix) > len(best.prefix)):
-            best = r
-    return best.folder if best else None
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `index ...` and `grep` to the root parser."""
     idx = subparsers.add_parser("index", help="build and inspect the local full-text index",
@@ -180,6 +183,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = isub.add_parser("add", help="index a folder recursively (a Nextcloud sync folder uses its journal)")
     p.add_argument("folder", help="folder to index")
+    p.add_argument("--remote-path", metavar="NEXTCLOUD_FOLDER", default=None,
+                   help="for a desktop-client sync folder: the Nextcloud folder it mirrors, e.g. /Work (default: "
+                        "what the client's nextcloud.cfg says, else /); remembered for later runs")
     p.add_argument("--json", action="store_true", help="print the run's summary as compact JSON")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_add))

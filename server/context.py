@@ -29,6 +29,7 @@ class Settings:
     fly_max_bytes: int = 2 * MB            # grep indexes a changed file on the fly up to this size...
     fly_max_files: int = 10                # ...and at most this many per call; the rest go to warnings
     freshness_interval_s: float = 5.0      # grep asks the server "what changed?" at most this often
+    stale_after_s: float = 300.0           # grep warns that deleted files may be listed past this sync age
     sync_interval_s: float | None = None   # background sync period (serve), None = off
 
     @classmethod

@@ -62,25 +62,62 @@ class _Out(BaseModel):
 
 class WhoamiOut(_Out):
     userId: str
+    displayName: str | None = None
+    email: str | None = None
+    serverVersion: str | None = None
     apps: dict[str, bool]
 
 
+class FileItem(BaseModel):
+    """One file as files_search lists it; validated, published only as the array's field names."""
+
+    model_config = ConfigDict(extra="allow")
+    path: str
+    fileId: int | None = None
+    name: str | None = None
+    mime: str | None = None
+    size: int | None = None
+    modified: str | None = None
+    folder: bool | None = None
+
+
 class SearchOut(_Out):
-    files: list[dict[str, Any]]
+    files: list[FileItem]
+    total: int | None = None
     truncated: bool
     nextCursor: str | None = None
 
 
+class Hit(BaseModel):
+    """One file files_grep found, with the passages that matched (offsets files_read accepts)."""
+
+    model_config = ConfigDict(extra="allow")
+    path: str
+    fileId: int | None = None
+    kind: str | None = None
+    modified: str | None = None
+    matchCount: int | None = None
+    passages: list[dict[str, Any]]
+
+
 class GrepOut(_Out):
-    hits: list[dict[str, Any]]
+    hits: list[Hit]
+    total: int | None = None
     truncated: bool
     nextCursor: str | None = None
 
 
 class ReadOut(_Out):
+    """files_read: `content` (text slice), `matches` (with find) or `entries` (format=outline)."""
+
     path: str
     fileId: int | None = None
     etag: str | None = None
+    kind: str | None = None
+    content: str | None = None
+    matches: list[dict[str, Any]] | None = None
+    entries: list[dict[str, Any]] | None = None
+    total: int | None = None
     truncated: bool
     nextOffset: int | None = None
 
@@ -89,10 +126,12 @@ class WriteOut(_Out):
     path: str
     fileId: int | None = None
     etag: str
+    created: bool | None = None
 
 
 class ShareOut(_Out):
     path: str
     fileId: int | None = None
     shareWith: str
+    displayName: str | None = None
     permissions: str

@@ -8,6 +8,7 @@ call log can say *why* calls fail without storing what was asked.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -34,10 +35,21 @@ def refused(message: str, *, status: str) -> ToolFailure:
     return ToolFailure(message, kind="refused", status=status)
 
 
+# The client's table serves the CLI too: its "Run `mcp-nextcloud login URL`" is a step only the person at
+# the machine can take. A tool answer hands it to them, so the agent never tries to run it itself.
+_CLI_STEP = re.compile(r"\b[Rr]un (`mcp-nextcloud )")
+_TELL_USER = r"Tell the user (no tool can do this) to run \1"
+
+
+def tool_text(text: str) -> str:
+    """An instruction fit for a tool answer: a CLI step becomes something to tell the user."""
+    return _CLI_STEP.sub(_TELL_USER, text)
+
+
 def from_nextcloud(err: Any) -> ToolFailure:
     """A `nextcloud.errors.NextcloudError` as a tool failure (its text is already the instruction)."""
     status = err.status if getattr(err, "status", None) is not None else getattr(err, "kind", "nextcloud")
-    return ToolFailure(str(err), kind=getattr(err, "category", "fault"), status=status)
+    return ToolFailure(tool_text(str(err)), kind=getattr(err, "category", "fault"), status=status)
 
 
 # Reader codes that mean "our side broke or ran out of time" rather than "this file cannot be read".

@@ -13,14 +13,16 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.types import CallToolResult
 
 from .context import ServerContext
 from .envelope import envelope
-from .errors import from_nextcloud, misuse
+from .errors import ToolFailure, from_nextcloud, misuse
 from .resolve import check_path, file_entry, iso_time
 
 REMOTE_CURSOR = "r."
@@ -128,16 +130,15 @@ def _read_remote_cursor(cursor: str, binding: str) -> int:
 
 
 def _index_age(ctx: ServerContext) -> list[str] | None:
-    last = _last_sync(ctx)
-    if last is None:
+    if _meta_time(ctx, "last_sync_at") is None:
         return ["The local index was never synced with the server; recent files may be missing."]
     return None
 
 
-def _last_sync(ctx: ServerContext) -> float | None:
-    """When the last remote sync finished (unix seconds), from the index's meta table."""
+def _meta_time(ctx: ServerContext, key: str) -> float | None:
+    """An ISO time from the index's meta table as unix seconds (None when absent or unreadable)."""
     try:
-        value = ctx.index.get_meta("last_sync_at")
+        value = ctx.index.get_meta(key)
     except Exception:
         return None
     if not value:
@@ -148,17 +149,60 @@ def _last_sync(ctx: ServerContext) -> float | None:
         return None
 
 
+def changes_since(ctx: ServerContext) -> float | None:
+    """Since when the server must be asked what changed: the last complete sync's start, minus a margin.
+
+    Indexes written before that mark existed only hold the finish time
+    (`last_sync_at`) and the sync's duration: their start is derived from
+    both, with the same margin, so edits made during that sync are not missed.
+    """
+    mark = _meta_time(ctx, "changes_since")
+    if mark is not None:
+        return mark
+    finished = _meta_time(ctx, "last_sync_at")
+    if finished is None:
+        return None
+    try:
+        seconds = float(json.loads(ctx.index.get_meta("last_sync") or "{}").get("seconds") or 0.0)
+    except (ValueError, TypeError, AttributeError):
+        seconds = 0.0
+    return finished - seconds - CHANGES_SINCE_MARGIN_S
+
+
+CHANGES_SINCE_MARGIN_S = 2.0  # the same margin indexer.remote applies when it records the mark
+# CLI steps an agent cannot take: removed from what the index says before it reaches a tool answer.
+_CLI_ASIDE = re.compile(r"\s*\([^()]*mcp-nextcloud[^()]*\)")
+_CLI_CLAUSE = re.compile(r"(run the sync or index again|index or sync that folder first)[,;:]?\s*(or\s+)?", re.I)
+
+
+def tool_warnings(warnings: list[str]) -> list[str]:
+    """The index's warnings with CLI advice removed: tools point only at tools."""
+    out = []
+    for w in warnings:
+        text = _CLI_CLAUSE.sub("", _CLI_ASIDE.sub("", w)).strip()
+        if "mcp-nextcloud" in text:  # advice in a wording we do not know: keep only what precedes it
+            text = text.split("mcp-nextcloud", 1)[0].rstrip(" (`'\"-:;,")
+        if text:
+            out.append(text)
+    return out
+
+
 # -- files_grep --------------------------------------------------------------------------------
 def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None) -> CallToolResult:
     """Ranked files with passages from the FTS5 index, after folding in what changed on the server."""
     if not query.strip():
         raise misuse("query is empty: give words or a phrase. Do not retry unchanged.", status="bad_query")
     folder = _folder(path)
-    fresh_warnings = freshen(ctx, folder) if not cursor else []
+    fresh = freshen(ctx, folder) if not cursor else Freshness([], folder_seen=False)
     try:
         res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor)
     except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
         raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
+    warnings = fresh.warnings + tool_warnings(list(res.warnings))
+    if folder and res.total == 0 and not cursor:
+        if not fresh.folder_seen:
+            _check_folder(ctx, folder)  # one PROPFIND: a folder the server does not have is a wrong path
+        warnings = [w for w in warnings if not w.lower().startswith("nothing is indexed under")]
     hits = []
     for h in res.hits:
         hits.append({"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
@@ -168,28 +212,67 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
                 "around a passage.")
         if res.truncated:
             hint = "Pass nextCursor for more files. " + hint
+        warnings += _deleted_since(ctx)
+    elif folder:
+        hint = (f"No indexed document under {folder} contains this. Try other words or a prefix (word*); "
+                f"files_search(path={folder!r}) lists the files there and files_read reads any of them.")
     else:
         hint = ("No indexed document contains this. Try fewer or other words, a prefix (word*), or files_search "
                 "if you know part of the file name.")
     payload = {"query": query, "hits": hits, "total": res.total, "truncated": res.truncated,
-               "nextCursor": res.nextCursor, "hint": hint, "warnings": fresh_warnings + list(res.warnings)}
+               "nextCursor": res.nextCursor, "hint": hint, "warnings": warnings}
     return envelope(payload)
 
 
-def freshen(ctx: ServerContext, folder: str | None) -> list[str]:
-    """Index small files changed on the server since the last sync; name the rest. Returns warnings.
+def _folder_missing(folder: str) -> ToolFailure:
+    return misuse(f"The folder {folder} does not exist on the server. Confirm it with files_search (its name, "
+                  "or path=/ to list the top level), or drop path to search everything. "
+                  "Do not retry this path unchanged.", status="folder_not_found")
+
+
+def _check_folder(ctx: ServerContext, folder: str) -> None:
+    """Raise the wrong-path instruction when the server has no such folder; any other trouble is ignored."""
+    try:
+        ctx.client().webdav.stat(folder)
+    except Exception as exc:
+        if type(exc).__name__ != "NextcloudError":
+            raise
+        if getattr(exc, "kind", "") == "not_found":
+            raise _folder_missing(folder) from None
+
+
+def _deleted_since(ctx: ServerContext) -> list[str]:
+    """Say when hits may name files deleted on the server: deletions are only seen by a full sync."""
+    last = _meta_time(ctx, "last_full_sync_at") or _meta_time(ctx, "last_sync_at")
+    if last is None or time.time() - last <= ctx.settings.stale_after_s:
+        return []
+    return [f"Files deleted on the server since the last full sync ({iso_time(last)}) may still be listed; "
+            "files_read says so if one is gone."]
+
+
+@dataclass
+class Freshness:
+    """What the freshness check found: warnings, and whether the server confirmed the folder exists."""
+
+    warnings: list[str]
+    folder_seen: bool
+
+
+def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
+    """Index small files changed on the server since the last sync; name the rest.
 
     Runs at most every `settings.freshness_interval_s` (one WebDAV SEARCH) so
-    a burst of greps costs one round trip, and never fails the grep: a server
-    that does not answer only produces a warning.
+    a burst of greps costs one round trip, and never fails the grep for an
+    outage: a server that does not answer only produces a warning. A folder
+    the server does not have is the one failure: the path is wrong.
     """
     now = time.monotonic()
     if now - ctx.last_fresh_check < ctx.settings.freshness_interval_s:
-        return []
-    ctx.last_fresh_check = now
-    since = _last_sync(ctx)
+        return Freshness([], folder_seen=False)
+    ctx.last_fresh_check = now  # a failed check counts too: during an outage every grep must not wait on it
+    since = changes_since(ctx)
     if since is None:
-        return []  # never synced: grep's own coverage warnings say so
+        return Freshness([], folder_seen=False)  # never synced: grep's own coverage warnings say so
     from .file_read import load_document
 
     settings = ctx.settings
@@ -199,7 +282,10 @@ def freshen(ctx: ServerContext, folder: str | None) -> list[str]:
     except Exception as exc:  # freshness is best effort; grep still answers from the index
         if type(exc).__name__ != "NextcloudError":
             raise
-        return ["Could not ask the server what changed since the last sync; results may miss recent edits."]
+        if folder and getattr(exc, "kind", "") == "not_found":
+            raise _folder_missing(folder) from None
+        return Freshness(["Could not ask the server what changed since the last sync; results may miss "
+                          "recent edits."], folder_seen=False)
     skipped: list[str] = []
     done = 0
     for item in changed:
@@ -210,7 +296,7 @@ def freshen(ctx: ServerContext, folder: str | None) -> list[str]:
         except Exception:
             rec = None
         if rec is not None and rec.etag == item.etag and rec.status != "pending":
-            continue  # already this version (files_read or files_write cached it)
+            continue  # already this version (the sync, files_read or files_write stored it)
         if done >= settings.fly_max_files or int(item.size or 0) > settings.fly_max_bytes:
             skipped.append(item.path)
             continue
@@ -220,7 +306,7 @@ def freshen(ctx: ServerContext, folder: str | None) -> list[str]:
         except Exception:  # an unreadable file is recorded by the index; it must not fail the grep
             skipped.append(item.path)
     if not skipped:
-        return []
+        return Freshness([], folder_seen=True)
     names = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
-    return [f"Changed on the server since the last sync and not searched yet: {names}. "
-            "Read them with files_read, or wait for the next sync."]
+    return Freshness([f"Changed on the server since the last sync and not searched yet: {names}. "
+                      "Read them with files_read."], folder_seen=True)

@@ -7,6 +7,7 @@ model rewriting a PDF or an .xlsx as text would destroy it.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from mcp.types import CallToolResult
@@ -96,13 +97,55 @@ def share(ctx: ServerContext, *, path: str | None, file_id: int | None, share_wi
                      status="self_share")
     bits = PERMISSIONS["read"] if permissions == "read" else \
         PERMISSIONS["edit_folder" if item.is_dir else "edit_file"]
-    result = _nextcloud_call(ocs.create_share, item.path, account, permissions=bits, share_type=0)
-    granted = "edit" if int(getattr(result, "permissions", bits)) & 2 else "read"
+    result, before = _share_with(ocs, item.path, account, bits)
+    granted = _level(result.permissions)
     payload: dict[str, Any] = {**file_ref(item), "shareWith": account, "displayName": display,
                                "permissions": granted}
+    if before is not None and before != granted:
+        payload["previousPermissions"] = before
+        payload["hint"] = f"{account} already had {before} access to this item; it is now {granted}."
     if granted != permissions:
-        payload["warnings"] = [f"{account} already had a {granted} share of this item; it was left unchanged."]
+        payload["warnings"] = [f"The server kept {account}'s access at {granted}, not {permissions}."]
     return envelope(payload)
+
+
+def _level(bits: int) -> str:
+    """OCS permission bits as the tool's words: update (2) means edit, anything else read."""
+    return "edit" if int(bits) & 2 else "read"
+
+
+def _share_with(ocs: Any, path: str, account: str, bits: int) -> tuple[Any, str | None]:
+    """The user share of `path` with `account` at the level `bits` asks for: created, or the existing one updated.
+
+    Returns (share, previous level, or None when nothing had to change).
+    Nextcloud answers a second share with the same account either with the
+    existing share or with an error, depending on the version: both lead to
+    one PUT when the level differs, so read can become edit (and edit read).
+    A share at the asked level is left alone (its other bits, e.g. reshare, kept).
+    """
+    try:
+        share = ocs.create_share(path, account, permissions=bits, share_type=0)
+    except Exception as exc:
+        if type(exc).__name__ != "NextcloudError":
+            raise
+        if getattr(exc, "kind", "") not in ("forbidden", "bad_request", "conflict", "exists"):
+            raise from_nextcloud(exc) from None
+        share = _existing(ocs, path, account)
+        if share is None:
+            raise from_nextcloud(exc) from None
+    if _level(share.permissions) == _level(bits):
+        return share, None
+    before = _level(share.permissions)
+    updated = _nextcloud_call(ocs.update_share, share.id, permissions=bits)
+    if not updated.id:  # an answer without the share object: the PUT succeeded, so it holds what was asked
+        updated = dataclasses.replace(share, permissions=bits)
+    return updated, before
+
+
+def _existing(ocs: Any, path: str, account: str) -> Any:
+    """This account's user share of `path`, if one exists (one GET)."""
+    shares = _nextcloud_call(ocs.list_shares, path)
+    return next((s for s in shares if s.share_type == 0 and str(s.share_with).lower() == account.lower()), None)
 
 
 def _resolve_sharee(candidates: list[Any], who: str) -> tuple[str, str | None]:

@@ -24,6 +24,8 @@ WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint
 SHARE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
 
 Path_ = Annotated[str | None, Field(description="e.g. /Documents/a.pdf")]
+# files_write refuses binary formats: its example must be a text file, not the reader's PDF.
+TextPath = Annotated[str | None, Field(description="e.g. /Notes/todo.md")]
 FileId = Annotated[int | None, Field(description="Instead of path", ge=0)]
 Folder = Annotated[str | None, Field(description="Under this folder")]
 Cursor = Annotated[str | None, Field(description="From nextCursor")]
@@ -36,49 +38,50 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     def files_search(
         name: Annotated[str | None, Field(description="Part of the name, * wildcard")] = None,
         mime: Annotated[str | None, Field(description="e.g. application/pdf or image/")] = None,
-        modifiedAfter: Annotated[str | None, Field(description="ISO date, like 2025-01-31")] = None,
+        modifiedAfter: Annotated[str | None, Field(description="ISO date, e.g. 2025-01-31")] = None,
         path: Folder = None,
-        limit: Annotated[int, Field(description="Max files", ge=1, le=100)] = 20,
+        limit: Annotated[int, Field(description="Max 100", ge=1, le=100)] = 20,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, SearchOut]:
-        """Find files by name, MIME type or date; never by contents (use files_grep for text)."""
+        """Find files by name, type or date; never by contents (files_grep)."""
         return file_search.search(ctx, name=name, mime=mime, modified_after=modifiedAfter, path=path,
                                   limit=limit, cursor=cursor)
 
     @server.tool(annotations=READ_ONLY)
     def files_grep(
-        query: Annotated[str, Field(description='Words, "phrase" or prefix*',
+        query: Annotated[str, Field(description='Words, "phrase" or prefix*; max 500 chars',
                                     min_length=1, max_length=500)],
         path: Folder = None,
-        limit: Annotated[int, Field(description="Max files", ge=1, le=50)] = 10,
+        limit: Annotated[int, Field(description="Max 50", ge=1, le=50)] = 10,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, GrepOut]:
-        """Search text inside documents (PDF, Office, text): ranked files with passages and offsets."""
+        """Find words inside documents (PDF, Office, text): ranked files, passages."""
         return file_search.grep(ctx, query=query, path=path, limit=limit, cursor=cursor)
 
     @server.tool(annotations=READ_ONLY)
     def files_read(
         path: Path_ = None,
         fileId: FileId = None,
-        offset: Annotated[int, Field(description="Start character, e.g. nextOffset", ge=0)] = 0,
-        limit: Annotated[int | None, Field(description="Characters (8000); with find: passages (20)",
+        # No published default: 0 goes without saying, and tools/list bytes are paid in every session.
+        offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset", ge=0)] = None,
+        limit: Annotated[int | None, Field(description="Characters (8000, max 40000); with find: passages (20, max 100)",
                                            ge=1, le=40_000)] = None,
-        find: Annotated[str | None, Field(description="Words to find", max_length=500)] = None,
+        find: Annotated[str | None, Field(description="Words to find (max 500 chars)", max_length=500)] = None,
         format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings and pages")] = None,
     ) -> Annotated[CallToolResult, ReadOut]:
-        """Read any file (PDF, Office, text, images) in slices; find gives passages."""
-        return file_read.read(ctx, path=path, file_id=fileId, offset=offset, limit=limit, find=find,
+        """Read any file (PDF, Office, text, image) in slices; find gives passages."""
+        return file_read.read(ctx, path=path, file_id=fileId, offset=offset or 0, limit=limit, find=find,
                               fmt=format or "text")
 
     @server.tool(annotations=WRITE)
     def files_write(
-        path: Path_ = None,
+        path: TextPath = None,
         *,
         content: Annotated[str, Field(description="Full new text")],
         etag: Annotated[str | None, Field(description="From files_read")] = None,
         fileId: FileId = None,
     ) -> Annotated[CallToolResult, WriteOut]:
-        """Write a text file: with etag only if unchanged, else only if new. Returns the new etag."""
+        """Write a text file: with etag only if unchanged, else only if new."""
         return file_write.write(ctx, path=path, file_id=fileId, content=content, etag=etag)
 
     @server.tool(annotations=SHARE)

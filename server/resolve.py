@@ -36,7 +36,15 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
     webdav = ctx.client().webdav
     if path:
         norm = check_path(path)
-        item = webdav.stat(norm)
+        try:
+            item = webdav.stat(norm)
+        except Exception as exc:
+            if type(exc).__name__ == "NextcloudError" and getattr(exc, "kind", "") == "not_found":
+                if forget(ctx, path=norm):
+                    raise misuse(f"{norm} no longer exists on the server (deleted or moved since the index saw "
+                                 "it; it is dropped from search results now). Find it again with files_search "
+                                 "or files_grep. Do not retry this path.", status="deleted") from None
+            raise
         if file_id is not None and item.file_id is not None and int(item.file_id) != int(file_id):
             raise misuse(f"path {norm} has fileId {item.file_id}, not {file_id}. Give only one of them "
                          "(the one files_search returned). Do not retry with both.", status="id_mismatch")
@@ -45,10 +53,28 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
         return webdav.find_by_id(int(file_id))
     except Exception as exc:
         if type(exc).__name__ == "NextcloudError" and getattr(exc, "kind", "") == "not_found":
+            forget(ctx, file_id=int(file_id))
             raise unknown_file_id(int(file_id)) from None
         if type(exc).__name__ == "NextcloudError":
             raise from_nextcloud(exc) from None
         raise
+
+
+def forget(ctx: ServerContext, *, path: str | None = None, file_id: int | None = None) -> bool:
+    """Drop a file the server no longer has from the index, so grep stops offering it. True if one was known.
+
+    Deletions otherwise wait for the next full sync; a failed read is proof
+    enough for this one file. Best effort: an index that cannot be written to
+    only means the hit stays until that sync.
+    """
+    try:
+        rec = ctx.index.get_file(path=path) if path else ctx.index.get_file(file_id=file_id)
+        if rec is None or rec.source != "remote":
+            return False
+        ctx.index.writer().remove(rec.id)
+        return True
+    except Exception:
+        return False
 
 
 def file_ref(item: Any) -> dict[str, Any]:

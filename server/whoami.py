@@ -46,5 +46,5 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     @server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
                                              openWorldHint=False))
     def nextcloud_whoami() -> Annotated[CallToolResult, WhoamiOut]:
-        """Who you act as: user, email, server version, and which apps are available."""
+        """Who you act as, and which apps this server has."""
         return envelope(ctx.cached("whoami", WHOAMI_TTL_S, lambda: whoami_payload(ctx)))

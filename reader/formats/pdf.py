@@ -26,7 +26,9 @@ SCANNED = ("scanned PDF, no text layer: the pages are images; run OCR on the fil
 
 
 def _clean(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # PDFium marks a word hyphenated at a line end with U+FFFE (a noncharacter) and drops
+    # the line break; put back what the page shows ("expres-" / "sion"), as pdfminer does.
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufffe", "-\n")
     return text if not text or text.endswith("\n") else text + "\n"
 
 

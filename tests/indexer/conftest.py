@@ -68,6 +68,51 @@ def _make_journal(root: Path, rows: list[tuple[str, str, str, int, int, int]],
     return path
 
 
+@pytest.fixture(autouse=True)
+def _no_desktop_client_config(tmp_path_factory, monkeypatch):
+    """Never read the developer's own ~/.config/Nextcloud: tests that want a nextcloud.cfg write one."""
+    monkeypatch.setenv("MCP_NEXTCLOUD_DESKTOP_CONFIG", str(tmp_path_factory.mktemp("nocfg") / "nextcloud.cfg"))
+
+
+def _qt_escape(value: str) -> str:
+    """A string as Qt5's QSettings writes it without a codec: non-ASCII as \\x<hex>, and a hex digit right
+    after such an escape escaped too (so the reader knows where the number ends)."""
+    out, escape_next = [], False
+    for c in value:
+        if ord(c) >= 0x7F or (escape_next and c in "0123456789abcdefABCDEF"):
+            out.append(f"\\x{ord(c):x}")
+            escape_next = True
+        else:
+            out.append(c)
+            escape_next = False
+    return "".join(out)
+
+
+def _write_desktop_config(path: Path, folders: list[tuple[str, str, str]], account: str = "0") -> Path:
+    """A nextcloud.cfg as the desktop client writes it (Qt INI): folders are (localPath, targetPath, journalPath)."""
+    lines = ["[General]", "clientVersion=3.14.3stable-Linux (build 20240912)", "optionalServerNotifications=true", "",
+             "[Accounts]", f"{account}\\version=13", f"{account}\\url=https://cloud.example.org",
+             f"{account}\\dav_user=alice", f"{account}\\displayName=Alice", "version=13"]
+    for i, (local, target, journal) in enumerate(folders, start=1):
+        local = _qt_escape(local.rstrip("/") + "/")   # the client always writes a trailing '/'
+        lines += [f"{account}\\Folders\\{i}\\ignoreHiddenFiles=false",
+                  f"{account}\\Folders\\{i}\\journalPath={journal}",
+                  f"{account}\\Folders\\{i}\\localPath={local}",
+                  f"{account}\\Folders\\{i}\\paused=false",
+                  f"{account}\\Folders\\{i}\\targetPath={target}",
+                  f"{account}\\Folders\\{i}\\version=2",
+                  f"{account}\\Folders\\{i}\\virtualFilesMode=off"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def write_desktop_config():
+    """The `_write_desktop_config` helper: write a realistic desktop-client nextcloud.cfg."""
+    return _write_desktop_config
+
+
 @pytest.fixture
 def make_journal():
     """The `_make_journal` helper: write a realistic desktop-client sync journal into a folder."""

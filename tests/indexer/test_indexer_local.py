@@ -210,20 +210,39 @@ def test_several_folders_get_their_own_namespace(tmp_path, index, counting_pool)
 
 def test_two_sync_folders_with_the_same_file_ids_do_not_steal_records(tmp_path, index, counting_pool,
                                                                       make_journal):
+    # Two accounts' sync folders (fileIds are per server: both have 123), mirroring different folders.
     roots = []
-    for name, word in (("alice", "albatross"), ("bob", "barracuda")):
+    for name, word, remote in (("alice", "albatross", "/Work"), ("bob", "barracuda", "/Home")):
         root = tmp_path / name
         f = write(root / "Documents" / "plan.md", f"# Plan\n\nThe {word}.", 1_700_000_000.0)
         make_journal(root, [("Documents/plan.md", "00000123ocabc", "etag1", 1_700_000_000, f.stat().st_size, 0)])
-        roots.append(root)
-    for root in roots:
-        index_folder(index, root, pool=counting_pool)
-    for root in roots:
+        roots.append((root, remote))
+    for root, remote in roots:
+        index_folder(index, root, pool=counting_pool, remote_path=remote)
+    for root, _remote in roots:   # the remote paths were remembered
         rep = index_folder(index, root, pool=counting_pool)
-        assert (rep.extracted, rep.moved, rep.removed) == (0, 0, 0)
-    assert index.grep("albatross").hits[0].path == "/Documents/plan.md"
-    assert index.grep("barracuda").hits[0].path == "/bob/Documents/plan.md"
+        assert (rep.extracted, rep.moved, rep.removed, rep.remote_path_from) == (0, 0, 0, "option")
+    assert index.grep("albatross").hits[0].path == "/Work/Documents/plan.md"
+    assert index.grep("barracuda").hits[0].path == "/Home/Documents/plan.md"
     assert counting_pool.count == 2
+
+
+def test_two_sync_folders_mirroring_the_same_nextcloud_folder_are_refused(tmp_path, index, counting_pool,
+                                                                          make_journal):
+    import pytest
+
+    from indexer.writer import RemotePathConflict
+
+    for name in ("alice", "bob"):
+        f = write(tmp_path / name / "Documents" / "plan.md", f"plan of {name}", 1_700_000_000.0)
+        make_journal(tmp_path / name, [("Documents/plan.md", "00000123ocabc", "e1", 1_700_000_000,
+                                        f.stat().st_size, 0)])
+    index_folder(index, tmp_path / "alice", pool=counting_pool)
+    for remote in (None, "/Documents"):   # the same folder, or one inside it: paths would collide
+        with pytest.raises(RemotePathConflict, match="already mirrors /.*--index.*do not retry"):
+            index_folder(index, tmp_path / "bob", pool=counting_pool, remote_path=remote)
+    assert [r.folder for r in index.roots()] == [str(tmp_path / "alice")]
+    assert index.get_file(path="/Documents/plan.md").local_path == str(tmp_path / "alice" / "Documents" / "plan.md")
 
 
 def test_cli_names_the_folder_of_each_hit_and_lists_the_folders(tmp_path, capsys):

@@ -287,3 +287,52 @@ def test_concurrent_syncs_through_the_job_store_join_one_job(tree_emulator, inde
     assert second.id == first.id
     assert store.get(first.id).state == SUCCEEDED
     assert len(store.list()) == 1
+
+
+def _meta_ts(index, key: str) -> float | None:
+    import datetime as dt
+
+    value = index.get_meta(key)
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() if value else None
+
+
+def test_changes_since_mark_is_the_sync_start_minus_a_margin(tree_emulator, index):
+    import time
+
+    from indexer.remote import CHANGES_SINCE_MARGIN_S
+
+    during: list[float] = []
+
+    def edit_while_walking(done: int, total: int, path: str) -> None:
+        if not during:   # a file changed after the root was listed: this sync cannot see it
+            during.append(time.time())
+            tree_emulator.state.put_file("alice", "/late.txt", b"written during the sync", mtime=during[0])
+            time.sleep(1.1)  # the sync finishes in a later second than the change
+
+    started = time.time()
+    with client_for(tree_emulator) as client:
+        report = sync(client, index, pool=False, progress=edit_while_walking)
+    assert report.complete and "/late.txt" not in paths(index)
+    mark, finished = _meta_ts(index, "changes_since"), _meta_ts(index, "last_sync_at")
+    assert mark <= started - CHANGES_SINCE_MARGIN_S < mark + 1     # the start, floored to the second
+    assert mark < during[0] <= finished + 1 and finished >= int(during[0]) + 1
+    assert _meta_ts(index, "last_full_sync_at") == finished
+    # What files_grep will ask the server: the late file is among the changes since the mark.
+    with client_for(tree_emulator) as client:
+        assert "/late.txt" in {i.path for i in client.webdav.search(modified_after=mark)}
+
+
+def test_partial_or_subtree_syncs_do_not_move_the_mark(tree_emulator, index):
+    old = "2000-01-01T00:00:00Z"   # a sentinel: a sync in the same second would write an equal mark
+    with client_for(tree_emulator) as client:
+        sync(client, index, pool=False)
+        assert index.get_meta("changes_since") != old
+        index.writer().set_meta("changes_since", old)
+        tree_emulator.state.put_file("alice", "/x/new.txt", b"new")
+        tree_emulator.faults.add(method="PROPFIND", path_prefix=DAV + "/x", status=500, times=10)
+        report = sync(client, index, pool=False)
+        assert not report.complete and index.get_meta("changes_since") == old
+        tree_emulator.faults.clear()
+        assert sync(client, index, pool=False, root="/a").complete
+        assert index.get_meta("changes_since") == old
+        assert sync(client, index, pool=False).complete and index.get_meta("changes_since") != old

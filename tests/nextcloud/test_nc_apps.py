@@ -64,6 +64,19 @@ def test_sharees_and_shares(nc):
     assert nc.ocs.list_shares("/Projects/Alpha/notes.md") == []
 
 
+def test_update_share_changes_permissions_both_ways(nc, emulator):
+    emulator.state.put_file("alice", "/share-update.txt", b"to be shared")
+    share = nc.ocs.create_share("/share-update.txt", "bob", permissions=1)
+    edit = nc.ocs.update_share(share.id, permissions=3)
+    assert (edit.id, edit.permissions, edit.share_with) == (share.id, 3, "bob")
+    assert emulator.state.shares[int(share.id)].permissions == 3          # the server holds it, not just the answer
+    back = nc.ocs.update_share(share.id, permissions=1)
+    assert back.permissions == 1
+    assert [s.permissions for s in nc.ocs.list_shares("/share-update.txt")] == [1]
+    with pytest.raises(NextcloudError) as gone:
+        nc.ocs.update_share("987654", permissions=3)
+    assert gone.value.kind == "not_found" and "do not retry" in str(gone.value).lower()
+
 def test_user_id_is_lazy_and_resolvable(emulator):
     acct = emulator.account("alice")
     # A plain login name is used as the DAV user id without a request; resolve_user_id asks OCS.

@@ -93,3 +93,16 @@ def test_no_credentials_helper_and_dict():
     d = err.to_dict()
     assert d["kind"] == "no_credentials" and d["retry"] is False and "NEXTCLOUD_URL" in d["message"]
     assert "Traceback" not in repr(err)
+
+
+def test_server_words_are_added_only_where_the_row_cannot_say_it():
+    noisy = "No public access to this resource., AppAPIAuth has not passed, Username or password was incorrect"
+    auth = error_for("webdav", 401, detail=noisy)
+    assert "AppAPIAuth" not in str(auth) and "login" in str(auth) and auth.detail
+    quota = error_for("webdav", 507, path="/big.bin", detail="Insufficient space in /files/x/big.bin")
+    assert "Insufficient space" not in str(quota) and "do not retry" in str(quota).lower()
+    # Where the server's words are the real cause, they stay.
+    share = error_for("ocs", 404, detail="Please specify a valid account to share with")
+    assert "valid account" in str(share)
+    deck = error_for("deck", 400, detail="The user is already assigned to the card")
+    assert "already assigned" in str(deck)

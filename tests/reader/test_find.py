@@ -1,6 +1,8 @@
 """find: every artefact of real PDF text, offsets into the original text, limits and hints."""
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -87,20 +89,43 @@ def test_match_fields_page_line_and_passage() -> None:
 
 
 def test_matches_do_not_overlap_and_total_counts_beyond_limit() -> None:
-    doc = doc_of("aaaaaaa")
+    doc = doc_of("aa aa aa aa")
     result = find(doc, "aa", limit=2)
-    assert [m.offset for m in result.matches] == [0, 2]
-    assert result.total == 3
+    assert [m.offset for m in result.matches] == [0, 3]
+    assert result.total == 4
     assert result.truncated is True
-    assert "3 matches" in result.hint
+    assert "4 matches" in result.hint
 
 
-def test_expanded_characters_do_not_give_overlapping_matches() -> None:
-    # "ß" folds to "ss": a query "s" must match it once, not twice.
-    doc = doc_of("ßs ß")
-    result = find(doc, "s")
-    assert [(m.offset, m.text) for m in result.matches] == [(0, "ß"), (1, "s"), (3, "ß")]
-    assert result.total == 3
+def test_expanded_characters_match_whole_words_once() -> None:
+    # "ß" folds to "ss": the word "ss" matches it once, the letter "s" (half of it) does not.
+    doc = doc_of("ß ss ß")
+    result = find(doc, "ss")
+    assert [(m.offset, m.text) for m in result.matches] == [(0, "ß"), (2, "ss"), (5, "ß")]
+    assert find(doc, "s").total == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "expected"),
+    [
+        ("The reader starts there.", "here", []),              # never inside a longer word
+        ("renew applications; a new app", "new app", ["new app"]),
+        ("To install the newapp package", "new app", ["newapp"]),
+        ("The reader restores it or not", "or", ["or"]),
+        ("2. Installation and install", "install", ["install"]),
+        ("2. Installation and install", "install*", ["Install", "install"]),   # prefix query
+        ("Les propri\u00b4et\u00b4es", "et", []),             # a spacing accent inside a word joins it
+        ("Les propri\u00b4et\u00b4es", "propriétés", ["propri\u00b4et\u00b4es"]),
+        ("D`es la premi`ere", "des", ["D`es"]),
+        ("use `code` here", "code", ["code"]),                  # Markdown backticks are not accents
+        ("the cafe\u0301 opens", "café", ["cafe\u0301"]),        # the combining accent is part of the match
+        ("the cafe\u0301 opens", "caf", []),
+        ("well-known facts", "known", ["known"]),               # hyphens separate words, as in the index
+        ("v1.2 and C++ code", "C++", ["C++"]),
+    ],
+)
+def test_matches_are_whole_words(text: str, query: str, expected: list[str]) -> None:
+    assert [m.text for m in find(doc_of(text), query).matches] == expected
 
 
 def test_no_match_gives_a_hint() -> None:
@@ -163,11 +188,23 @@ def test_line_of() -> None:
     st.data(),
 )
 def test_substring_is_always_found_at_or_before_it(text: str, data: st.DataObject) -> None:
-    i = data.draw(st.integers(0, len(text) - 1))
-    j = data.draw(st.integers(i + 1, len(text)))
-    q = normalize_query(text[i:j])
-    if not q:
+    # Any substring that starts and ends at word boundaries is found (find matches whole words).
+    def word(k: int) -> bool:
+        if not 0 <= k < len(text):
+            return False
+        while k >= 0 and unicodedata.combining(text[k]):
+            k -= 1  # a mark is part of the letter before it, if there is one
+        return k >= 0 and text[k].isalnum()
+
+    starts = [k for k in range(len(text)) if not (word(k) and word(k - 1))]
+    i = data.draw(st.sampled_from(starts))
+    ends = [k for k in range(i + 1, len(text) + 1) if not (word(k - 1) and word(k))]
+    if not ends:
         return
+    j = data.draw(st.sampled_from(ends))
+    q = normalize_query(text[i:j])
+    if not q or any(ch in "´`¨^¸¯˜ˇ˘˙˚˛˝*" for ch in text[max(0, i - 1):j + 1]):
+        return  # spacing accents may join words (see test_matches_are_whole_words); '*' means prefix
     doc = doc_of(text)
     result = find(doc, text[i:j], limit=1000)
     assert result.total >= 1

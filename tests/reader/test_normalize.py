@@ -1,6 +1,9 @@
 """normalize / normalize_query / fold_words: every PDF artefact folds away and offsets map back."""
 from __future__ import annotations
 
+import importlib
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -131,17 +134,13 @@ def test_lone_surrogates_survive_serialisation() -> None:
 # The fast paths (bytes.translate over UTF-8, one replace per distinct non-ASCII
 # character, placeholder counts) must give exactly what one str.translate over
 # the fold tables gives; these references are that definition, written plainly.
-import re as _re  # noqa: E402
-
-import importlib as _importlib  # noqa: E402
-
-_nm = _importlib.import_module("reader.normalize")
-_REF_HYPHEN = _re.compile(r"(?<=\w)[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n[ \t\u00a0\r\n]*")
+_nm = importlib.import_module("reader.normalize")  # the module (reader.normalize is also the function)
+_REF_HYPHEN = re.compile(r"(?<=\w)[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n[ \t\u00a0\r\n]*")
 
 
 def _ref_fold_words(text: str) -> str:
     joined = _REF_HYPHEN.sub("", text)
-    return _re.sub(" {2,}", " ", joined.translate(_nm._WORDS)).strip()
+    return re.sub(" {2,}", " ", joined.translate(_nm._WORDS)).strip()
 
 
 def _ref_counts(text: str) -> bytes:
@@ -194,3 +193,22 @@ def test_fast_path_examples(text: str) -> None:
 def test_line_end_hyphen_needs_a_word_character_before_it() -> None:
     for text in ["a--\nb", "a-\n-\nb", "x -\ny", "(-\n)", "é-\nè", "9\u00ad\n 1", "_\ufffe\r\n\tz"]:
         assert fold_words(text) == _ref_fold_words(text), text
+
+
+# -- the offset map ----------------------------------------------------------
+def _eager_offsets(text: str) -> list[int]:
+    """The definition: original index i repeated once per character it folds to."""
+    return [i for i, c in enumerate(text) for _ in range(len(_nm._FOLD[ord(c)]))]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(["word ", "Straße ", "ﬁn ", " " * 5000, "é", "\u00ad", "x" * 4096, "ﷺ", "\n"]),
+                max_size=12))
+def test_offsets_equal_the_definition_on_long_texts(pieces: list[str]) -> None:
+    # Long texts with expansions (ß, ligatures, a 1-to-many fold) and long runs that fold to nothing.
+    text = "".join(pieces)
+    nt = normalize(text)
+    expected = _eager_offsets(text)
+    assert len(nt.norm) == len(expected) and list(nt.offsets) == expected
+    back = NormalizedText.from_bytes(nt.to_bytes())
+    assert list(back.offsets) == expected and back.expanded == nt.expanded

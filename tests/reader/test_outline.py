@@ -74,7 +74,7 @@ def test_csv_header_and_five_rows_derived_when_absent() -> None:
     assert o.structure["header"] == ["name", "qty"]
     assert o.structure["rows"] == [[f"item{i}", str(i)] for i in range(5)]
     assert o.structure["rowCount"] == 10
-    assert "find" in o.hint
+    assert "find" in o.hint and "structure" in o.hint
 
 
 def test_json_skeleton() -> None:

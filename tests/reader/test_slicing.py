@@ -1,6 +1,8 @@
 """page: budgeted slices that never split a grapheme, prefer line ends and cover the text exactly."""
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -136,3 +138,10 @@ def test_paging_through_the_fixture_manual(fixture_docs) -> None:
         assert s.content.endswith("\n")  # a PDF has line ends in every window
         assert s.returned >= 0.8 * DEFAULT_PAGE_CHARS - 1
         assert s.page == doc.page_of(s.offset)
+
+
+def test_an_offset_inside_a_grapheme_starts_at_that_grapheme() -> None:
+    doc = Document(text="abe\u0301cd", kind="text")
+    s = page(doc, offset=3, limit=10)   # offset 3 is the combining accent of "é"
+    assert s.offset == 2 and s.content == "be\u0301cd"[1:]
+    assert not unicodedata.combining(s.content[0])
