@@ -29,7 +29,9 @@ from openpyxl.reader.excel import ExcelReader
 from openpyxl.styles.stylesheet import apply_stylesheet
 from openpyxl.utils.cell import get_column_letter, range_boundaries
 from openpyxl.worksheet._reader import WorkSheetParser
-from openpyxl.xml.constants import SHEET_MAIN_NS
+from openpyxl.xml.constants import SHARED_STRINGS, SHEET_MAIN_NS
+
+from ..document import ReaderError
 
 _FORMULA = f"{{{SHEET_MAIN_NS}}}f"
 _DIMENSION = f"{{{SHEET_MAIN_NS}}}dimension"
@@ -38,6 +40,7 @@ _INLINE = f"{{{SHEET_MAIN_NS}}}is"
 _T = f"{{{SHEET_MAIN_NS}}}t"
 _RUN = f"{{{SHEET_MAIN_NS}}}r"
 _VALUE = f"{{{SHEET_MAIN_NS}}}v"
+_SI = f"{{{SHEET_MAIN_NS}}}si"
 
 
 def _inline_text(el: Any) -> str:
@@ -50,6 +53,53 @@ def _inline_text(el: Any) -> str:
     for run in el.iter(_RUN):
         parts.extend(t.text or "" for t in run if t.tag == _T)
     return "".join(parts)
+
+
+class _LazyStrings:
+    """The shared-string table, parsed only as far as the highest index asked for.
+
+    openpyxl reads the whole table up front (300k strings took ~5 s); writers
+    store strings in order of first use, so a sheet cut at its row budget needs
+    only the beginning of the table.
+    """
+
+    def __init__(self, src: Any | None) -> None:
+        self._src = src
+        self._it = iterparse(src) if src is not None else None
+        self._strings: list[str] = []
+
+    def __getitem__(self, index: int) -> str:
+        if index < 0:
+            raise IndexError(f"shared string index {index} is negative")
+        while index >= len(self._strings) and self._it is not None:
+            self._advance()
+        if index >= len(self._strings):
+            raise ReaderError(
+                f"corrupt XLSX file: a cell refers to shared string #{index} but the table holds "
+                f"{len(self._strings)}; ask for a fresh copy; do not retry until it changes",
+                code="corrupt")
+        return self._strings[index]
+
+    def _advance(self) -> None:
+        assert self._it is not None
+        for _event, node in self._it:
+            if node.tag == _SI:
+                # same text as openpyxl's read_string_table, including its x005F_ unescaping
+                self._strings.append(_inline_text(node).replace("x005F_", ""))
+                node.clear()
+                return
+        self.close()
+
+    @property
+    def parsed(self) -> int:
+        """How many strings have been parsed so far."""
+        return len(self._strings)
+
+    def close(self) -> None:
+        self._it = None
+        if self._src is not None:
+            self._src.close()
+            self._src = None
 
 
 @dataclass
@@ -97,15 +147,23 @@ class _RowParser(WorkSheetParser):
 class XlsxStream:
     """An xlsx workbook opened for row streaming; use as a context manager (closes the zip).
 
-    Loading reads only the package manifest, workbook, shared strings and styles:
-    no worksheet XML is touched until `rows()` is iterated.
+    Loading reads only the package manifest, workbook and styles: no worksheet
+    XML is touched until `rows()` is iterated, and shared strings are parsed on
+    demand (`shared_strings.parsed` tells how many).
     """
 
     def __init__(self, data: bytes) -> None:
         self._reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
+        self.shared_strings = _LazyStrings(None)
         try:
             self._reader.read_manifest()
-            self._reader.read_strings()
+            part = self._reader.package.find(SHARED_STRINGS)
+            if part is not None:
+                path = part.PartName[1:]
+                if path not in self._reader.valid_files:
+                    raise ReaderError(f"corrupt XLSX file: {path} is missing; ask for a fresh copy; "
+                                      "do not retry until it changes", code="corrupt")
+                self.shared_strings = _LazyStrings(self._reader.archive.open(path))
             self._reader.read_workbook()
             apply_stylesheet(self._reader.archive, self._reader.wb)
         except BaseException:
@@ -120,7 +178,8 @@ class XlsxStream:
         self.close()
 
     def close(self) -> None:
-        """Close the archive (idempotent)."""
+        """Close the shared-string stream and the archive (idempotent)."""
+        self.shared_strings.close()
         self._reader.archive.close()
 
     def sheets(self) -> list[SheetScan]:
@@ -160,7 +219,7 @@ class XlsxStream:
         yielded; a row without cells yields an empty list.
         """
         with self._reader.archive.open(scan.path) as src:
-            parser = _RowParser(src, scan, shared_strings=self._reader.shared_strings, data_only=True,
+            parser = _RowParser(src, scan, shared_strings=self.shared_strings, data_only=True,
                                 epoch=self._wb.epoch, date_formats=self._wb._date_formats,
                                 timedelta_formats=self._wb._timedelta_formats)
             for _idx, cells in parser.parse():

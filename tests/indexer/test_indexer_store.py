@@ -248,3 +248,36 @@ def test_move_keeps_text_and_replaces_the_destination(index, put_text):
     assert index.get_by_id(b.id) is None and index.get_file(path="/a.txt") is None
     assert [h.path for h in index.grep("albatross").hits] == ["/b.txt"] and index.grep("booby").total == 0
     assert w.move(999_999, meta("/c.txt")) is None
+
+
+def test_v3_database_with_a_namespaced_sync_folder_is_repaired(tmp_path, counting_pool, make_journal):
+    """Schema v3 put a second folder under "/<name>" even when it was a sync folder: v4 gives back its real
+    Nextcloud paths on the next `index add`, keeping the text."""
+    from indexer.local import index_folder
+    from indexer.schema import MIGRATIONS
+
+    plain, nc = tmp_path / "A", tmp_path / "NC"
+    (plain).mkdir()
+    (nc / "Documents").mkdir(parents=True)
+    note = nc / "Documents" / "note.txt"
+    note.write_text("the heron note")
+    os.utime(note, (1000.0, 1000.0))
+    make_journal(nc, [("Documents/note.txt", "00000123ocabc", "e123", 1000, note.stat().st_size, 0)])
+    db = tmp_path / "v3.db"
+    con = apsw.Connection(str(db))
+    for step in MIGRATIONS[:3]:
+        con.execute(step)
+    con.execute("PRAGMA user_version=3")
+    con.execute("INSERT INTO roots(id, folder, prefix, journal, added_at) VALUES(1, ?, '', NULL, 1.0), "
+                "(2, ?, '/NC', ?, 2.0)", (str(plain), str(nc), ".sync_0a1b2c3d4e5f.db"))
+    con.execute("INSERT INTO files(path, name_fold, source, file_id, etag, size, mtime, local_path, status, reason, "
+                "root_id) VALUES('/NC/Documents/note.txt', '/nc/documents/note.txt', 'local', 123, 'e123', ?, "
+                "1000.0, ?, 'unsupported', 'kept', 2)", (note.stat().st_size, str(note)))
+    con.close()
+    with Index.open(db) as ix:
+        assert [(r.prefix, r.remote) for r in ix.roots()] == [("", None), ("/NC", None)]
+        rep = index_folder(ix, nc, pool=counting_pool)
+        assert (rep.path, rep.remote_path, rep.extracted, rep.unchanged) == ("/", "/", 0, 1)
+        rec = ix.get_file(file_id=123)
+        assert (rec.path, rec.status, rec.reason) == ("/Documents/note.txt", "unsupported", "kept")
+        assert ix.get_file(path="/NC/Documents/note.txt") is None and counting_pool.count == 0

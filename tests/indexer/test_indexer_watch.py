@@ -196,3 +196,14 @@ def test_journal_change_looks_only_at_changed_rows(tmp_path, index, counting_poo
     # The late file was extracted once (by the catch-up of its own file); nothing else.
     assert counting_pool.names[n:] == ["late.txt"] and errors == []
     assert index.grep("puffin").total == 26
+
+
+def test_watching_a_subfolder_sync_keeps_its_nextcloud_paths(tmp_path, index, counting_pool, make_journal):
+    root = tmp_path / "Work"
+    (root / "Plans").mkdir(parents=True)
+    make_journal(root, [("Plans", "00000900ocabc", "d1", 1_700_000_000, 0, 2)])
+    index_folder(index, root, pool=counting_pool, remote_path="/Work")
+    with FolderWatcher(index, str(root), pool=counting_pool, debounce=0.2):
+        time.sleep(0.2)
+        (root / "Plans" / "q4.md").write_text("the quokka plan")
+        assert wait_for(lambda: found(index, "quokka") == ["/Work/Plans/q4.md"])

@@ -20,6 +20,8 @@ from reader.formats.xlsx_stream import XlsxStream
 
 BIG_ROWS = 300_000
 SHEET = "xl/worksheets/sheet1.xml"
+STRINGS = "xl/sharedStrings.xml"
+SST_HEAD = b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
 HEAD = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
         b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
         b'<sheetFormatPr defaultRowHeight="15"/><sheetData>')
@@ -32,18 +34,19 @@ def _row(r: int) -> bytes:
             f'<c r="C{r}"><v>{r * 1.5}</v></c><c r="D{r}" t="b"><v>{r % 2}</v></c></row>').encode()
 
 
-def _with_sheet(sheet_xml: bytes) -> bytes:
-    """A valid one-sheet xlsx (written by xlsxwriter) whose sheet XML is replaced by `sheet_xml`."""
+def _with_sheet(sheet_xml: bytes, strings_xml: bytes | None = None) -> bytes:
+    """A valid one-sheet xlsx (written by xlsxwriter) whose sheet XML (and shared-string table) are replaced."""
     import xlsxwriter
 
     base = io.BytesIO()
     wb = xlsxwriter.Workbook(base)
-    wb.add_worksheet("Big").write(0, 0, "placeholder")
+    wb.add_worksheet("Big").write(0, 0, "placeholder")  # a string: the package gets a sharedStrings part
     wb.close()
+    replace = {SHEET: sheet_xml, STRINGS: strings_xml}
     out = io.BytesIO()
     with zipfile.ZipFile(base) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
         for info in zin.infolist():
-            zout.writestr(info.filename, sheet_xml if info.filename == SHEET else zin.read(info.filename))
+            zout.writestr(info.filename, replace.get(info.filename) or zin.read(info.filename))
     return out.getvalue()
 
 
@@ -164,3 +167,61 @@ def test_stream_closes_the_archive(fixture_docs: Path) -> None:
         archive = book._reader.archive
         assert archive.fp is not None
     assert archive.fp is None
+
+
+def test_shared_strings_are_parsed_only_as_far_as_the_kept_rows_need() -> None:
+    # 300k rows each pointing at its own shared string, in first-use order as writers store them.
+    sheet = HEAD + b"".join(f'<row r="{r}"><c r="A{r}" t="s"><v>{r - 1}</v></c><c r="B{r}"><v>{r}</v></c></row>'.encode()
+                            for r in range(1, BIG_ROWS + 1)) + TAIL
+    strings = SST_HEAD + b"".join(f"<si><t>label {i}</t></si>".encode() for i in range(BIG_ROWS)) + b"</sst>"
+    data = _with_sheet(sheet, strings)
+    doc = extract(data, "shared.xlsx", limits=Limits(max_rows_per_sheet=1000))
+    assert doc.warnings == ["sheet Big cut at 1000 rows"]
+    assert doc.text.rstrip("\n").endswith("\nlabel 999 | 1000")
+    with XlsxStream(data) as book:
+        (scan,) = book.sheets()
+        rows = book.rows(scan)
+        for kept, values in enumerate(rows, 1):
+            if kept == 1000:
+                break
+        rows.close()
+        assert values == ["label 999", 1000]
+        assert book.shared_strings.parsed == 1000
+
+
+def test_shared_string_text_matches_openpyxl() -> None:
+    """Rich-text runs joined, phonetic runs left out, _x005F_ unescaped: as openpyxl's own reader does."""
+    from openpyxl.reader.strings import read_string_table
+
+    strings = (SST_HEAD
+               + b"<si><t>plain</t></si>"
+               + b"<si><r><rPr><b/></rPr><t>bold</t></r><r><t xml:space=\"preserve\"> and more</t></r></si>"
+               + b"<si><t>\xe6\x9d\xb1\xe4\xba\xac</t><rPh sb=\"0\" eb=\"2\"><t>\xe3\x81\xa8\xe3\x81\x86</t></rPh></si>"
+               + b"<si><t>a_x005F_x000D_b</t></si><si><t/></si></sst>")
+    sheet = HEAD + b"".join(f'<row r="{i + 1}"><c r="A{i + 1}" t="s"><v>{i}</v></c></row>'.encode()
+                            for i in range(5)) + TAIL
+    with XlsxStream(_with_sheet(sheet, strings)) as book:
+        (scan,) = book.sheets()
+        got = [row[0] if row else None for row in book.rows(scan)]
+    expected = read_string_table(io.BytesIO(strings))
+    assert expected[1] == "bold and more" and expected[2] == "\u6771\u4eac"
+    assert got[:4] == expected[:4] and got[4] in (None, "")
+
+
+def test_shared_string_index_out_of_range_is_corrupt() -> None:
+    sheet = HEAD + b'<row r="1"><c r="A1" t="s"><v>7</v></c></row>' + TAIL
+    with pytest.raises(ReaderError) as err:
+        extract(_with_sheet(sheet, SST_HEAD + b"<si><t>only</t></si></sst>"), "bad-index.xlsx")
+    assert err.value.code == "corrupt" and "shared string #7" in str(err.value) and "holds 1" in str(err.value)
+
+
+def test_missing_shared_string_part_is_corrupt() -> None:
+    complete = _with_sheet(HEAD + b'<row r="1"><c r="A1" t="s"><v>0</v></c></row>' + TAIL)
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(complete)) as zin, zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            if info.filename != STRINGS:
+                zout.writestr(info.filename, zin.read(info.filename))
+    with pytest.raises(ReaderError) as err:
+        extract(out.getvalue(), "no-strings.xlsx")
+    assert err.value.code == "corrupt" and "xl/sharedStrings.xml is missing" in str(err.value)

@@ -150,3 +150,46 @@ def test_settings_from_the_environment_and_flags():
                           sync_interval_s=30.0, max_read_bytes=None)
     assert (s.max_read_bytes, s.freshness_interval_s, s.sync_interval_s) == (int(2.5 * MB), 0.0, 30.0)
     assert Settings.from_env({}).max_read_bytes == 10 * MB
+
+
+# What each result carries, as outputSchema must publish it (mode-dependent fields are optional).
+EXPECTED_OUTPUT = {
+    "nextcloud_whoami": {"userId", "displayName", "email", "serverVersion", "apps"},
+    "files_search": {"files", "total", "truncated", "nextCursor"},
+    "files_grep": {"hits", "total", "truncated", "nextCursor"},
+    "files_read": {"path", "fileId", "etag", "kind", "content", "matches", "entries", "total", "truncated",
+                   "nextOffset"},
+    "files_write": {"path", "fileId", "etag", "created"},
+    "files_share_internal": {"path", "fileId", "shareWith", "displayName", "permissions"},
+}
+
+
+def test_output_schemas_publish_the_payload_fields(list_tools):
+    tools = {t.name: _wire(t) for t in list_tools("legacy")}
+    for name, fields in EXPECTED_OUTPUT.items():
+        props = tools[name]["outputSchema"]["properties"]
+        assert set(props) == fields, name
+        schema = json.dumps(tools[name]["outputSchema"])
+        assert "$defs" not in schema and "title" not in schema and "required" not in schema, name
+    read = tools["files_read"]["outputSchema"]["properties"]
+    assert read["matches"] == {"type": "array"} and read["truncated"] == {"type": "boolean"}
+    assert read["content"] == {}   # text: the field name is what a caller needs
+
+
+def test_limits_are_in_the_argument_descriptions(list_tools):
+    tools = {t.name: _wire(t)["inputSchema"]["properties"] for t in list_tools("legacy")}
+    assert "max 100" in tools["files_search"]["limit"]["description"].lower()
+    assert "max 50" in tools["files_grep"]["limit"]["description"].lower()
+    assert "max 500" in tools["files_grep"]["query"]["description"]
+    assert "max 40000" in tools["files_read"]["limit"]["description"]
+    assert "max 500" in tools["files_read"]["find"]["description"]
+
+
+def test_files_write_path_example_is_a_file_it_accepts(list_tools):
+    from server.file_write import BINARY_EXTENSIONS
+
+    tools = {t.name: _wire(t)["inputSchema"]["properties"] for t in list_tools("legacy")}
+    example = tools["files_write"]["path"]["description"]
+    ext = example.rsplit(".", 1)[-1].lower()
+    assert "." in example and ext not in BINARY_EXTENSIONS, example
+    assert tools["files_read"]["path"]["description"] != example

@@ -1,0 +1,147 @@
+"""files_grep's view of the server between syncs: changes during a sync, deletions, folders that do not exist.
+
+Each test drives the real server through the in-process MCP Client against the
+emulator; the ones that need a sync of their own use a small emulator and index
+so the shared session index stays as the other tests expect it.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import anyio
+import pytest
+
+from server.context import Settings
+
+ALICE = "alice"
+
+
+def _word(stem: str) -> str:
+    return stem + uuid.uuid4().hex[:6]
+
+
+@pytest.fixture
+def small(emulator_factory, tmp_path):
+    """(emulator, index, call) on an emulator holding two small notes, not yet synced."""
+    from mcp import Client
+
+    from indexer.store import Index
+    from nextcloud.config import Account
+    from server.app import build_server
+    from server.context import ServerContext
+
+    emu = emulator_factory(seed="empty")
+    emu.state.makedirs(ALICE, "/Notes")
+    emu.state.put_file(ALICE, "/Notes/one.md", b"# One\n\nthe first note about herons\n")
+    emu.state.put_file(ALICE, "/two.txt", b"second note about otters\n")
+    index = Index.open(tmp_path / "index.db")
+    ctx = ServerContext(account=Account(**emu.account(ALICE)), index=index,
+                        settings=Settings(freshness_interval_s=0.0))
+    server = build_server(ctx)
+
+    def call(name: str, args: dict[str, Any]) -> Any:
+        async def go() -> Any:
+            async with Client(server) as client:
+                return await client.call_tool(name, args)
+        return anyio.run(go)
+
+    yield emu, ctx, call
+    ctx.close()
+
+
+def test_grep_finds_a_file_changed_while_the_sync_was_running(small, ok):
+    from indexer.remote import sync
+
+    emu, ctx, call = small
+    word = _word("kingfisher")
+    changed: list[str] = []
+
+    def edit_while_walking(done: int, total: int, path: str) -> None:
+        if not changed:  # after the root was listed: this sync cannot see the new file
+            emu.state.put_file(ALICE, "/late.md", f"written during the sync: a {word}".encode(), mtime=time.time())
+            changed.append("/late.md")
+            time.sleep(1.1)  # the sync finishes a second later: a finish-time mark would miss the file
+
+    report = sync(ctx.client(), ctx.index, pool=False, progress=edit_while_walking)
+    assert report.complete and ctx.index.get_file(path="/late.md") is None
+    res = ok(call("files_grep", {"query": word}))
+    assert [h["path"] for h in res["hits"]] == ["/late.md"]
+
+
+def test_a_deleted_file_is_warned_about_then_dropped_when_read(small, ok, err):
+    from indexer.remote import sync
+
+    emu, ctx, call = small
+    assert sync(ctx.client(), ctx.index, pool=False).complete
+    first = ok(call("files_grep", {"query": "herons"}))
+    assert [h["path"] for h in first["hits"]] == ["/Notes/one.md"]
+    assert not any("deleted" in w for w in first.get("warnings", []))   # the sync is fresh: nothing to say
+    emu.state.delete(ALICE, "/Notes/one.md")
+    ctx.settings = Settings(freshness_interval_s=0.0, stale_after_s=0.0)
+    stale = ok(call("files_grep", {"query": "herons"}))
+    assert [h["path"] for h in stale["hits"]] == ["/Notes/one.md"]      # only a sync or a read can know
+    last = ctx.index.get_meta("last_full_sync_at")
+    assert any("deleted on the server since the last full sync" in w and last in w for w in stale["warnings"])
+    text = err(call("files_read", {"path": "/Notes/one.md"}))
+    assert "no longer exists" in text and "files_search" in text and "Do not retry" in text
+    after = ok(call("files_grep", {"query": "herons"}))
+    assert after["hits"] == []
+
+
+def test_a_deleted_file_read_by_file_id_is_dropped_too(small, ok, err):
+    from indexer.remote import sync
+
+    emu, ctx, call = small
+    assert sync(ctx.client(), ctx.index, pool=False).complete
+    hit = ok(call("files_grep", {"query": "otters"}))["hits"][0]
+    emu.state.delete(ALICE, "/two.txt")
+    assert "files_search" in err(call("files_read", {"fileId": hit["fileId"]}))
+    assert ok(call("files_grep", {"query": "otters"}))["hits"] == []
+
+
+@pytest.mark.parametrize("fresh_check", [True, False], ids=["freshness-search", "stat"])
+def test_grep_in_a_folder_the_server_does_not_have(small, err, fresh_check):
+    from indexer.remote import sync
+
+    emu, ctx, call = small
+    assert sync(ctx.client(), ctx.index, pool=False).complete
+    if not fresh_check:  # the freshness check ran a moment ago: the folder is checked by one PROPFIND
+        ctx.settings = Settings(freshness_interval_s=3600.0)
+        ctx.last_fresh_check = time.monotonic()
+    emu.reset_requests()
+    text = err(call("files_grep", {"query": "herons", "path": "/No-such-folder"}))
+    assert "/No-such-folder does not exist on the server" in text and "files_search" in text
+    assert "Do not retry" in text
+    assert "Could not ask" not in text and "mcp-nextcloud" not in text
+    # One question about the folder: the freshness SEARCH, or (when that is not due) one PROPFIND.
+    asked = emu.request_count("SEARCH") + emu.request_count("PROPFIND")
+    assert asked == 1 and emu.request_count("GET", "/remote.php") == 0, emu.requests
+    assert ctx.telemetry is None or ctx.telemetry.rows()[-1]["kind"] == "misuse"
+
+
+def test_grep_in_an_existing_folder_with_nothing_indexed_points_at_tools(small, ok):
+    emu, ctx, call = small
+    emu.state.makedirs(ALICE, "/Empty")     # never synced: no freshness check, the folder is stat-ed
+    res = ok(call("files_grep", {"query": "herons", "path": "/Empty"}))
+    assert res["hits"] == [] and "files_search" in res["hint"] and "files_read" in res["hint"]
+    answer = " ".join([res["hint"], *res.get("warnings", [])])
+    assert "mcp-nextcloud" not in answer and "index add" not in answer
+    assert not any(w.lower().startswith("nothing is indexed") for w in res.get("warnings", []))
+
+
+def test_tool_answers_never_carry_cli_steps():
+    from server.errors import tool_text
+    from server.file_search import tool_warnings
+
+    indexer_says = ["nothing is indexed under /Zoo: index or sync that folder first "
+                    "(mcp-nextcloud index add FOLDER), or check the path",
+                    "2 file(s) under / are not indexed yet and were not searched (e.g. /a.md): run the sync or "
+                    "index again, or read them with files_read",
+                    "index last updated never"]
+    cleaned = tool_warnings(indexer_says)
+    assert cleaned[1].endswith("read them with files_read") and cleaned[2] == "index last updated never"
+    assert all("mcp-nextcloud" not in w and "index add" not in w and "run the sync" not in w for w in cleaned)
+    login = tool_text("Nextcloud refused the credentials. Run `mcp-nextcloud login URL` again. Do not retry.")
+    assert login.startswith("Nextcloud refused") and "Tell the user (no tool can do this) to run" in login
