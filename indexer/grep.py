@@ -1,12 +1,16 @@
 """grep over the index: FTS5 finds candidate chunks, `reader.find` makes the passages.
 
-Ranking is bm25 over chunk rows, grouped by file (a file scores as its best
-chunk; the same SQL returns that chunk's rowid). Passages come from
-`reader.find` run only on that best chunk of each top file (joined with the
-next one when a match straddles the cut), so they cost a few thousand
-characters per file, never a whole-document scan, and every offset is a
-`Document.text` offset that files_read accepts. Measured: p50 6.4 ms for a
-ranked top-10 with passages at 10k documents / 122 MB (benchmarks/).
+Semantics: a query in quotes is that phrase (or a glued variant: "new app"
+finds "newapp"); an unquoted query of several words means all of them in one
+chunk (a proxy for "near each other"), and files where they form the phrase
+rank first. `word*` is a prefix on the last word.
+
+Ranking (indexer/grep_rank.py) reads only the top chunks by bm25
+(`ORDER BY rank LIMIT n`) and groups them by file: the phrase hits first,
+then the files that only hold the words. Passages (indexer/grep_passages.py)
+come from `reader.find` on the best chunk of each top file, so they cost a
+few thousand characters per file, never a whole-document scan, and every
+offset is a `Document.text` offset that files_read accepts.
 """
 from __future__ import annotations
 
@@ -19,42 +23,30 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reader.document import Document
-from reader.find import find
-
+from .grep_passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
+from .grep_rank import Ranked, count_files, other_chunk_matches, top_files
 from .query import ParsedQuery, expand, parse
-from .schema import CHUNK_BITS
 from .store import FILE_COLUMNS, _row_to_record, prefix_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store import Index
 
-PASSAGES_PER_FILE = 3
-CONTEXT = 120                # characters of context each side of a match
+__all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "grep", "make_cursor",
+           "read_cursor", "coverage_warnings"]
+
 MAX_LIMIT = 100
 WARN_NAMES = 5
 
 
 @dataclass
-class Passage:
-    """One match: `offset`/`length` index Document.text (what files_read accepts); `passage` is its context."""
-
-    offset: int
-    length: int
-    text: str
-    passage: str
-    page: int
-    line: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"offset": self.offset, "length": self.length, "text": self.text, "passage": self.passage,
-                "page": self.page, "line": self.line}
-
-
-@dataclass
 class GrepHit:
-    """A matching file. `matchCount` is a lower bound: matches in its best ~3k-character
-    chunk plus one for each other matching chunk (counting all would read the whole file)."""
+    """A matching file with its best passages.
+
+    `more` is true when the file holds matches beyond those its passages
+    show (files_read with find lists every one); `phrase` is false for a file
+    that holds the query's words but not as the phrase. `folder` names the
+    local folder of the file when the index holds several.
+    """
 
     path: str
     fileId: int | None
@@ -63,22 +55,36 @@ class GrepHit:
     size: int
     score: float
     passages: list[Passage] = field(default_factory=list)
-    matchCount: int = 0
+    more: bool = False
+    phrase: bool = True
     source: str = "local"
+    folder: str | None = None
+
+    @property
+    def matchCount(self) -> int:
+        """Matches shown in the passages (not every match in the file: see `more`)."""
+        return sum(len(p.matches) for p in self.passages)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "fileId": self.fileId, "kind": self.kind, "mtime": self.mtime,
-                "size": self.size, "score": self.score, "matchCount": self.matchCount,
-                "passages": [p.to_dict() for p in self.passages]}
+        d: dict[str, Any] = {"path": self.path, "fileId": self.fileId, "kind": self.kind, "mtime": self.mtime,
+                             "size": self.size, "score": self.score, "phrase": self.phrase, "more": self.more,
+                             "passages": [p.to_dict() for p in self.passages]}
+        if self.folder is not None:
+            d["folder"] = self.folder
+        return d
 
 
 @dataclass
 class GrepResult:
-    """Ranked hits, the number of matching files, paging, and what the index could not see."""
+    """Ranked hits, the number of matching files, paging, and what the index could not see.
+
+    `total` is exact unless `totalIsEstimate`: then at least that many files match.
+    """
 
     query: str
     hits: list[GrepHit] = field(default_factory=list)
     total: int = 0
+    totalIsEstimate: bool = False
     truncated: bool = False
     nextCursor: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -87,6 +93,8 @@ class GrepResult:
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "hits": [h.to_dict() for h in self.hits], "total": self.total,
                              "truncated": self.truncated}
+        if self.totalIsEstimate:
+            d["totalIsEstimate"] = True
         if self.nextCursor:
             d["nextCursor"] = self.nextCursor
         if self.warnings:
@@ -182,48 +190,6 @@ def _filters(path_prefix: str | None, kinds: list[str] | None, modified_after: f
     return " AND ".join(conds), args
 
 
-def _rank(con, expr: str, filt: str, fargs: list, limit: int, offset: int) -> list[tuple[int, float, int, int, int]]:
-    """(file rowid, best bm25, best chunk rowid, matching chunks, total files) for one page of ranked files."""
-    # `rank` (bm25) is read in a subquery: FTS5 auxiliary functions cannot sit inside an aggregate.
-    # With min(), SQLite takes the bare column `rid` from the row holding the minimum: the best chunk.
-    hits = f"SELECT rowid >> {CHUNK_BITS} AS fid, rowid AS rid, rank AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
-    if filt:
-        sql = (f"SELECT h.fid, min(h.s) AS best, h.rid, count(*), count(*) OVER () FROM ({hits}) h "
-               f"JOIN files f ON f.id = h.fid WHERE {filt} GROUP BY h.fid ORDER BY best, h.fid LIMIT ? OFFSET ?")
-        args = [expr, *fargs, limit, offset]
-    else:
-        sql = (f"SELECT fid, min(s) AS best, rid, count(*), count(*) OVER () FROM ({hits}) "
-               f"GROUP BY fid ORDER BY best, fid LIMIT ? OFFSET ?")
-        args = [expr, limit, offset]
-    return con.execute(sql, args).fetchall()
-
-
-def _find_any(sub: Document, pq: ParsedQuery, words: bool = True):
-    """reader.find with the query as typed, else its bare words, else the variant that hit in FTS.
-
-    Punctuation is literal for reader.find but not for the word index, so a
-    query like '"(AND) OR:' can hit in FTS and still need its bare words here.
-    """
-    tried = set()
-    res = None
-    # Last resort: the longest single word, so a hit always shows where it is.
-    longest = sorted(pq.tokens, key=len, reverse=True)[:1] if words else []
-    # reader.find matches whole words; a prefix query ("config*") must say so to it too.
-    star = "*" if pq.prefix else ""
-    for q in [pq.find_text, " ".join(pq.tokens), *(" ".join(v) for v in pq.variants), *longest]:
-        if q in tried:
-            continue
-        tried.add(q)
-        try:
-            res = find(sub, q + star, limit=PASSAGES_PER_FILE, context=CONTEXT)
-        except ValueError:  # nothing searchable in this form (only punctuation)
-            continue
-        if res.total:
-            return res
-    return res if res is not None else find(sub, " ".join(pq.tokens) + star, limit=PASSAGES_PER_FILE,
-                                            context=CONTEXT)
-
-
 def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
     """{chunk rowid: (start, line, text)} for the given chunk rowids, in one query."""
     if not ids:
@@ -233,51 +199,73 @@ def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
             con.execute(f"SELECT id, start, line, body FROM chunks WHERE id IN ({marks})", ids)}
 
 
-def _passages_in(pq: ParsedQuery, start: int, line: int, text: str, pages: list[int],
-                 kind: str | None, words: bool = True) -> tuple[list[Passage], int]:
-    sub = Document(text=text, kind=kind or "text")
-    res = _find_any(sub, pq, words)
-    page_doc = Document(text="", kind=kind or "text", pages=pages or [0])
-    out = [Passage(offset=start + m.offset, length=m.length, text=m.text, passage=m.passage,
-                   page=page_doc.page_of(start + m.offset), line=line + m.line - 1) for m in res.matches]
-    return out, res.total
+@dataclass(frozen=True)
+class _Pick:
+    """A ranked file and how it matched: the phrase (`phrase_expr`) or only the words (`words_expr`)."""
+
+    ranked: Ranked
+    phrase: bool
 
 
-def _hits(index: "Index", con, pq: ParsedQuery, ranked: list[tuple], result: GrepResult) -> None:
+def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> tuple[list[_Pick], int, bool]:
+    """The first `want` files in rank order (phrase hits, then words-only hits), the total and if it is estimated.
+
+    Every phrase hit also matches the words expression, so the words count is the total.
+    """
+    phrase_expr, words_expr = pq.fts(), pq.fts_words()
+    picks = [_Pick(r, True) for r in top_files(con, phrase_expr, filt, fargs, want)]
+    if words_expr is None:
+        total, estimate = count_files(con, phrase_expr, filt, fargs)
+        return picks, total, estimate
+    if len(picks) < want:  # all phrase hits are known: the words-only files follow them
+        have = {p.ranked.fid for p in picks}
+        picks += [_Pick(r, False) for r in top_files(con, words_expr, filt, fargs, want - len(picks), have)]
+    total, estimate = count_files(con, words_expr, filt, fargs)
+    return picks, max(total, len(picks)), estimate
+
+
+def _hits(index: "Index", con, pq: ParsedQuery, picks: list[_Pick], result: GrepResult) -> None:
     """Build the hits of one page: records, pages and best chunks fetched in three queries.
 
     Passages come from the best-ranked chunk of each file (a few thousand
-    characters for reader.find to fold), joined with its neighbour only when a
-    match straddles the cut. matchCount is a lower bound: the matches in that
-    chunk plus one per other matching chunk.
+    characters for reader.find), joined with its neighbour only when a match
+    straddles the cut. `more` is set when that chunk holds more matches than
+    shown or another chunk of the file matches too.
     """
-    if not ranked:
+    if not picks:
         return
-    fids = [r[0] for r in ranked]
+    fids = [p.ranked.fid for p in picks]
     marks = ",".join("?" * len(fids))
     recs = {r[0]: _row_to_record(r) for r in con.execute(
         f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", fids)}
     pages = {i: json.loads(pg) if pg else [0] for i, pg in con.execute(
         f"SELECT id, json_extract(meta, '$.pages') FROM docs WHERE id IN ({marks})", fids)}
-    chunks = _load_chunks(con, [r[2] for r in ranked])
-    for fid, score, rid, n_chunks, _total in ranked:
+    chunks = _load_chunks(con, [p.ranked.rid for p in picks])
+    # Loaded once per call: several local folders in one index make the folder worth naming.
+    roots = {r.id: r.folder for r in index.roots()}
+    for pick in picks:
+        fid, rid = pick.ranked.fid, pick.ranked.rid
         rec = recs.get(fid)
         if rec is None or rid not in chunks:
             continue
         start, line, text = chunks[rid]
         pg = pages.get(fid, [0])
-        passages, count = _passages_in(pq, start, line, text, pg, rec.kind, words=False)
-        if not count:
+        words = not pick.phrase
+        found = chunk_passages(pq, start, line, text, pg, rec.kind, words=words, fallback=False)
+        if not found.found:
             # The match may straddle the cut: look again with the next chunk joined on,
             # and only then settle for showing one of the query's words.
             nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
             joined = text + nxt[2] if nxt is not None else text
-            passages, count = _passages_in(pq, start, line, joined, pg, rec.kind, words=False)
-            if not count:
-                passages, count = _passages_in(pq, start, line, joined, pg, rec.kind)
+            found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=words, fallback=False)
+            if not found.found and not words:
+                found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=False)
+        expr = pq.fts() if pick.phrase else (pq.fts_words() or pq.fts())
+        more = found.more or other_chunk_matches(con, expr, fid, rid)
+        folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
-                                   size=rec.size, score=round(-score, 4), passages=passages[:PASSAGES_PER_FILE],
-                                   matchCount=max(count, 1) + n_chunks - 1, source=rec.source))
+                                   size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
+                                   more=more, phrase=pick.phrase, source=rec.source, folder=folder))
 
 
 def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
@@ -295,18 +283,15 @@ def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: l
     result = GrepResult(query=query)
     with con:  # one read snapshot for ranking, passages and warnings
         expand(con, pq)
-        expr = pq.fts()
         filt, fargs = _filters(path_prefix, kinds, modified_after)
-        ranked = _rank(con, expr, filt, fargs, limit, offset)
-        if ranked:
-            result.total = ranked[0][4]
-        elif offset:
-            # Past the last page: still report the total.
-            result.total = len(_rank(con, expr, filt, fargs, 1_000_000, 0))
-        _hits(index, con, pq, ranked, result)
-        if offset + len(ranked) < result.total:
+        picks, total, estimate = _rank(con, pq, filt, fargs, offset + limit)
+        page = picks[offset:offset + limit]
+        result.total, result.totalIsEstimate = total, estimate
+        _hits(index, con, pq, page, result)
+        # Past an estimated total there may be more: a full page means "ask for the next one".
+        if offset + len(page) < total or (estimate and len(page) == limit):
             result.truncated = True
-            result.nextCursor = make_cursor(index.cursor_secret(), parts, offset + len(ranked))
+            result.nextCursor = make_cursor(index.cursor_secret(), parts, offset + len(page))
         result.warnings = coverage_warnings(index, path_prefix, result.total)
     result.tookMs = round((time.perf_counter() - t0) * 1000, 3)
     return result

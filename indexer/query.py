@@ -8,6 +8,11 @@ error. Whitespace-insensitivity comes from variants: the query's letters
 joined into one string S, and every segmentation of S into words that exist
 in the index vocabulary ("new app" <-> "newapp", "newappstore" <-> "new app
 store" <-> "newapp store"), fewest words first.
+
+Two expressions come out of one query: `fts()` is the phrase (with its
+glued variants) and `fts_words()` is "all these words" (within one chunk,
+a proxy for "near each other") OR the phrase. A query typed in double quotes
+is only the phrase.
 """
 from __future__ import annotations
 
@@ -31,6 +36,19 @@ class ParsedQuery:
     tokens: list[str]
     prefix: bool                 # trailing '*': the last word is a prefix
     variants: list[list[str]] = field(default_factory=list)
+    quoted: bool = False         # typed in quotes: exactly this phrase, never the words apart
+
+    @property
+    def words_mode(self) -> bool:
+        """True when the query also matches its words apart (several words, not quoted)."""
+        return len(self.tokens) > 1 and not self.quoted
+
+    def word_queries(self) -> list[str]:
+        """One reader.find query per word, the last with '*' for a prefix query (for passages)."""
+        out = list(self.tokens)
+        if self.prefix:
+            out[-1] += "*"
+        return out
 
     def fts(self) -> str:
         """The FTS5 MATCH expression: OR of quoted phrases (with '*' for prefix queries)."""
@@ -41,6 +59,15 @@ class ParsedQuery:
             if p not in phrases:
                 phrases.append(p)
         return " OR ".join(phrases)
+
+    def fts_words(self) -> str | None:
+        """All the words in one chunk, OR the phrase; None when the query is only a phrase."""
+        if not self.words_mode:
+            return None
+        star = " *" if self.prefix else ""
+        words = ['"' + t.replace('"', '""') + '"' for t in self.tokens]
+        words[-1] += star
+        return f"({self.fts()}) OR ({' AND '.join(words)})"
 
 
 def _tokenizer(con: apsw.Connection):
@@ -63,14 +90,17 @@ def parse(con: apsw.Connection, query: str) -> ParsedQuery:
     text = query.strip()
     prefix = text.endswith("*") and len(text.rstrip("*").strip()) > 0
     core = text.rstrip("*").strip() if prefix else text
+    quoted = False
     if len(core) >= 2 and core[0] == core[-1] and core[0] in "\"'":
-        core = core[1:-1].strip() or core  # a phrase the user quoted: the quotes are not text
+        inner = core[1:-1].strip()
+        quoted = bool(inner)
+        core = inner or core  # a phrase the user quoted: the quotes are not text
     tokens = tokenize(con, core)
     if not tokens:
         raise ValueError(
             f"query {query!r} has no letters or digits to search for: give at least one word"
         )
-    return ParsedQuery(raw=query, find_text=core, tokens=tokens, prefix=prefix)
+    return ParsedQuery(raw=query, find_text=core, tokens=tokens, prefix=prefix, quoted=quoted)
 
 
 def _segmentations(s: str, known: set[str], limit: int) -> list[list[str]]:

@@ -3,9 +3,11 @@
 Every tool answers through `envelope()` so the model (which reads the text)
 and programs (which read structuredContent) see the same object, and the
 fields that say "there is more" (`truncated`, `nextOffset`, `hint`,
-`warnings`) are always in the same place. The output models are kept loose
-(`extra="allow"`) and small: they advertise the fields a caller relies on
-without spending the context budget on a full schema in tools/list.
+`warnings`) are always in the same place. The output models declare every
+field a caller relies on (optional where it depends on the mode) and
+validate each answer; tools/list publishes only their top-level names and
+non-text types (server/app.py `outline_schema`) to keep the context budget.
+Extra fields are allowed so a new reader field never breaks a tool.
 """
 from __future__ import annotations
 
@@ -96,13 +98,16 @@ class Hit(BaseModel):
     fileId: int | None = None
     kind: str | None = None
     modified: str | None = None
-    matchCount: int | None = None
+    phrase: bool | None = None     # False: the file holds the query's words, not the phrase
+    more: bool | None = None       # matches beyond the passages shown: files_read with find lists all
+    folder: str | None = None      # the local folder, when the index holds several
     passages: list[dict[str, Any]]
 
 
 class GrepOut(_Out):
     hits: list[Hit]
     total: int | None = None
+    totalIsEstimate: bool | None = None  # true: at least `total` files match
     truncated: bool
     nextCursor: str | None = None
 

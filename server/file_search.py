@@ -3,9 +3,13 @@
 Both answer from the local index first. files_search falls back to the
 server's WebDAV SEARCH when the index knows no match (e.g. a file created a
 moment ago, or an index never synced). files_grep first asks the server what
-changed since the last sync (at most every few seconds): small changed files
-are indexed on the fly, larger ones are named in `warnings`, so "no result"
-is never silently stale.
+changed since the last complete sync started (at most every few seconds):
+small changed files are indexed on the fly, larger ones are named in
+`warnings`, so "no result" is never silently stale. Deletions are only seen
+by a full sync: when that is older than `settings.stale_after_s` the answer
+says so with its time, and a files_read that finds a file gone drops it from
+the index. A folder the server does not have is a wrong path, never an outage.
+Answers point only at tools: CLI advice from the index is removed.
 """
 from __future__ import annotations
 
@@ -205,11 +209,16 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         warnings = [w for w in warnings if not w.lower().startswith("nothing is indexed under")]
     hits = []
     for h in res.hits:
-        hits.append({"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
-                     "matchCount": h.matchCount, "passages": [p.to_dict() for p in h.passages]})
+        hit = {"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
+               "phrase": h.phrase, "more": h.more, "passages": [p.to_dict() for p in h.passages]}
+        if h.folder is not None:
+            hit["folder"] = h.folder
+        hits.append(hit)
     if hits:
-        hint = ("files_read(path, find=...) lists every match in one file; files_read(path, offset=...) reads "
-                "around a passage.")
+        hint = ("more=true: the file has matches beyond its passages, files_read(path, find=...) lists every one; "
+                "files_read(path, offset=...) reads around a passage.")
+        if any(not h.phrase for h in res.hits):
+            hint += " phrase=false: the file holds the words but not as the phrase (quote the query for the phrase only)."
         if res.truncated:
             hint = "Pass nextCursor for more files. " + hint
         warnings += _deleted_since(ctx)
@@ -219,7 +228,8 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     else:
         hint = ("No indexed document contains this. Try fewer or other words, a prefix (word*), or files_search "
                 "if you know part of the file name.")
-    payload = {"query": query, "hits": hits, "total": res.total, "truncated": res.truncated,
+    payload = {"query": query, "hits": hits, "total": res.total,
+               "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
                "nextCursor": res.nextCursor, "hint": hint, "warnings": warnings}
     return envelope(payload)
 

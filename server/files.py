@@ -64,8 +64,8 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         fileId: FileId = None,
         # No published default: 0 goes without saying, and tools/list bytes are paid in every session.
         offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset", ge=0)] = None,
-        limit: Annotated[int | None, Field(description="Characters (8000, max 40000); with find: passages (20, max 100)",
-                                           ge=1, le=40_000)] = None,
+        limit: Annotated[int | None, Field(
+            description="Characters (8000, max 40000); with find: passages (20, max 100)", ge=1, le=40_000)] = None,
         find: Annotated[str | None, Field(description="Words to find (max 500 chars)", max_length=500)] = None,
         format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings and pages")] = None,
     ) -> Annotated[CallToolResult, ReadOut]:

@@ -22,8 +22,6 @@ import io
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from xml.etree import ElementTree as ET
-
 from defusedxml.ElementTree import iterparse
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.styles.stylesheet import apply_stylesheet
@@ -69,20 +67,18 @@ class _LazyStrings:
         self._strings: list[str] = []
 
     def __getitem__(self, index: int) -> str:
-        if index < 0:
-            raise IndexError(f"shared string index {index} is negative")
         while index >= len(self._strings) and self._it is not None:
             self._advance()
-        if index >= len(self._strings):
+        if not 0 <= index < len(self._strings):
+            why = "a negative index" if index < 0 else f"the table holds {len(self._strings)}"
             raise ReaderError(
-                f"corrupt XLSX file: a cell refers to shared string #{index} but the table holds "
-                f"{len(self._strings)}; ask for a fresh copy; do not retry until it changes",
-                code="corrupt")
+                f"corrupt XLSX file: a cell refers to shared string #{index} but {why}; "
+                "ask for a fresh copy; do not retry until it changes", code="corrupt")
         return self._strings[index]
 
     def _advance(self) -> None:
-        assert self._it is not None
-        for _event, node in self._it:
+        """Parse the next <si> (or close the stream at the end of the table)."""
+        for _event, node in self._it or ():
             if node.tag == _SI:
                 # same text as openpyxl's read_string_table, including its x005F_ unescaping
                 self._strings.append(_inline_text(node).replace("x005F_", ""))
@@ -96,6 +92,7 @@ class _LazyStrings:
         return len(self._strings)
 
     def close(self) -> None:
+        """Stop parsing and close the zip member (idempotent)."""
         self._it = None
         if self._src is not None:
             self._src.close()
@@ -134,8 +131,9 @@ class _RowParser(WorkSheetParser):
                 element.remove(inline)
                 for old in element.findall(_VALUE):
                     element.remove(old)
-                value = ET.SubElement(element, _VALUE)
+                value = element.makeelement(_VALUE, {})
                 value.text = _inline_text(inline)
+                element.append(value)
         cell = super().parse_cell(element)
         # data_only: a formula's value is its cached <v>; none (or empty) means the
         # writer never computed it, so the cell reads as blank and we must say so.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 def _texts(res):
-    return [p.text for h in res.hits for p in h.passages]
+    return [m["text"] for h in res.hits for p in h.passages for m in p.matches]
 
 
 def test_passages_never_come_from_inside_longer_words(index, put_text):
@@ -20,6 +20,6 @@ def test_prefix_query_passages_start_words(index, put_text):
     put_text(w, "/b.txt", "Configure it, then reconfigure; the configuration is saved.\n")
     res = index.grep("config*")
     assert [t.lower() for t in _texts(res)] == ["config", "config"]   # Configure, configuration: not reconfigure
-    offsets = [p.offset for h in res.hits for p in h.passages]
+    offsets = [m["offset"] for h in res.hits for p in h.passages for m in p.matches]
     text = "Configure it, then reconfigure; the configuration is saved.\n"
     assert [text[o:o + 9] for o in offsets] == ["Configure", "configura"]

@@ -35,13 +35,19 @@ def test_word_is_case_and_accent_insensitive(corpus):
     for q in ("creme", "CRÈME", "Crème", "crEme"):
         res = corpus.grep(q)
         assert paths(res) == ["/Documents/french.md"], q
-        assert res.hits[0].matchCount == 2
-        assert {p.text for p in res.hits[0].passages} == {"crème", "Crème"}
+        # Both matches sit on one line: one passage carries both, nothing more to see in the file.
+        (p,) = res.hits[0].passages
+        assert [m["text"] for m in p.matches] == ["crème", "Crème"] and p.text == "crème"
+        assert res.hits[0].matchCount == 2 and res.hits[0].more is False
 
 
-def test_phrase_matches_words_in_order_only(corpus):
-    assert paths(corpus.grep("creme brulee")) == ["/Documents/french.md"]
-    assert corpus.grep("brulee creme").total == 0
+def test_quoted_phrase_matches_words_in_order_only(corpus):
+    assert paths(corpus.grep('"creme brulee"')) == ["/Documents/french.md"]
+    assert corpus.grep('"brulee creme"').total == 0
+    # Unquoted, the words in any order are enough; the hit says it is not the phrase.
+    res = corpus.grep("brulee creme")
+    assert paths(res) == ["/Documents/french.md"] and res.hits[0].phrase is False
+    assert corpus.grep("creme brulee").hits[0].phrase is True
 
 
 def test_glued_words_both_ways(corpus):
@@ -105,8 +111,10 @@ def test_ranking_and_json_shape(corpus):
     assert res.hits[0].score >= res.hits[1].score
     d = json.loads(res.to_json())
     assert set(d) >= {"query", "hits", "total", "truncated", "nextCursor", "tookMs"}
-    assert set(d["hits"][0]) == {"path", "fileId", "kind", "mtime", "size", "score", "matchCount", "passages"}
-    assert set(d["hits"][0]["passages"][0]) == {"offset", "length", "text", "passage", "page", "line"}
+    assert set(d["hits"][0]) == {"path", "fileId", "kind", "mtime", "size", "score", "phrase", "more", "passages"}
+    assert set(d["hits"][0]["passages"][0]) == {"offset", "length", "text", "passage", "passageOffset", "page",
+                                                "line", "matches"}
+    assert "totalIsEstimate" not in d and "folder" not in d["hits"][0]
     assert ": " not in res.to_json()[:20] and "\n" not in res.to_json().replace("\\n", "")
 
 
@@ -226,8 +234,12 @@ GLUE3 = ["/Glue/glued3.txt", "/Glue/half.txt", "/Glue/spaced3.txt"]
 
 @pytest.mark.parametrize("query", ["new app store", "newappstore", "newapp store", "new appstore", "NEW-APP-STORE"])
 def test_three_glued_words_found_both_ways(glue, query):
-    res = glue.grep(query)
+    res = glue.grep(f'"{query}"')
     assert paths(res) == GLUE3, query
+    # Unquoted, the three phrase hits still come first; a file with the words apart may follow.
+    loose = glue.grep(query)
+    assert sorted(h.path for h in loose.hits[:3]) == GLUE3 and all(h.phrase for h in loose.hits[:3])
+    assert [h.path for h in loose.hits[3:]] == (["/Glue/other.txt"] if len(loose.hits) > 3 else [])
     by_path = {h.path: h for h in res.hits}
     # Passages show the text as written, whichever way the query was typed.
     assert by_path["/Glue/spaced3.txt"].passages[0].text == "new app store"
@@ -236,10 +248,14 @@ def test_three_glued_words_found_both_ways(glue, query):
 
 
 def test_glued_words_keep_their_order(glue):
-    assert glue.grep("store app new").total == 0
+    assert glue.grep('"store app new"').total == 0
     assert glue.grep("storeappnew").total == 0
     # Whole words: "app store" is not inside "newappstore" nor "newapp store".
-    assert paths(glue.grep("app store")) == ["/Glue/spaced3.txt"]
+    assert paths(glue.grep('"app store"')) == ["/Glue/spaced3.txt"]
+    # Unquoted: the words apart match too, and the file holding the phrase ranks first.
+    res = glue.grep("app store")
+    assert [h.path for h in res.hits] == ["/Glue/spaced3.txt", "/Glue/other.txt"]
+    assert [h.phrase for h in res.hits] == [True, False]
 
 
 def test_variants_are_capped_fewest_words_first(glue):

@@ -208,11 +208,13 @@ def test_shared_string_text_matches_openpyxl() -> None:
     assert got[:4] == expected[:4] and got[4] in (None, "")
 
 
-def test_shared_string_index_out_of_range_is_corrupt() -> None:
-    sheet = HEAD + b'<row r="1"><c r="A1" t="s"><v>7</v></c></row>' + TAIL
+@pytest.mark.parametrize(("index", "why"), [(7, "holds 1"), (-1, "negative index")])
+def test_shared_string_index_out_of_range_is_corrupt(index: int, why: str) -> None:
+    sheet = HEAD + f'<row r="1"><c r="A1" t="s"><v>{index}</v></c></row>'.encode() + TAIL
     with pytest.raises(ReaderError) as err:
         extract(_with_sheet(sheet, SST_HEAD + b"<si><t>only</t></si></sst>"), "bad-index.xlsx")
-    assert err.value.code == "corrupt" and "shared string #7" in str(err.value) and "holds 1" in str(err.value)
+    assert err.value.code == "corrupt" and f"shared string #{index}" in str(err.value)
+    assert why in str(err.value) and "do not retry" in str(err.value)
 
 
 def test_missing_shared_string_part_is_corrupt() -> None:

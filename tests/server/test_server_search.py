@@ -66,11 +66,20 @@ def test_grep_finds_passages_whose_offsets_files_read_accepts(call, ok, mode):
     res = ok(call("files_grep", {"query": "quota", "limit": 5}, mode))
     assert res["hits"] and res["total"] >= len(res["hits"])
     hit = next(h for h in res["hits"] if h["path"] == "/Documents/manual.pdf")
-    assert isinstance(hit["fileId"], int) and hit["matchCount"] >= 1
+    assert isinstance(hit["fileId"], int) and hit["phrase"] is True and isinstance(hit["more"], bool)
     passage = hit["passages"][0]
     assert passage["page"] >= 1 and "quota" in passage["passage"].lower()
     around = ok(call("files_read", {"fileId": hit["fileId"], "offset": passage["offset"], "limit": 20}, mode))
     assert around["content"].lower().startswith("quota")
+    # passageOffset locates the passage text, like files_read's find results.
+    at = ok(call("files_read", {"fileId": hit["fileId"], "offset": passage["passageOffset"],
+                                "limit": len(passage["passage"])}, mode))
+    assert at["content"][:80] == passage["passage"][:80]
+    # Never a lower bound shown as a count: `more` is false exactly when find sees no other match.
+    shown = sum(len(p["matches"]) for p in hit["passages"])
+    every = ok(call("files_read", {"fileId": hit["fileId"], "find": "quota", "limit": 100}, mode))
+    assert (every["total"] > shown) is hit["more"]
+    assert "files_read(path, find=" in res["hint"]
 
 
 def test_grep_without_hits_says_what_to_try(call, ok):

@@ -119,6 +119,35 @@ def test_share_folder_for_editing_by_display_name(world, call, ok):
     assert share.permissions == 15 and share.token is None  # read+update+create+delete, no public link
 
 
+def test_share_read_then_edit_upgrades_the_existing_share(world, call, ok, mode):
+    path = _name("upgrade")
+    ok(call("files_write", {"path": path, "content": "read first, edit later"}))
+    first = ok(call("files_share_internal", {"path": path, "shareWith": "bob"}, mode))
+    assert first["permissions"] == "read" and "previousPermissions" not in first
+    up = ok(call("files_share_internal", {"path": path, "shareWith": "bob", "permissions": "edit"}, mode))
+    assert up["permissions"] == "edit" and up["previousPermissions"] == "read" and "warnings" not in up
+    assert "now edit" in up["hint"]
+    shares = [s for s in world.emulator.state.shares.values() if s.path == path]
+    assert len(shares) == 1 and shares[0].permissions == 3       # updated in place: read + update
+    same = ok(call("files_share_internal", {"path": path, "shareWith": "bob", "permissions": "edit"}, mode))
+    assert same["permissions"] == "edit" and "previousPermissions" not in same
+    down = ok(call("files_share_internal", {"path": path, "shareWith": "bob", "permissions": "read"}, mode))
+    assert (down["permissions"], down["previousPermissions"]) == ("read", "edit") and shares[0].permissions == 1
+
+
+def test_share_upgrade_when_the_server_refuses_a_second_share(world, call, ok):
+    """Some Nextcloud versions answer a repeated share with an error: the existing share is found and updated."""
+    path = _name("refused-again")
+    ok(call("files_write", {"path": path, "content": "x"}))
+    ok(call("files_share_internal", {"path": path, "shareWith": "bob"}))
+    world.emulator.faults.add(method="POST", path_prefix="/ocs/v2.php/apps/files_sharing/api/v1/shares",
+                              status=403, times=1)
+    up = ok(call("files_share_internal", {"path": path, "shareWith": "bob", "permissions": "edit"}))
+    assert (up["permissions"], up["previousPermissions"]) == ("edit", "read")
+    assert [s.permissions for s in world.emulator.state.shares.values() if s.path == path] == [3]
+    assert len(world.emulator.faults) == 0                         # the refusal did happen
+
+
 @pytest.mark.parametrize("who, needles", [
     ("nobody-here", ["No account", "Do not retry"]),
     ("i", ["Candidates", "bob", "admin"]),
