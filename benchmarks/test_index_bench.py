@@ -152,7 +152,8 @@ def build(index: Index, docs: list[str], start: int, pool: cf.ProcessPoolExecuto
 def queries(vocab: list[str]) -> dict[str, list[str]]:
     return {
         "word": [vocab[50], vocab[200], vocab[1000], vocab[3000]],
-        "phrase": [PHRASE, f"{vocab[3]} {vocab[5]}"],
+        "phrase": [f'"{PHRASE}"', f'"{vocab[3]} {vocab[5]}"'],         # quoted: exactly the phrase
+        "words": [PHRASE, f"{vocab[40]} {vocab[400]}"],                      # unquoted: all words, phrase first
         "accented": ["réunion", "REUNION", "Straße"],
         "glued": ["new app", "newapp"],
         "glued 3 words": ["newappclient", "new appclient"],   # the corpus has "newapp client" and "new app client"
@@ -224,8 +225,9 @@ def test_index_benchmark(tmp_path, bench_report):
     for kind in qs:
         figures[f"grep {kind} p50/p95 ms @1k"] = f"{lat_1k[kind]['p50']} / {lat_1k[kind]['p95']}"
         figures[f"grep {kind} p50/p95 ms @{N_DOCS // 1000}k"] = f"{lat_10k[kind]['p50']} / {lat_10k[kind]['p95']}"
-    p50_10k = round(statistics.median([v["p50"] for v in lat_10k.values()]), 2)
-    figures[f"grep p50 over query kinds @{N_DOCS // 1000}k (ms)"] = p50_10k
+    # The budget holds per query kind: a median over kinds would hide the kinds that miss it.
+    grep_budgets = [(f"grep {kind} top-10 p50 @{N_DOCS // 1000}k docs (ms)", lat_10k[kind]["p50"], 20.0, "<=")
+                    for kind in qs]
     t0 = time.perf_counter()
     names = index.search_names(name="doc00099*")
     figures["search_names p50 ms (one call)"] = round((time.perf_counter() - t0) * 1000, 2)
@@ -286,7 +288,7 @@ def test_index_benchmark(tmp_path, bench_report):
     figures["benchmark wall time (s)"] = round(time.perf_counter() - t_all, 1)
 
     bench_report("index", figures, [
-        (f"grep top-10 with passages p50 @{N_DOCS // 1000}k docs (ms)", p50_10k, 20.0, "<="),
+        *grep_budgets,
         ("build, extraction excluded (MB/s)", figures["build, extraction excluded (MB/s)"], 20.0, ">="),
     ])
     if ratio is not None:

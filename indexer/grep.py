@@ -258,7 +258,7 @@ def _hits(index: "Index", con, pq: ParsedQuery, picks: list[_Pick], result: Grep
             nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
             joined = text + nxt[2] if nxt is not None else text
             found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=words, fallback=False)
-            if not found.found and not words:
+            if not found.found:  # the phrase's forms, then its longest word: a hit always shows a place
                 found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=False)
         expr = pq.fts() if pick.phrase else (pq.fts_words() or pq.fts())
         more = found.more or other_chunk_matches(con, expr, fid, rid)

@@ -40,7 +40,7 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
 
     Fewer than `want` come back only when no more files match.
     """
-    n = max(FIRST_CHUNKS, want * 4)
+    n = max(FIRST_CHUNKS, want * 4)  # read at call time: tests shrink it to exercise the growth
     sql = _chunk_sql(filt)
     while True:
         rows = con.execute(sql, [expr, *fargs, n]).fetchall()
@@ -58,8 +58,9 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
         n *= 4
 
 
-def count_files(con, expr: str, filt: str, fargs: list, cap: int = COUNT_CAP) -> tuple[int, bool]:
-    """(matching files, estimate): exact up to `cap`; past it (cap, True), a lower bound."""
+def count_files(con, expr: str, filt: str, fargs: list, cap: int | None = None) -> tuple[int, bool]:
+    """(matching files, estimate): exact up to `cap` (COUNT_CAP); past it (cap, True), a lower bound."""
+    cap = COUNT_CAP if cap is None else cap
     if filt:
         inner = (f"SELECT DISTINCT (chunks_fts.rowid >> {CHUNK_BITS}) AS fid FROM chunks_fts JOIN files f "
                  f"ON f.id = (chunks_fts.rowid >> {CHUNK_BITS}) WHERE chunks_fts MATCH ? AND {filt} LIMIT ?")

@@ -98,16 +98,13 @@ class Hit(BaseModel):
     fileId: int | None = None
     kind: str | None = None
     modified: str | None = None
-    phrase: bool | None = None     # False: the file holds the query's words, not the phrase
-    more: bool | None = None       # matches beyond the passages shown: files_read with find lists all
-    folder: str | None = None      # the local folder, when the index holds several
+    more: bool | None = None  # matches beyond the passages shown (files_read with find lists all); also phrase, folder
     passages: list[dict[str, Any]]
 
 
 class GrepOut(_Out):
     hits: list[Hit]
     total: int | None = None
-    totalIsEstimate: bool | None = None  # true: at least `total` files match
     truncated: bool
     nextCursor: str | None = None
 

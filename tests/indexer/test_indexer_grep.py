@@ -294,3 +294,141 @@ def test_long_glued_query_with_many_vocabulary_pieces_answers(index, put_text):
     put_text(index.writer(), "/many.txt", words + "\nab cd ef ab cd ef ab cd ef ab cd ef ab cd\n")
     res = index.grep("abcdefabcdefabcdefabcdefabcd")
     assert res.total == 1 and res.hits[0].passages
+
+
+# -- words vs phrases ------------------------------------------------------
+@pytest.fixture
+def budget(index, put_text):
+    w = index.writer()
+    put_text(w, "/b/phrase.txt", FILLER + "\nThe budget review is on Friday.\n" + FILLER[:500])
+    # The words apart: "budget" alone early, then "review" next to a second "budget" much later.
+    put_text(w, "/b/apart.txt", "A budget was drafted.\n" + FILLER[:1200] + "\nWe review, line by line, the budget.\n")
+    put_text(w, "/b/one.txt", "Only the budget here.\n")
+    return index
+
+
+def test_unquoted_words_need_not_be_adjacent_and_phrase_ranks_first(budget):
+    res = budget.grep("budget review")
+    assert [(h.path, h.phrase) for h in res.hits] == [("/b/phrase.txt", True), ("/b/apart.txt", False)]
+    assert res.total == 2 and not res.truncated
+    assert [m["text"] for m in res.hits[0].passages[0].matches] == ["budget review"]
+    # The words-only hit shows both words, from where they are closest (the last line), in one passage.
+    apart = res.hits[1].passages[0]
+    assert [m["text"] for m in apart.matches] == ["review", "budget"]
+    assert "We review, line by line, the budget." in apart.passage
+    assert "drafted" not in apart.passage
+    # Quoted: exactly the phrase.
+    assert paths(budget.grep('"budget review"')) == ["/b/phrase.txt"]
+
+
+def test_words_query_pages_phrase_hits_then_word_hits(budget):
+    first = budget.grep("review budget", limit=1)  # neither file has this phrase: both are word hits
+    assert first.total == 2 and first.truncated and first.hits[0].phrase is False
+    second = budget.grep("review budget", limit=1, cursor=first.nextCursor)
+    assert {first.hits[0].path, second.hits[0].path} == {"/b/phrase.txt", "/b/apart.txt"}
+    assert not second.truncated
+    page1 = budget.grep("budget review", limit=1)
+    page2 = budget.grep("budget review", limit=1, cursor=page1.nextCursor)
+    assert [page1.hits[0].path, page2.hits[0].path] == ["/b/phrase.txt", "/b/apart.txt"]
+    past = budget.grep("budget review", limit=1, cursor=page2.nextCursor) if page2.nextCursor else None
+    assert past is None
+
+
+def test_prefix_on_the_last_word_of_a_words_query(budget):
+    res = budget.grep("budget rev*")
+    assert [h.path for h in res.hits] == ["/b/phrase.txt", "/b/apart.txt"]
+    assert [m["text"] for m in res.hits[1].passages[0].matches] == ["rev", "budget"]  # a prefix shows the prefix
+    assert budget.grep("budget rev").total == 0  # without '*' "rev" is a whole word
+
+
+# -- merged passages, honest counts ------------------------------------------
+def test_close_matches_share_one_passage_with_every_offset(index, put_text):
+    text = FILLER[:400] + "\nOtters here, otters there, otters everywhere.\n" + FILLER[:400]
+    rec = put_text(index.writer(), "/o.txt", text)
+    (hit,) = index.grep("otters").hits
+    (p,) = hit.passages
+    doc = index.cached_document(rec)
+    assert [m["text"] for m in p.matches] == ["Otters", "otters", "otters"]
+    assert doc.text[p.passageOffset:p.passageOffset + len(p.passage)] == p.passage
+    for m in p.matches:
+        assert doc.text[m["offset"]:m["offset"] + m["length"]] == m["text"]
+        assert p.passageOffset <= m["offset"] and m["offset"] + m["length"] <= p.passageOffset + len(p.passage)
+    assert (p.offset, p.length, p.text) == (p.matches[0]["offset"], p.matches[0]["length"], "Otters")
+    assert p.passage.count("Otters here") == 1 and len(p.passage) < 2 * 120 + 60
+    assert find(doc, "otters").total == 3 and hit.more is False
+
+
+def test_more_is_true_exactly_when_the_file_has_matches_not_shown(index, put_text):
+    w = index.writer()
+    few = put_text(w, "/few.txt", "One quokka.\n" + FILLER[:800] + "\nTwo quokka.\n")
+    many = put_text(w, "/many.txt", ("A quokka line.\n" + FILLER) * 12)   # matches in many chunks
+    res = index.grep("quokka")
+    by = {h.path: h for h in res.hits}
+    for rec in (few, many):
+        hit = by[rec.path]
+        total = find(index.cached_document(rec), "quokka", limit=1).total
+        assert (total > hit.matchCount) is hit.more, rec.path
+    assert by["/few.txt"].more is False and by["/many.txt"].more is True
+    assert "matchCount" not in json.dumps(res.to_dict())
+
+
+def test_total_past_the_count_cap_is_an_estimate_and_paging_still_reaches_everything(index, put_text, monkeypatch):
+    from indexer import grep_rank
+
+    for i in range(7):
+        put_text(index.writer(), f"/cap/{i}.txt", f"wombat number {i}\n")
+    monkeypatch.setattr(grep_rank, "COUNT_CAP", 4)
+    monkeypatch.setattr(grep_rank, "FIRST_CHUNKS", 1)   # the chunk window must grow to fill a page
+    res = index.grep("wombat", limit=3)
+    assert res.total == 4 and res.totalIsEstimate and res.truncated
+    assert res.to_dict()["totalIsEstimate"] is True
+    seen = [h.path for h in res.hits]
+    while res.nextCursor:
+        res = index.grep("wombat", limit=3, cursor=res.nextCursor)
+        seen += [h.path for h in res.hits]
+    assert sorted(seen) == [f"/cap/{i}.txt" for i in range(7)]
+    monkeypatch.setattr(grep_rank, "COUNT_CAP", 1000)
+    exact = index.grep("wombat", limit=3)
+    assert exact.total == 7 and not exact.totalIsEstimate
+
+
+def test_top_chunk_ranking_equals_grouping_every_match(corpus, monkeypatch):
+    """The heap-limited ranking gives the same files in the same order as grouping all matches by file."""
+    from indexer import grep_rank
+    from indexer.schema import CHUNK_BITS
+
+    con = corpus.conn()
+    monkeypatch.setattr(grep_rank, "FIRST_CHUNKS", 1)
+    for q in ("lorem", "lorem ipsum", "creme", "config*"):
+        pq = corpus_expr(con, q)
+        full = [r[0] for r in con.execute(
+            f"SELECT rowid >> {CHUNK_BITS} AS fid, min(rank) AS best FROM chunks_fts WHERE chunks_fts MATCH ? "
+            f"GROUP BY fid ORDER BY best, fid", [pq])]
+        got = [r.fid for r in grep_rank.top_files(con, pq, "", [], 100)]
+        assert got == full, q
+        assert grep_rank.count_files(con, pq, "", []) == (len(full), False)
+
+
+def corpus_expr(con, q):
+    from indexer.query import expand, parse
+
+    return expand(con, parse(con, q)).fts()
+
+
+def test_hits_name_their_local_folder_when_several_are_indexed(index, tmp_path):
+    from indexer.local import index_folder
+
+    for name in ("alpha", "beta"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.txt").write_text(f"the numbat lives in {name}\n", encoding="utf-8")
+    index_folder(index, tmp_path / "alpha", progress=False)
+    one = index.grep("numbat")
+    assert one.hits[0].folder is None and "folder" not in one.to_dict()["hits"][0]   # one folder: nothing to say
+    index_folder(index, tmp_path / "beta", progress=False)
+    res = index.grep("numbat")
+    folders = {h.path: h.folder for h in res.hits}
+    assert len(folders) == 2
+    assert sorted(folders.values()) == sorted(r.folder for r in index.roots())
+    for h in res.hits:
+        assert index.root_of(index.get_file(path=h.path)).folder == h.folder
+        assert h.to_dict()["folder"] == h.folder

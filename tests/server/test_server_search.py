@@ -104,6 +104,19 @@ def test_grep_indexes_small_changed_files_on_the_fly(world, call, ok):
     assert res["hits"][0]["passages"][0]["text"].lower() == word
 
 
+def test_grep_words_apart_are_found_and_marked_as_not_the_phrase(world, call, ok):
+    tag = uuid.uuid4().hex[:6]
+    first, second = "okapi" + tag, "heron" + tag
+    path = f"/Documents/apart-{tag}.md"
+    _put(world, path, f"# Notes\n\nAn {first} drank.\n\nThen a {second} landed nearby.\n".encode())
+    res = ok(call("files_grep", {"query": f"{first} {second}"}))
+    (hit,) = res["hits"]
+    assert hit["path"] == path and hit["phrase"] is False and hit["more"] is False
+    assert [m["text"] for p in hit["passages"] for m in p["matches"]] == [first, second]
+    assert "phrase=false" in res["hint"]
+    assert ok(call("files_grep", {"query": f'"{first} {second}"'}))["hits"] == []
+
+
 def test_grep_names_large_changed_files_in_warnings(world, ctx, call, ok):
     ctx.settings = Settings(fly_max_bytes=10, freshness_interval_s=0)
     word = "tapir" + uuid.uuid4().hex[:6]
