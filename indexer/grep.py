@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .grep_passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
-from .grep_rank import Ranked, count_files, other_chunk_matches, top_files
+from .grep_rank import RANK_WINDOW, Ranked, Scan, count_files, other_chunk_matches, scan, top_files
 from .query import ParsedQuery, expand, parse
 from .store import FILE_COLUMNS, _row_to_record, prefix_clause
 
@@ -207,24 +207,40 @@ class _Pick:
     phrase: bool
 
 
-def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> tuple[list[_Pick], int, bool]:
+@dataclass
+class _Ranking:
+    picks: list[_Pick]
+    total: int
+    estimate: bool
+    windowed: bool               # only the newest RANK_WINDOW matching chunks were ranked
+    scans: dict[bool, Scan]      # phrase? -> the scan its picks were ranked within
+
+
+def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     """The first `want` files in rank order (phrase hits, then words-only hits), the total and if it is estimated.
 
     Every phrase hit also matches the words expression, so the words count is the total.
     """
     phrase_expr, words_expr = pq.fts(), pq.fts_words()
-    picks = [_Pick(r, True) for r in top_files(con, phrase_expr, filt, fargs, want)]
-    if words_expr is None:
-        total, estimate = count_files(con, phrase_expr, filt, fargs)
-        return picks, total, estimate
-    if len(picks) < want:  # all phrase hits are known: the words-only files follow them
-        have = {p.ranked.fid for p in picks}
-        picks += [_Pick(r, False) for r in top_files(con, words_expr, filt, fargs, want - len(picks), have)]
-    total, estimate = count_files(con, words_expr, filt, fargs)
-    return picks, max(total, len(picks)), estimate
+    top = top_files(con, phrase_expr, filt, fargs, want)
+    picks = [_Pick(r, True) for r in top.files]
+    scans = {True: top.scan}
+    counted = top.scan
+    if words_expr is not None:
+        if len(picks) < want:  # all phrase hits are known: the words-only files follow them
+            have = {p.ranked.fid for p in picks}
+            more = top_files(con, words_expr, filt, fargs, want - len(picks), have)
+            picks += [_Pick(r, False) for r in more.files]
+            scans[False] = counted = more.scan
+        else:
+            counted = scan(con, words_expr)
+    total, estimate = count_files(con, counted, filt, fargs)
+    windowed = any(not s.complete for s in scans.values())
+    return _Ranking(picks, max(total, len(picks)), estimate, windowed, scans)
 
 
-def _hits(index: "Index", con, pq: ParsedQuery, picks: list[_Pick], result: GrepResult) -> None:
+def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult
+          ) -> None:
     """Build the hits of one page: records, pages and best chunks fetched in three queries.
 
     Passages come from the best-ranked chunk of each file (a few thousand
@@ -260,8 +276,7 @@ def _hits(index: "Index", con, pq: ParsedQuery, picks: list[_Pick], result: Grep
             found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=words, fallback=False)
             if not found.found:  # the phrase's forms, then its longest word: a hit always shows a place
                 found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=False)
-        expr = pq.fts() if pick.phrase else (pq.fts_words() or pq.fts())
-        more = found.more or other_chunk_matches(con, expr, fid, rid)
+        more = found.more or other_chunk_matches(con, ranking.scans[pick.phrase], fid, rid)
         folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                    size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
@@ -284,14 +299,19 @@ def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: l
     with con:  # one read snapshot for ranking, passages and warnings
         expand(con, pq)
         filt, fargs = _filters(path_prefix, kinds, modified_after)
-        picks, total, estimate = _rank(con, pq, filt, fargs, offset + limit)
-        page = picks[offset:offset + limit]
+        ranking = _rank(con, pq, filt, fargs, offset + limit)
+        page = ranking.picks[offset:offset + limit]
+        total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate
-        _hits(index, con, pq, page, result)
+        _hits(index, con, pq, ranking, page, result)
         # Past an estimated total there may be more: a full page means "ask for the next one".
         if offset + len(page) < total or (estimate and len(page) == limit):
             result.truncated = True
             result.nextCursor = make_cursor(index.cursor_secret(), parts, offset + len(page))
         result.warnings = coverage_warnings(index, path_prefix, result.total)
+        if ranking.windowed:
+            result.warnings.append(
+                f"this query matches more than {RANK_WINDOW} passages: files were ranked among the most recently "
+                "indexed of them; add words, quote a phrase or give a path to rank every match")
     result.tookMs = round((time.perf_counter() - t0) * 1000, 3)
     return result

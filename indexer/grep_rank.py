@@ -1,20 +1,24 @@
-"""Ranking for grep: the top chunks by bm25, grouped into files, without materialising every match.
+"""Ranking for grep: the top chunks by bm25, grouped into files, without ranking every match.
 
-`ORDER BY rank LIMIT n` lets FTS5/SQLite keep only the best n rows instead
-of sorting every matching chunk, which is what made common and prefix terms
-slow when every match was grouped by file first (benchmarks/). Files are
-taken in the order of their best chunk; when the top n chunks name too few
-files, n grows. Counting matching files stops at COUNT_CAP: past it the
-total is a lower bound and says so (`estimate`).
+bm25 costs about 2 us per matching chunk (5 us for a prefix), so a term
+found in tens of thousands of chunks cannot be ranked whole within the
+budget. A scan walks the matching chunk rowids newest first (no bm25: a
+fraction of the cost) up to RANK_WINDOW chunks; only those are ranked, with
+SQLite's LIMIT sorter keeping a heap of the best n. The same scan says which
+files have more than one matching chunk (so `more` needs no extra query)
+and how many files match (exact when the scan saw every match, else "at
+least"). When the window is too small for a page it grows.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 from .schema import CHUNK_BITS
 
-COUNT_CAP = 1000             # matching files counted exactly up to here; past it the total is "at least"
+COUNT_CAP = 1000             # with filters: matching files counted exactly up to here, past it "at least"
 FIRST_CHUNKS = 40            # chunks read for the first try; grows x4 while too few files come out
+RANK_WINDOW = 2000           # matching chunks ranked by bm25 at most (the newest); widened when a page needs it
 
 
 @dataclass(frozen=True)
@@ -26,24 +30,60 @@ class Ranked:
     rid: int
 
 
-def _chunk_sql(filt: str) -> str:
+@dataclass
+class Scan:
+    """The newest matching chunks of one expression: matching chunks per file, and where ranking stops."""
+
+    expr: str
+    window: int
+    per_file: Counter = field(default_factory=Counter)
+    floor: int | None = None     # lowest chunk rowid ranked; None when the scan saw every match
+
+    @property
+    def complete(self) -> bool:
+        return self.floor is None
+
+
+def scan(con, expr: str, window: int | None = None) -> Scan:
+    """Walk up to `window` (RANK_WINDOW) matching chunk rowids, newest first, without ranking them."""
+    window = RANK_WINDOW if window is None else window
+    rows = [r[0] for r in con.execute(
+        "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ?", [expr, window + 1])]
+    out = Scan(expr, window, Counter(r >> CHUNK_BITS for r in rows[:window]))
+    if len(rows) > window:
+        out.floor = rows[window - 1]
+    return out
+
+
+def _chunk_sql(filt: str, floor: bool) -> str:
+    # bm25() with SQLite's LIMIT sorter keeps a heap of n rows; FTS5's own `ORDER BY rank` sorts every match.
+    cond = " AND chunks_fts.rowid >= ?" if floor else ""
     if filt:
-        return (f"SELECT chunks_fts.rowid, chunks_fts.rank FROM chunks_fts JOIN files f "
-                f"ON f.id = (chunks_fts.rowid >> {CHUNK_BITS}) WHERE chunks_fts MATCH ? AND {filt} "
-                f"ORDER BY chunks_fts.rank LIMIT ?")
-    return "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?"
+        return (f"SELECT chunks_fts.rowid, bm25(chunks_fts) AS s FROM chunks_fts JOIN files f "
+                f"ON f.id = (chunks_fts.rowid >> {CHUNK_BITS}) WHERE chunks_fts MATCH ?{cond} AND {filt} "
+                f"ORDER BY s LIMIT ?")
+    return f"SELECT rowid, bm25(chunks_fts) AS s FROM chunks_fts WHERE chunks_fts MATCH ?{cond} ORDER BY s LIMIT ?"
+
+
+@dataclass
+class TopFiles:
+    """Ranked files and the scan they were ranked within (`scan.floor` set: only its window was ranked)."""
+
+    files: list[Ranked]
+    scan: Scan
 
 
 def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[int] | frozenset = frozenset()
-              ) -> list[Ranked]:
+              ) -> TopFiles:
     """Up to `want` files matching `expr` (and the filters), best first, skipping `exclude`.
 
     Fewer than `want` come back only when no more files match.
     """
     n = max(FIRST_CHUNKS, want * 4)  # read at call time: tests shrink it to exercise the growth
-    sql = _chunk_sql(filt)
+    sc = scan(con, expr, max(RANK_WINDOW, n))
     while True:
-        rows = con.execute(sql, [expr, *fargs, n]).fetchall()
+        args = [expr, *([sc.floor] if sc.floor is not None else []), *fargs, n]
+        rows = con.execute(_chunk_sql(filt, sc.floor is not None), args).fetchall()
         out: list[Ranked] = []
         seen: set[int] = set()
         # Equal ranks keep rowid order, so pages are stable across calls.
@@ -53,26 +93,36 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
                 continue
             seen.add(fid)
             out.append(Ranked(fid, score, rid))
-        if len(out) >= want or len(rows) < n:
-            return out[:want]
-        n *= 4
+        if len(out) >= want or (len(rows) < n and sc.complete):
+            return TopFiles(out[:want], sc)
+        if len(rows) < n:  # the window ran out before the page filled: rank a wider one
+            sc = scan(con, expr, sc.window * 4)
+        else:
+            n *= 4
 
 
-def count_files(con, expr: str, filt: str, fargs: list, cap: int | None = None) -> tuple[int, bool]:
-    """(matching files, estimate): exact up to `cap` (COUNT_CAP); past it (cap, True), a lower bound."""
+def count_files(con, sc: Scan, filt: str, fargs: list, cap: int | None = None) -> tuple[int, bool]:
+    """(matching files, estimate). Without filters the scan tells: exact when it saw every match, else at least
+    the files it saw. With filters a capped count: exact up to `cap` (COUNT_CAP), past it (cap, True)."""
+    if not filt:
+        return len(sc.per_file), not sc.complete
     cap = COUNT_CAP if cap is None else cap
-    if filt:
-        inner = (f"SELECT DISTINCT (chunks_fts.rowid >> {CHUNK_BITS}) AS fid FROM chunks_fts JOIN files f "
-                 f"ON f.id = (chunks_fts.rowid >> {CHUNK_BITS}) WHERE chunks_fts MATCH ? AND {filt} LIMIT ?")
-    else:
-        inner = f"SELECT DISTINCT (rowid >> {CHUNK_BITS}) FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?"
-    n = con.execute(f"SELECT count(*) FROM ({inner})", [expr, *fargs, cap + 1]).fetchall()[0][0]
+    inner = (f"SELECT DISTINCT (chunks_fts.rowid >> {CHUNK_BITS}) AS fid FROM chunks_fts JOIN files f "
+             f"ON f.id = (chunks_fts.rowid >> {CHUNK_BITS}) WHERE chunks_fts MATCH ? AND {filt} LIMIT ?")
+    n = con.execute(f"SELECT count(*) FROM ({inner})", [sc.expr, *fargs, cap + 1]).fetchall()[0][0]
     return (cap, True) if n > cap else (n, False)
 
 
-def other_chunk_matches(con, expr: str, fid: int, rid: int) -> bool:
-    """Whether a chunk of file `fid` other than `rid` matches `expr` (a rowid-range probe, stops at 2)."""
+def other_chunk_matches(con, sc: Scan, fid: int, rid: int) -> bool:
+    """Whether a chunk of file `fid` other than `rid` matches: from the scan, else a rowid-range probe.
+
+    The scan saw every matching chunk of a file unless the file straddles its floor (or lies below it).
+    """
+    if sc.per_file.get(fid, 0) >= 2:
+        return True
     lo, hi = fid << CHUNK_BITS, ((fid + 1) << CHUNK_BITS) - 1
+    if sc.complete or sc.floor is None or sc.floor <= lo:
+        return False
     rows = con.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT 2",
-                       [expr, lo, hi]).fetchall()
+                       [sc.expr, lo, hi]).fetchall()
     return any(r[0] != rid for r in rows)
