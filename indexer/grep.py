@@ -233,8 +233,8 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
             picks += [_Pick(r, False) for r in more.files]
             scans[False] = counted = more.scan
         else:
-            counted = scan(con, words_expr)
-    total, estimate = count_files(con, counted, filt, fargs)
+            counted = scan(con, words_expr, filt, fargs)
+    total, estimate = count_files(counted)
     windowed = any(not s.complete for s in scans.values())
     return _Ranking(picks, max(total, len(picks)), estimate, windowed, scans)
 

@@ -132,7 +132,8 @@ def _word_matches(sub: Document, pq: ParsedQuery) -> tuple[list[Match], bool]:
         chosen = [m for g in groups for m in g]
     else:  # the words are not all in this text: show where each one is
         chosen = [ms[0] for ms in present]
-    chosen = sorted(chosen, key=lambda m: m.offset)[:MAX_MATCHES]
+    # A word typed twice ("the the") finds the same match twice: show it once.
+    chosen = sorted({(m.offset, m.length): m for m in chosen}.values(), key=lambda m: m.offset)[:MAX_MATCHES]
     return chosen, total > len(chosen)
 
 

@@ -123,6 +123,14 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or unicodedata.combining(ch) > 0
 
 
+def _base_before(text: str, end: int, start: int) -> str:
+    """The last character before `end` that is not a combining mark (the letter a mark belongs to)."""
+    k = end - 1
+    while k > start and unicodedata.combining(text[k]):
+        k -= 1
+    return text[k]
+
+
 def _word_before(text: str, i: int) -> bool:
     """Whether text[i - 1] belongs to a word (a spacing accent inside a word, as in "D`es", counts)."""
     k = i - 1
@@ -164,7 +172,7 @@ def _spans(nt: NormalizedText, text: str, q: str, prefix: bool) -> list[tuple[in
             pos = k + 1
             continue
         if (start > 0 and _is_word(text[start]) and _word_before(text, start)) or (
-                not prefix and end < length and _is_word(text[end - 1]) and _word_after(text, end)):
+                not prefix and end < length and _is_word(_base_before(text, end, start)) and _word_after(text, end)):
             pos = k + 1  # inside a longer word: not a match here
             continue
         spans.append((start, end))

@@ -163,11 +163,14 @@ def _cmd_grep(args: argparse.Namespace) -> int:
         return 0
     for hit, folder in zip(res.hits, folders):
         where = f"  in {folder}" if folder and len(roots) > 1 else ""
-        print(f"{hit.path}  ({hit.kind}, {hit.matchCount} match{'es' if hit.matchCount != 1 else ''}){where}")
+        shown = sum(len(p.matches) or 1 for p in hit.passages)
+        more = ", more in the file" if hit.more else ""
+        print(f"{hit.path}  ({hit.kind}, {shown} match{'es' if shown != 1 else ''} shown{more}){where}")
         for p in hit.passages:
             passage = " ".join(p.passage.split())
             print(f"  page {p.page}, line {p.line}, offset {p.offset}: {passage}")
-    print(f"{res.total} file(s) match; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"
+    total = f"at least {res.total}" if getattr(res, "totalIsEstimate", False) else str(res.total)
+    print(f"{total} file(s) match; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"
                                                                   if res.nextCursor else ""))
     for w in res.warnings:
         print(f"note: {w}", file=sys.stderr)

@@ -372,41 +372,46 @@ def test_more_is_true_exactly_when_the_file_has_matches_not_shown(index, put_tex
     assert "matchCount" not in json.dumps(res.to_dict())
 
 
-def test_total_past_the_count_cap_is_an_estimate_and_paging_still_reaches_everything(index, put_text, monkeypatch):
+def test_many_matches_rank_a_window_total_is_at_least_and_paging_reaches_everything(index, put_text, monkeypatch):
     from indexer import grep_rank
 
     for i in range(7):
         put_text(index.writer(), f"/cap/{i}.txt", f"wombat number {i}\n")
-    monkeypatch.setattr(grep_rank, "COUNT_CAP", 4)
-    monkeypatch.setattr(grep_rank, "FIRST_CHUNKS", 1)   # the chunk window must grow to fill a page
-    res = index.grep("wombat", limit=3)
+    monkeypatch.setattr(grep_rank, "RANK_WINDOW", 4)   # ranking walks the 4 newest matching chunks only
+    res = index.grep("wombat", limit=1)
     assert res.total == 4 and res.totalIsEstimate and res.truncated
     assert res.to_dict()["totalIsEstimate"] is True
+    assert any("ranked among the most recently indexed" in w for w in res.warnings)
     seen = [h.path for h in res.hits]
     while res.nextCursor:
-        res = index.grep("wombat", limit=3, cursor=res.nextCursor)
+        res = index.grep("wombat", limit=1, cursor=res.nextCursor)   # the window widens as pages go deeper
         seen += [h.path for h in res.hits]
-    assert sorted(seen) == [f"/cap/{i}.txt" for i in range(7)]
-    monkeypatch.setattr(grep_rank, "COUNT_CAP", 1000)
+    assert sorted(seen) == [f"/cap/{i}.txt" for i in range(7)] and len(seen) == 7
+    monkeypatch.setattr(grep_rank, "RANK_WINDOW", 2000)
     exact = index.grep("wombat", limit=3)
-    assert exact.total == 7 and not exact.totalIsEstimate
+    assert exact.total == 7 and not exact.totalIsEstimate and not exact.warnings
 
 
-def test_top_chunk_ranking_equals_grouping_every_match(corpus, monkeypatch):
-    """The heap-limited ranking gives the same files in the same order as grouping all matches by file."""
+def test_window_ranking_equals_grouping_every_match(corpus, monkeypatch):
+    """Files come in the order of their best chunk's bm25, as grouping every match by file gives."""
     from indexer import grep_rank
     from indexer.schema import CHUNK_BITS
 
     con = corpus.conn()
-    monkeypatch.setattr(grep_rank, "FIRST_CHUNKS", 1)
     for q in ("lorem", "lorem ipsum", "creme", "config*"):
-        pq = corpus_expr(con, q)
+        expr = corpus_expr(con, q)
         full = [r[0] for r in con.execute(
             f"SELECT rowid >> {CHUNK_BITS} AS fid, min(rank) AS best FROM chunks_fts WHERE chunks_fts MATCH ? "
-            f"GROUP BY fid ORDER BY best, fid", [pq])]
-        got = [r.fid for r in grep_rank.top_files(con, pq, "", [], 100)]
-        assert got == full, q
-        assert grep_rank.count_files(con, pq, "", []) == (len(full), False)
+            f"GROUP BY fid ORDER BY best, fid", [expr])]
+        top = grep_rank.top_files(con, expr, "", [], 100)
+        assert [r.fid for r in top.files] == full, q
+        assert grep_rank.count_files(top.scan) == (len(full), False)
+        # A window smaller than the matches widens by tiers until the page is full: every file, none twice.
+        monkeypatch.setattr(grep_rank, "RANK_WINDOW", 1)
+        tiered = [r.fid for r in grep_rank.top_files(con, expr, "", [], 100).files]
+        assert sorted(tiered) == sorted(full) and len(set(tiered)) == len(tiered)
+        assert [r.fid for r in grep_rank.top_files(con, expr, "", [], 2).files] == tiered[:2]
+        monkeypatch.setattr(grep_rank, "RANK_WINDOW", 2000)
 
 
 def corpus_expr(con, q):
@@ -432,3 +437,10 @@ def test_hits_name_their_local_folder_when_several_are_indexed(index, tmp_path):
     for h in res.hits:
         assert index.root_of(index.get_file(path=h.path)).folder == h.folder
         assert h.to_dict()["folder"] == h.folder
+
+
+def test_a_word_typed_twice_is_shown_once(budget):
+    res = budget.grep("budget budget")
+    for hit in res.hits:
+        offsets = [m["offset"] for p in hit.passages for m in p.matches]
+        assert offsets and len(offsets) == len(set(offsets)), hit.path

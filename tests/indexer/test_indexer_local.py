@@ -261,7 +261,7 @@ def test_cli_names_the_folder_of_each_hit_and_lists_the_folders(tmp_path, capsys
     res = json.loads(capsys.readouterr().out)
     assert {(h["path"], h["folder"]) for h in res["hits"]} == {("/todo.txt", str(a)), ("/Personal/todo.txt", str(b))}
     assert main(["grep", "plumber", "--index", db]) == 0
-    assert f"/todo.txt  (text, 1 match)  in {a}" in capsys.readouterr().out
+    assert f"/todo.txt  (text, 1 match shown)  in {a}" in capsys.readouterr().out
     assert main(["index", "status", "--index", db]) == 0
     out = capsys.readouterr().out
     assert f"folder {a} -> / (1 files)" in out and f"folder {b} -> /Personal (1 files)" in out

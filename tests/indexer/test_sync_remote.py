@@ -314,7 +314,8 @@ def test_changes_since_mark_is_the_sync_start_minus_a_margin(tree_emulator, inde
         report = sync(client, index, pool=False, progress=edit_while_walking)
     assert report.complete and "/late.txt" not in paths(index)
     mark, finished = _meta_ts(index, "changes_since"), _meta_ts(index, "last_sync_at")
-    assert mark <= started - CHANGES_SINCE_MARGIN_S < mark + 1     # the start, floored to the second
+    # The sync's start (after `started`, before the first progress call) minus the margin, floored.
+    assert int(started - CHANGES_SINCE_MARGIN_S) <= mark <= during[0] - CHANGES_SINCE_MARGIN_S
     assert mark < during[0] <= finished + 1 and finished >= int(during[0]) + 1
     assert _meta_ts(index, "last_full_sync_at") == finished
     # What files_grep will ask the server: the late file is among the changes since the mark.
