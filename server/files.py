@@ -49,7 +49,7 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
 
     @server.tool(annotations=READ_ONLY)
     def files_grep(
-        query: Annotated[str, Field(description='Words, "phrase" or prefix*; max 500 chars',
+        query: Annotated[str, Field(description='Words, "phrase" or prefix*; max 500',
                                     min_length=1, max_length=500)],
         path: Folder = None,
         limit: Annotated[int, Field(description="Max 50", ge=1, le=50)] = 10,
@@ -66,8 +66,8 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset", ge=0)] = None,
         limit: Annotated[int | None, Field(
             description="Characters (8000, max 40000); with find: passages (20, max 100)", ge=1, le=40_000)] = None,
-        find: Annotated[str | None, Field(description="Words to find (max 500 chars)", max_length=500)] = None,
-        format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings and pages")] = None,
+        find: Annotated[str | None, Field(description="Words; end with * for a prefix (max 500)", max_length=500)] = None,
+        format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings, pages")] = None,
     ) -> Annotated[CallToolResult, ReadOut]:
         """Read any file (PDF, Office, text, image) in slices; find gives passages."""
         return file_read.read(ctx, path=path, file_id=fileId, offset=offset or 0, limit=limit, find=find,
