@@ -67,10 +67,16 @@ class _Worker:
 
     def _start(self) -> None:
         parent, child = self.ctx.Pipe(duplex=True)
-        self.proc = self.ctx.Process(target=_serve, args=(child, self.limits, self.memory_bytes), daemon=True)
-        self.proc.start()
-        child.close()
-        self.conn, self.used = parent, 0
+        proc = self.ctx.Process(target=_serve, args=(child, self.limits, self.memory_bytes), daemon=True)
+        try:
+            proc.start()
+        except BaseException:
+            parent.close()
+            raise
+        finally:
+            child.close()
+        # Only a started worker is recorded, so stop() never meets half a worker.
+        self.proc, self.conn, self.used = proc, parent, 0
 
     def stop(self, kill: bool = False) -> None:
         if self.proc is None:
