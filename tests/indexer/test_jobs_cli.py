@@ -125,6 +125,17 @@ def test_kill_9_mid_sync_shows_interrupted_and_resume_does_not_download_finished
     with Index.open(index_path) as index:
         finished = {r.path for r in index.files_under("/") if r.status == "indexed"}
     assert 1 <= len(finished) < len(FILES)
+    # The killed worker's downloads are still being answered (each GET is delayed 0.3 s): let the
+    # emulator finish them before counting, or they would be counted as the resume's requests.
+    settled = {"n": -1, "since": time.monotonic()}
+
+    def log_settled() -> bool:
+        n = len(emu.requests)
+        if n != settled["n"]:
+            settled.update(n=n, since=time.monotonic())
+        return time.monotonic() - settled["since"] > 0.8
+
+    wait_for(log_settled, timeout=15)
     emu.faults.clear()
     emu.reset_requests()
     code, resumed, _ = cli(environ, "jobs", "resume", job["id"], "--json")
