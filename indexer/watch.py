@@ -30,6 +30,20 @@ from .writer import PathCollision
 DEBOUNCE_SECONDS = 0.3
 
 
+def _journal_changed(event: FileSystemEvent, src: str) -> bool:
+    """Whether an event on the sync journal (or its -wal/-shm) means its content changed.
+
+    Reading a WAL-mode journal, as we do after every change, creates, opens and
+    touches its -wal and -shm files: reacting to those events re-read the journal
+    every debounce period, forever. Content changes arrive as writes to the
+    database or its -wal (or as a database file moved into place); -shm is only
+    SQLite's shared-memory index and never holds content.
+    """
+    if src.endswith("-shm"):
+        return False
+    return event.event_type in ("modified", "moved")
+
+
 class _Handler(FileSystemEventHandler):
     def __init__(self, watcher: "FolderWatcher") -> None:
         self.w = watcher
@@ -38,6 +52,8 @@ class _Handler(FileSystemEventHandler):
         if event.event_type in ("opened", "closed_no_write"):
             return
         src = os.fsdecode(event.src_path)
+        if self.w._is_journal(src) and not _journal_changed(event, src):
+            return
         if event.event_type == "moved":
             self.w.moved(src, os.fsdecode(event.dest_path), is_dir=event.is_directory)
         elif event.event_type == "created" and event.is_directory:
@@ -72,6 +88,7 @@ class FolderWatcher:
         self.applied = 0
         self.moves = 0            # records moved without extraction
         self.journal_checked = 0  # files looked at because the journal changed
+        self.journal_reads = 0    # times the journal was re-read (our own reads must not trigger more)
 
     def _is_journal(self, path: str) -> bool:
         return self.journal is not None and os.path.basename(path).startswith((".sync_", "._sync_"))
@@ -216,6 +233,7 @@ class FolderWatcher:
     def _apply_journal(self) -> None:
         """Look only at the files whose journal row differs from the index (new fileId/etag, new path)."""
         assert self.journal is not None
+        self.journal_reads += 1
         self.journal.reload()
         held = {rec.path: (rec.file_id, rec.etag) for rec in self.index.root_records(self.root_rec.id)}
         writer = self.index.writer()

@@ -193,6 +193,10 @@ def test_journal_change_looks_only_at_changed_rows(tmp_path, index, counting_poo
         assert watcher.journal_checked == 1
         assert index.get_file(path="/Docs/renamed03.txt").file_id == 103
         assert index.get_file(path="/Docs/late.txt").etag == "etag-late"
+        # Reading a WAL journal touches its -wal/-shm files: those events must not re-trigger a read.
+        reads = watcher.journal_reads
+        time.sleep(1.0)   # five debounce periods
+        assert watcher.journal_reads == reads and watcher.idle()
     # The late file was extracted once (by the catch-up of its own file); nothing else.
     assert counting_pool.names[n:] == ["late.txt"] and errors == []
     assert index.grep("puffin").total == 26
