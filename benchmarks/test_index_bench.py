@@ -23,11 +23,11 @@ from pathlib import Path
 
 import psutil
 
-from indexer.local import index_folder
+from indexer.local.folder import index_folder
 from indexer.models import FileMeta
-from indexer.pipeline import ExtractionPool
-from indexer.prepare import prepare
-from indexer.store import Index
+from indexer.jobs.pool import ExtractionPool
+from indexer.store.prepare import prepare
+from indexer.store.index import Index
 from reader.document import Document
 
 SEED = 20261130

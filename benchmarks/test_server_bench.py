@@ -43,8 +43,8 @@ def _corpus(n: int) -> list[str]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     from fixtures.emulator.server import Emulator
-    from indexer.remote import sync
-    from indexer.store import Index
+    from indexer.remote.sync import sync
+    from indexer.store.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 
@@ -71,7 +71,7 @@ def _wire_size(tools) -> dict[str, int]:
 def test_server_tool_calls(world, tmp_path):
     from mcp import Client
 
-    from indexer.store import Index
+    from indexer.store.index import Index
     from server.app import build_server
     from server.context import ServerContext, Settings
     from server.telemetry import CallLog

@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 
 from fixtures.emulator.server import Emulator
-from indexer.remote import sync
-from indexer.store import Index
+from indexer.remote.sync import sync
+from indexer.store.index import Index
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
 from nextcloud.webdav import PROPFIND_BODY

@@ -1,13 +1,10 @@
-"""Sources -> SQLite FTS5 index: the store, grep, the local folder source, extraction, sync jobs.
+"""Sources -> SQLite FTS5 index, grouped by the five jobs the indexer has.
 
-Public entry points (import them from their modules):
-
-    indexer.store     Index.open(path), Index.grep(...), Index.search_names(...), Index.writer(),
-                      default_index_path(account)
-    indexer.writer    IndexWriter: upsert, store_document, record_failure, remove, remove_under, ...
-    indexer.models    FileMeta, FileRecord
-    indexer.pipeline  ExtractionPool, index_bytes
-    indexer.local     index_folder(index, folder), index_one(...)
-    indexer.watch     FolderWatcher(index, folder)
-    indexer.journal   open_journal(folder): the Nextcloud desktop client's sync journal
+    indexer.store    the index database: schema, the one writer, rows, roots, chunking, row preparation
+                     (Index.open(path), Index.grep(...), Index.search_names(...), Index.writer())
+    indexer.search   grep: query parsing, ranking, passages; name search
+    indexer.local    a local folder (or desktop sync folder): walk, watch, the desktop client's journal
+    indexer.remote   a Nextcloud account over WebDAV: the etag walk, downloads, the background refresher
+    indexer.jobs     durable jobs (store, runner, detached worker) and the extraction process pool
+    indexer.models   FileMeta, FileRecord, Root: the records the jobs pass between them
 """

@@ -1,3 +1,4 @@
-"""The tool surface: the MCP server (`app`), its file tools and whoami, the result envelope, the approval
-policy, call telemetry, and the `mcp-nextcloud` command line (`cli` and one `cli_*` module per command group).
+"""The tool surface: the MCP server (`app`), the tools (`server.tools`, one module per domain), the
+`mcp-nextcloud` command line (`server.cli`, one module per command group), the result envelope, the
+approval policy, the error model and call telemetry.
 """

@@ -21,9 +21,9 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult
 from pydantic import ValidationError
 
-from .context import ServerContext
-from .envelope import result_bytes
-from .errors import ToolFailure, from_nextcloud, from_reader, validation_message
+from server.context import ServerContext
+from server.envelope import result_bytes
+from server.errors import ToolFailure, from_nextcloud, from_reader, validation_message
 
 INSTRUCTIONS = (
     "Search and read the user's Nextcloud files. files_grep finds text inside documents; "
@@ -150,7 +150,8 @@ def _slim_tools(server: MCPServer) -> None:
 
 def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> NextcloudMCP:
     """The MCP server for one context: the file tools and whoami, with slim schemas."""
-    from . import files, whoami
+    from server.tools import files
+    from server.tools import whoami
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[ServerContext]:

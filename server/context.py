@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .telemetry import CallLog
+from server.telemetry import CallLog
 
 MB = 1024 * 1024
 
@@ -108,7 +108,7 @@ class ServerContext:
         """Keep the index fresh every settings.sync_interval_s seconds (serve); a no-op when off."""
         if not self.settings.sync_interval_s or self.background is not None:
             return
-        from indexer.refresh import BackgroundSync
+        from indexer.remote.refresh import BackgroundSync
         # The shared client: BackgroundSync does not close it (close_client=False).
         self.background = BackgroundSync(self.client, self.index, self.settings.sync_interval_s)
         self.background.start()
@@ -133,8 +133,8 @@ class ServerContext:
 def open_context(account: Any, *, index_path: Path | str | None = None, telemetry_path: Path | str | None = None,
                  settings: Settings | None = None, telemetry: bool = True) -> ServerContext:
     """A context for `account`: its index (default location unless given) and the call log."""
-    from indexer.store import Index, default_index_path
-    from .telemetry import default_telemetry_path
+    from indexer.store.index import Index, default_index_path
+    from server.telemetry import default_telemetry_path
 
     # The same default as `mcp-nextcloud index sync` and `grep`, so serve answers from what they built.
     index = Index.open(Path(index_path).expanduser() if index_path else default_index_path())

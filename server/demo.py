@@ -29,13 +29,13 @@ def run(*, query: str = "install", out: TextIO | None = None) -> int:
         print("demo: the emulator (fixtures/) is not installed with this copy; run it from a source checkout",
               file=sys.stderr)
         return 2
-    from indexer.remote import sync
-    from indexer.store import Index
+    from indexer.remote.sync import sync
+    from indexer.store.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 
-    from .app import build_server
-    from .context import ServerContext, Settings
+    from server.app import build_server
+    from server.context import ServerContext, Settings
 
     with tempfile.TemporaryDirectory(prefix="mcp-nextcloud-demo-") as tmp, Emulator() as emu:
         creds = emu.account("alice")

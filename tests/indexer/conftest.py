@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from indexer.models import FileMeta, FileRecord
-from indexer.pipeline import ExtractionPool
-from indexer.store import Index, IndexWriter
+from indexer.jobs.pool import ExtractionPool
+from indexer.store.index import Index, IndexWriter
 from reader.document import Document
 
 

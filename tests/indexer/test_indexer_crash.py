@@ -11,7 +11,7 @@ from pathlib import Path
 
 import apsw
 
-from indexer.store import Index
+from indexer.store.index import Index
 
 ROOT = Path(__file__).resolve().parents[2]
 N_FILES = 400

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.desktop_config import (RemotePathError, find_sync_folder, normalize_remote_path,
+from indexer.local.desktop_config import (RemotePathError, find_sync_folder, normalize_remote_path,
                                     read_sync_folders)
-from indexer.local import index_folder
+from indexer.local.folder import index_folder
 from server.cli import main
 
 MTIME = 1_700_000_000
@@ -239,7 +239,7 @@ def _client_sync(client, remote: str, local: Path, make_journal) -> None:
 def test_remote_sync_and_a_local_sync_folder_agree_on_path_and_file_id(
         tmp_path, index, counting_pool, make_journal, write_desktop_config, monkeypatch, emulator_factory,
         remote, how):
-    from indexer.remote import sync
+    from indexer.remote.sync import sync
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import apsw
 
-from indexer.journal import find_journal, open_journal, parse_file_id
-from indexer.local import index_folder, is_ignored
+from indexer.local.journal import find_journal, open_journal, parse_file_id
+from indexer.local.folder import index_folder, is_ignored
 
 
 def write(path: Path, text: str, mtime: float | None = None) -> Path:
@@ -231,7 +231,7 @@ def test_two_sync_folders_mirroring_the_same_nextcloud_folder_are_refused(tmp_pa
                                                                           make_journal):
     import pytest
 
-    from indexer.writer import RemotePathConflict
+    from indexer.store.writer import RemotePathConflict
 
     for name in ("alice", "bob"):
         f = write(tmp_path / name / "Documents" / "plan.md", f"plan of {name}", 1_700_000_000.0)

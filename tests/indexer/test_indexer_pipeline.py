@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from indexer.models import FileMeta
-from indexer.pipeline import ExtractionPool, index_bytes
+from indexer.jobs.pool import ExtractionPool, index_bytes
 from reader.document import Limits, ReaderError
 
 

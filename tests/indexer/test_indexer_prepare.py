@@ -4,8 +4,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.chunking import chunk_text
-from indexer.prepare import OVERLAP, prepare
+from indexer.store.chunking import chunk_text
+from indexer.store.prepare import OVERLAP, prepare
 from reader.document import Document
 from reader.normalize import fold_words
 

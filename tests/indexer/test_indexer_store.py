@@ -8,8 +8,8 @@ import apsw
 import pytest
 
 from indexer.models import FileMeta
-from indexer.schema import SCHEMA_VERSION
-from indexer.store import Index, default_index_path
+from indexer.store.schema import SCHEMA_VERSION
+from indexer.store.index import Index, default_index_path
 from reader import find, page
 from reader.document import Document
 
@@ -123,7 +123,7 @@ def test_cached_document_round_trip(index, put_text):
 
 
 def test_long_documents_keep_their_normalised_form(index, put_text):
-    from indexer.prepare import NORM_MIN_CHARS
+    from indexer.store.prepare import NORM_MIN_CHARS
 
     text = "Ligature ﬁnance, Straße, café. " * (NORM_MIN_CHARS // 30 + 10)
     rec = put_text(index.writer(), "/big.txt", text)
@@ -193,7 +193,7 @@ def test_store_after_remove_is_ignored(index):
 
 
 def test_migration_from_version_1_keeps_rows(tmp_path):
-    from indexer.schema import MIGRATIONS
+    from indexer.store.schema import MIGRATIONS
 
     path = tmp_path / "old.db"
     con = apsw.Connection(str(path))
@@ -212,8 +212,8 @@ def test_migration_from_version_1_keeps_rows(tmp_path):
 
 def test_v2_database_migrates_and_its_local_files_are_adopted(tmp_path, counting_pool):
     """A database written before roots existed (schema v2) opens, and re-adding its folder extracts nothing."""
-    from indexer.local import index_folder
-    from indexer.schema import MIGRATIONS
+    from indexer.local.folder import index_folder
+    from indexer.store.schema import MIGRATIONS
 
     root = tmp_path / "folder"
     root.mkdir()
@@ -253,8 +253,8 @@ def test_move_keeps_text_and_replaces_the_destination(index, put_text):
 def test_v3_database_with_a_namespaced_sync_folder_is_repaired(tmp_path, counting_pool, make_journal):
     """Schema v3 put a second folder under "/<name>" even when it was a sync folder: v4 gives back its real
     Nextcloud paths on the next `index add`, keeping the text."""
-    from indexer.local import index_folder
-    from indexer.schema import MIGRATIONS
+    from indexer.local.folder import index_folder
+    from indexer.store.schema import MIGRATIONS
 
     plain, nc = tmp_path / "A", tmp_path / "NC"
     (plain).mkdir()

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from indexer.local import index_folder
-from indexer.watch import FolderWatcher
+from indexer.local.folder import index_folder
+from indexer.local.watch import FolderWatcher
 
 
 def wait_for(cond, timeout: float = 10.0) -> bool:

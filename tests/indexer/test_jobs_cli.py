@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer.jobs import JobStore, jobs_path_for
-from indexer.store import Index
+from indexer.jobs.store import JobStore, jobs_path_for
+from indexer.store.index import Index
 
 ROOT = Path(__file__).resolve().parents[2]
 DAV = "/remote.php/dav/files/alice"
@@ -156,8 +156,8 @@ def test_jobs_commands_answer_clearly_for_an_unknown_id(env):
 
 
 def test_readable_output_names_state_progress_failures_and_hint(tmp_path, capsys):
-    from indexer.jobrun import run_job
-    from server.cli_sync import print_job
+    from indexer.jobs.run import run_job
+    from server.cli.sync import print_job
 
     store = JobStore(tmp_path / "j.db")
     job = store.create_or_join("sync", "k")

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from indexer.jobs import RUNNING, SUCCEEDED, JobStore, jobs_path_for
-from indexer.refresh import BackgroundSync
-from indexer.store import Index
-from indexer.worker import SYNC_KIND, sync_key
+from indexer.jobs.store import RUNNING, SUCCEEDED, JobStore, jobs_path_for
+from indexer.remote.refresh import BackgroundSync
+from indexer.store.index import Index
+from indexer.jobs.worker import SYNC_KIND, sync_key
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
 

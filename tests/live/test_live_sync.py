@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.remote import sync
-from indexer.store import Index
+from indexer.remote.sync import sync
+from indexer.store.index import Index
 from nextcloud.client import NextcloudClient
 
 pytestmark = pytest.mark.live

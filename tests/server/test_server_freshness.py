@@ -27,7 +27,7 @@ def small(emulator_factory, tmp_path):
     """(emulator, index, call) on an emulator holding two small notes, not yet synced."""
     from mcp import Client
 
-    from indexer.store import Index
+    from indexer.store.index import Index
     from nextcloud.config import Account
     from server.app import build_server
     from server.context import ServerContext
@@ -52,7 +52,7 @@ def small(emulator_factory, tmp_path):
 
 
 def test_grep_finds_a_file_changed_while_the_sync_was_running(small, ok):
-    from indexer.remote import sync
+    from indexer.remote.sync import sync
 
     emu, ctx, call = small
     word = _word("kingfisher")
@@ -71,7 +71,7 @@ def test_grep_finds_a_file_changed_while_the_sync_was_running(small, ok):
 
 
 def test_a_deleted_file_is_warned_about_then_dropped_when_read(small, ok, err):
-    from indexer.remote import sync
+    from indexer.remote.sync import sync
 
     emu, ctx, call = small
     assert sync(ctx.client(), ctx.index, pool=False).complete
@@ -91,7 +91,7 @@ def test_a_deleted_file_is_warned_about_then_dropped_when_read(small, ok, err):
 
 
 def test_a_deleted_file_read_by_file_id_is_dropped_too(small, ok, err):
-    from indexer.remote import sync
+    from indexer.remote.sync import sync
 
     emu, ctx, call = small
     assert sync(ctx.client(), ctx.index, pool=False).complete
@@ -103,7 +103,7 @@ def test_a_deleted_file_read_by_file_id_is_dropped_too(small, ok, err):
 
 @pytest.mark.parametrize("fresh_check", [True, False], ids=["freshness-search", "stat"])
 def test_grep_in_a_folder_the_server_does_not_have(small, err, fresh_check):
-    from indexer.remote import sync
+    from indexer.remote.sync import sync
 
     emu, ctx, call = small
     assert sync(ctx.client(), ctx.index, pool=False).complete
@@ -133,7 +133,7 @@ def test_grep_in_an_existing_folder_with_nothing_indexed_points_at_tools(small, 
 
 def test_tool_answers_never_carry_cli_steps():
     from server.errors import tool_text
-    from server.file_search import tool_warnings
+    from server.tools.file_search import tool_warnings
 
     indexer_says = ["nothing is indexed under /Zoo: index or sync that folder first "
                     "(mcp-nextcloud index add FOLDER), or check the path",

@@ -1,0 +1,1 @@
+"""Durable jobs (store, runner, detached worker) and the extraction process pool."""

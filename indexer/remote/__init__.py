@@ -1,0 +1,1 @@
+"""A Nextcloud account as a source: the etag walk over WebDAV, downloads, the background refresher."""

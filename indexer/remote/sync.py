@@ -1,0 +1,355 @@
+"""Remote sync: keep the index in step with the Nextcloud account over WebDAV.
+
+The walk is the desktop client's: PROPFIND Depth 1 per folder, descending only
+into folders whose etag changed since the last sync. Nextcloud propagates a
+change's new etag to every ancestor, so an unchanged root etag means nothing
+changed and a resync then costs exactly one PROPFIND. A folder's etag is only
+remembered once everything in it was processed, so a cancelled, crashed or
+partly failed sync revisits exactly the unfinished branches next time.
+
+Files go through the same pipeline as the local source (`index_bytes`); a
+file's fileId survives renames, so a move updates the path and keeps the text
+(no download); files over the size cap are recorded `too_large` from their
+PROPFIND size and never downloaded, and media or archives the reader always
+refuses are recorded `unsupported` without a download.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Protocol
+
+from nextcloud.errors import NextcloudError
+from reader.document import DEFAULT_LIMITS
+
+from indexer.jobs.store import JobCancelled
+from indexer.models import FileMeta, FileRecord
+from indexer.remote.fetch import DOWNLOAD_FAILED, Fetcher
+from indexer.store.index import Index, IndexWriter
+
+SOURCE = "remote"
+DEFAULT_MAX_FILE_BYTES = DEFAULT_LIMITS.max_bytes
+# "Changes since" is the sync's START time minus this margin: a file changed while the walk was
+# running (after its folder was listed) or with a clock a little behind ours is still asked for.
+CHANGES_SINCE_MARGIN_S = 2.0
+# Meta keys: the human-facing finish time of any sync, and the marks only a complete sync of the
+# whole account may move (a partial or subtree sync does not vouch for what it did not see).
+META_LAST_SYNC_AT = "last_sync_at"
+META_CHANGES_SINCE = "changes_since"
+META_LAST_FULL_SYNC_AT = "last_full_sync_at"
+# After this many transport failures in a row the server is gone: stop early
+# with its instruction instead of recording every remaining file as failed.
+MAX_CONSECUTIVE_TRANSPORT_ERRORS = 5
+TRANSPORT_KINDS = ("network", "timeout", "auth", "no_credentials")
+MAX_REPORTED_FAILURES = 20
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+class _Job(Protocol):
+    """What sync needs from a running job (indexer.jobrun.JobHandle)."""
+
+    def check(self) -> None: ...
+    def progress(self, done: int | None = None, total: int | None = None, message: str | None = None) -> None: ...
+
+
+@dataclass
+class SyncReport:
+    """What one sync did; `requests` is the HTTP requests the client sent (retries included)."""
+
+    folders_visited: int = 0
+    propfinds: int = 0
+    downloaded: int = 0
+    indexed: int = 0
+    moved: int = 0
+    removed: int = 0
+    skipped_too_large: int = 0
+    unsupported: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    bytes_downloaded: int = 0
+    seconds: float = 0.0
+    requests: int = 0
+    cancelled: bool = False
+    complete: bool = False
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Compact, camelCase form for job results and tool answers."""
+        out: dict[str, Any] = {}
+        for key, value in asdict(self).items():
+            head, *rest = key.split("_")
+            out[head + "".join(w.capitalize() for w in rest)] = value
+        out["seconds"] = round(self.seconds, 3)
+        if self.failed > len(self.failures):
+            out["failuresTruncated"] = True
+        return out
+
+
+def sync(client: Any, index: Index, *, pool: Any = None, root: str = "/",
+         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, job: _Job | None = None,
+         progress: ProgressFn | None = None) -> SyncReport:
+    """Bring the index in step with the account below `root`; return what was done.
+
+    `pool`: an ExtractionPool to share; None creates one on the first file that
+    needs it (closed at the end); False extracts everything in this process.
+    Small plain-text files are always extracted in this process (cheap, safe).
+
+    Raises NextcloudError when the root cannot be listed or the server stops
+    answering (the work done so far is kept); per-file failures are recorded
+    on the file and in the report, never raised. A cancel requested through
+    `job` stops between files and returns a report with `cancelled=True`.
+    """
+    syncer = _Syncer(client, index, pool=pool, max_file_bytes=max_file_bytes, job=job, progress=progress)
+    return syncer.run(root)
+
+
+def _norm(path: str) -> str:
+    return "/" + path.strip("/")
+
+
+def _parent(path: str) -> str:
+    return path.rsplit("/", 1)[0] or "/"
+
+
+def _retryable(rec: FileRecord) -> bool:
+    """A record whose content is still owed: pending, or a download that failed last time."""
+    return rec.status == "pending" or (rec.status == "failed" and (rec.reason or "").startswith(DOWNLOAD_FAILED))
+
+
+UNREADABLE_MIME_PREFIXES = ("video/", "audio/")
+UNREADABLE_MIMES = frozenset({"application/zip", "application/x-7z-compressed", "application/x-tar",
+                              "application/gzip", "application/x-gzip", "application/x-rar-compressed",
+                              "application/vnd.rar", "application/x-iso9660-image", "application/x-msdownload"})
+
+
+def _unreadable(mime: str | None) -> bool:
+    """Mime types whose files the reader always refuses (media, archives)."""
+    m = (mime or "").split(";")[0].strip().lower()
+    return m.startswith(UNREADABLE_MIME_PREFIXES) or m in UNREADABLE_MIMES
+
+
+def _child_of(folder: str, path: str) -> str | None:
+    """The name of the direct child of `folder` that `path` lies in (or is)."""
+    base = folder.rstrip("/") + "/"
+    if not path.startswith(base):
+        return None
+    return path[len(base):].split("/", 1)[0]
+
+
+class _Syncer:
+    def __init__(self, client: Any, index: Index, *, pool: Any, max_file_bytes: int,
+                 job: _Job | None, progress: ProgressFn | None) -> None:
+        self.client = client
+        self.dav = client.webdav
+        self.index = index
+        self.writer: IndexWriter = index.writer()
+        self.pool = pool
+        self.max_file_bytes = max_file_bytes
+        self.job = job
+        self.progress_fn = progress
+        self.report = SyncReport()
+        self.missing: dict[int, str] = {}       # rec id -> path no longer seen (removed at the end)
+        self.done = 0
+        self.total = 0
+        self.transport_errors = 0
+        self.fetcher = Fetcher(self, pool=pool)
+
+    # -- the walk ----------------------------------------------------------
+    def run(self, root: str) -> SyncReport:
+        t0 = time.monotonic()
+        started = time.time()
+        requests0 = getattr(self.client, "request_count", 0)
+        root = _norm(root)
+        try:
+            folder, children = self._list(root)
+            if folder.etag and self.index.folder_etag(root) == folder.etag:
+                self.report.complete = True
+            else:
+                self.total = sum(1 for c in children if not c.is_dir)
+                self.report.complete = self._visit(root, folder, children)
+                self._remove_missing()
+        except JobCancelled:
+            self.report.cancelled = True
+            self.report.complete = False
+            self.fetcher.close()        # files already downloading are stored, not lost
+        except BaseException:
+            self.fetcher.close(finish_started=False)
+            raise
+        else:
+            self.fetcher.close()
+        finally:
+            self.report.seconds = time.monotonic() - t0
+            self.report.requests = getattr(self.client, "request_count", 0) - requests0
+        if not self.report.cancelled:
+            self._record_meta(started, whole_account=root == "/")
+        return self.report
+
+    def _list(self, path: str) -> tuple[Any, list[Any]]:
+        self.report.propfinds += 1
+        folder, children = self.dav.list(path)
+        return folder, children
+
+    def _visit(self, path: str, folder: Any, children: list[Any]) -> bool:
+        """Process one listed folder and the changed folders below it; True when all of it is done."""
+        self.report.folders_visited += 1
+        complete = True
+        dirs = [c for c in children if c.is_dir and _norm(c.path) != path]
+        files = [c for c in children if not c.is_dir]
+        here_files = {_norm(c.path) for c in files}
+        here_dirs = {_child_of(path, _norm(c.path)) for c in dirs}
+        known: dict[str, FileRecord] = {}
+        # What the index holds here that the server no longer lists (removal deferred
+        # to the end: a file missing here may reappear elsewhere, as a move).
+        for rec in self.index.files_under(path, source=SOURCE):
+            name = _child_of(path, rec.path)
+            if name is None:
+                continue
+            direct = _parent(rec.path) == path
+            if direct:
+                known[rec.path] = rec
+            if (direct and rec.path not in here_files) or (not direct and name not in here_dirs):
+                self.missing[rec.id] = rec.path
+        for gone in self._vanished_folders(path, here_dirs):
+            self.writer.set_folder_etag(gone, None)
+        try:
+            for item in files:
+                self._checkpoint()
+                self._file(item, known.get(_norm(item.path)))
+        except JobCancelled:
+            self.fetcher.flush()        # what is downloading finishes: the index stays whole
+            raise
+        complete &= self.fetcher.flush()
+        for sub in dirs:
+            sub_path = _norm(sub.path)
+            if sub.etag and self.index.folder_etag(sub_path) == sub.etag:
+                continue
+            self._checkpoint()
+            try:
+                sub_folder, sub_children = self._list(sub_path)
+            except NextcloudError as exc:
+                self.transport_failure(exc)
+                self.fail(sub_path, str(exc))
+                complete = False
+                continue
+            self.transport_ok()
+            self.total += sum(1 for c in sub_children if not c.is_dir)
+            complete &= self._visit(sub_path, sub_folder, sub_children)
+        if complete:
+            self.fetcher.drain()
+            # Only now: a folder whose etag is remembered is one we never need to walk again
+            # until something below it changes.
+            self.writer.set_folder_etag(path, folder.etag)
+        return complete
+
+    def _vanished_folders(self, path: str, here_dirs: set[str | None]) -> list[str]:
+        """Remembered folders directly below `path` that the server no longer lists (and their subfolders).
+
+        Forgetting them matters: a folder moved back to its old place keeps its
+        etag, and a stale remembered etag would hide its files.
+        """
+        con = self.index.conn()
+        base = path.rstrip("/") + "/"
+        rows = con.execute("SELECT path FROM folders WHERE path > ? AND path < ?", (base, base[:-1] + "0"))
+        return [p for (p,) in rows if _child_of(path, p) not in here_dirs]
+
+    # -- one file ------------------------------------------------------------
+    def _file(self, item: Any, known: FileRecord | None) -> None:
+        """Record one listed file; start its download when its content is new or still owed."""
+        path = _norm(item.path)
+        if (known is not None and item.etag and known.etag == item.etag and known.file_id == item.file_id
+                and not _retryable(known)):
+            # The common case in a changed folder: this sibling did not change. No write at all.
+            self.report.unchanged += 1
+            self.step(path)
+            return
+        meta = FileMeta(path=path, source=SOURCE, file_id=item.file_id, etag=item.etag, size=int(item.size or 0),
+                        mtime=float(item.mtime or 0.0), mime=item.mime)
+        before = None
+        if known is None and item.file_id is not None:
+            before = self.index.get_file(file_id=item.file_id)
+        rec, needs = self.writer.upsert(meta)
+        self.missing.pop(rec.id, None)
+        if before is not None and before.source == SOURCE and before.path != path and before.id == rec.id:
+            self.report.moved += 1
+        if not needs and not _retryable(rec):
+            self.report.unchanged += 1
+            self.step(path)
+        elif meta.size > self.max_file_bytes:
+            # Never downloaded: PROPFIND's size is enough to refuse it.
+            self.writer.record_failure(
+                rec.id, "too_large", f"{meta.size} bytes is over the {self.max_file_bytes}-byte cap; not downloaded")
+            self.report.skipped_too_large += 1
+            self.step(path)
+        elif _unreadable(meta.mime):
+            # The reader turns down these bytes whatever they hold: downloading them would be waste.
+            self.writer.record_failure(
+                rec.id, "unsupported", f"{meta.mime} files hold no text the reader can extract; not downloaded")
+            self.report.unsupported += 1
+            self.step(path)
+        else:
+            self.fetcher.add(rec, path)
+
+    # -- bookkeeping ---------------------------------------------------------
+    def transport_ok(self) -> None:
+        self.transport_errors = 0
+
+    def transport_failure(self, exc: NextcloudError) -> None:
+        """Count transport failures in a row; re-raise when the server is clearly gone."""
+        if exc.kind in ("auth", "no_credentials"):
+            raise exc
+        if exc.kind in TRANSPORT_KINDS:
+            self.transport_errors += 1
+            if self.transport_errors >= MAX_CONSECUTIVE_TRANSPORT_ERRORS:
+                raise exc
+        else:
+            self.transport_errors = 0
+
+    def fail(self, path: str, reason: str) -> None:
+        self.report.failed += 1
+        if len(self.report.failures) < MAX_REPORTED_FAILURES:
+            self.report.failures.append({"path": path, "reason": reason})
+
+    def step(self, path: str) -> bool:
+        self.done += 1
+        if self.job is not None:
+            self.job.progress(done=self.done, total=self.total, message=path)
+        if self.progress_fn is not None:
+            self.progress_fn(self.done, self.total, path)
+        return True
+
+    def _checkpoint(self) -> None:
+        """A safe point between files: honour a cancel request here."""
+        if self.job is not None:
+            self.job.check()
+
+    def _remove_missing(self) -> None:
+        for rec_id, old_path in self.missing.items():
+            rec = self.index.get_by_id(rec_id)
+            # Still at the old path = really gone (a moved file's record now has its new path).
+            if rec is not None and rec.path == old_path and rec.source == SOURCE:
+                self.writer.remove(rec_id)
+                self.report.removed += 1
+        self.missing.clear()
+
+    def _record_meta(self, started: float, *, whole_account: bool) -> None:
+        """Record when this sync ran; move the "changes since" mark only after a complete account sync.
+
+        The mark is what files_grep asks the server about ("modified after"):
+        the START of the sync minus a margin, floored to the second, because
+        a file changed during the walk may have been listed before the change.
+        Asking a little too far back costs nothing: files whose etag the index
+        already holds are skipped.
+        """
+        now = time.time()
+        self.writer.set_meta(META_LAST_SYNC_AT, _iso(now))
+        self.writer.set_meta("last_sync", json.dumps(self.report.to_dict(), separators=(",", ":")))
+        if whole_account and self.report.complete:
+            self.writer.set_meta(META_CHANGES_SINCE, _iso(started - CHANGES_SINCE_MARGIN_S))
+            self.writer.set_meta(META_LAST_FULL_SYNC_AT, _iso(now))
+
+
+def _iso(ts: float) -> str:
+    """Unix seconds -> ISO-8601 UTC floored to the second (flooring only moves a mark earlier: safe)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

@@ -1,0 +1,317 @@
+"""grep over the index: FTS5 finds candidate chunks, `reader.find` makes the passages.
+
+Semantics: a query in quotes is that phrase (or a glued variant: "new app"
+finds "newapp"); an unquoted query of several words means all of them in one
+chunk (a proxy for "near each other"), and files where they form the phrase
+rank first. `word*` is a prefix on the last word.
+
+Ranking (indexer/grep_rank.py) reads only the top chunks by bm25
+(`ORDER BY rank LIMIT n`) and groups them by file: the phrase hits first,
+then the files that only hold the words. Passages (indexer/grep_passages.py)
+come from `reader.find` on the best chunk of each top file, so they cost a
+few thousand characters per file, never a whole-document scan, and every
+offset is a `Document.text` offset that files_read accepts.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
+from indexer.search.rank import RANK_WINDOW, Ranked, Scan, count_files, other_chunk_matches, scan, top_files
+from indexer.search.query import ParsedQuery, expand, parse
+from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause
+
+if TYPE_CHECKING:  # pragma: no cover
+    from indexer.store.index import Index
+
+__all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "grep", "make_cursor",
+           "read_cursor", "coverage_warnings"]
+
+MAX_LIMIT = 100
+WARN_NAMES = 5
+
+
+@dataclass
+class GrepHit:
+    """A matching file with its best passages.
+
+    `more` is true when the file holds matches beyond those its passages
+    show (files_read with find lists every one); `phrase` is false for a file
+    that holds the query's words but not as the phrase. `folder` names the
+    local folder of the file when the index holds several.
+    """
+
+    path: str
+    fileId: int | None
+    kind: str | None
+    mtime: float
+    size: int
+    score: float
+    passages: list[Passage] = field(default_factory=list)
+    more: bool = False
+    phrase: bool = True
+    source: str = "local"
+    folder: str | None = None
+
+    @property
+    def matchCount(self) -> int:
+        """Matches shown in the passages (not every match in the file: see `more`)."""
+        return sum(len(p.matches) for p in self.passages)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"path": self.path, "fileId": self.fileId, "kind": self.kind, "mtime": self.mtime,
+                             "size": self.size, "score": self.score, "phrase": self.phrase, "more": self.more,
+                             "passages": [p.to_dict() for p in self.passages]}
+        if self.folder is not None:
+            d["folder"] = self.folder
+        return d
+
+
+@dataclass
+class GrepResult:
+    """Ranked hits, the number of matching files, paging, and what the index could not see.
+
+    `total` is exact unless `totalIsEstimate`: then at least that many files match.
+    """
+
+    query: str
+    hits: list[GrepHit] = field(default_factory=list)
+    total: int = 0
+    totalIsEstimate: bool = False
+    truncated: bool = False
+    nextCursor: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    tookMs: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"query": self.query, "hits": [h.to_dict() for h in self.hits], "total": self.total,
+                             "truncated": self.truncated}
+        if self.totalIsEstimate:
+            d["totalIsEstimate"] = True
+        if self.nextCursor:
+            d["nextCursor"] = self.nextCursor
+        if self.warnings:
+            d["warnings"] = self.warnings
+        d["tookMs"] = self.tookMs
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+
+# -- cursors ---------------------------------------------------------------
+def _binding(secret: bytes, parts: list[Any]) -> str:
+    msg = json.dumps(parts, separators=(",", ":"), sort_keys=True, default=str).encode()
+    return hmac.new(secret, msg, hashlib.sha256).hexdigest()[:16]
+
+
+def make_cursor(secret: bytes, parts: list[Any], offset: int) -> str:
+    """Opaque cursor: the next offset plus an HMAC of the query, filters and scope."""
+    raw = json.dumps({"o": offset, "h": _binding(secret, parts)}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query") -> int:
+    """The offset a cursor carries; ValueError when it was made for another query / filters / index."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        offset, mac = int(data["o"]), str(data["h"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(
+            "cursor is not one this index issued: pass the nextCursor of the previous answer unchanged, "
+            "or drop cursor to start from the first page; do not retry with this cursor"
+        ) from exc
+    if offset < 0 or not hmac.compare_digest(mac, _binding(secret, parts)):
+        raise ValueError(
+            f"cursor belongs to another {what} (or other filters or account): repeat the exact same {what} "
+            f"and filters with it, or drop cursor to start over; do not retry with this cursor"
+        )
+    return offset
+
+
+# -- warnings --------------------------------------------------------------
+def _iso(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts)) if ts else "never"
+
+
+def coverage_warnings(index: "Index", path_prefix: str | None, total: int) -> list[str]:
+    """What the answer cannot see: pending / failed files under the path and when indexing last ran."""
+    con = index.conn()
+    cond, args = prefix_clause(path_prefix)
+    where = f"{cond} AND status != 'indexed'"
+    counts = dict(con.execute(f"SELECT status, count(*) FROM files WHERE {where} GROUP BY status", args))
+    scope = "/" + (path_prefix or "").strip("/")
+    out: list[str] = []
+    if counts.get("pending"):
+        names = [r[0] for r in con.execute(
+            f"SELECT path FROM files WHERE {where} AND status='pending' ORDER BY path LIMIT {WARN_NAMES}", args)]
+        out.append(f"{counts['pending']} file(s) under {scope} are not indexed yet and were not searched "
+                   f"(e.g. {', '.join(names)}): run the sync or index again, or read them with files_read")
+    failed = sum(n for s, n in counts.items() if s != "pending")
+    if failed:
+        rows = con.execute(
+            f"SELECT path, status, reason FROM files WHERE {where} AND status!='pending' ORDER BY path "
+            f"LIMIT {WARN_NAMES}", args).fetchall()
+        named = "; ".join(f"{p} ({s}: {r})" if r else f"{p} ({s})" for p, s, r in rows)
+        kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if s != "pending")
+        out.append(f"{failed} file(s) under {scope} have no searchable text ({kinds}): {named}")
+    last = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
+    if total == 0:
+        anything = con.execute(f"SELECT 1 FROM files WHERE {cond} LIMIT 1", args).fetchall()
+        if not anything:
+            out.append(f"nothing is indexed under {scope}: index or sync that folder first "
+                       "(mcp-nextcloud index add FOLDER), or check the path")
+    if out or total == 0:
+        out.append(f"index last updated {_iso(last)}")
+    return out
+
+
+# -- grep ------------------------------------------------------------------
+def _filters(path_prefix: str | None, kinds: list[str] | None, modified_after: float | None) -> tuple[str, list]:
+    conds, args = [], []
+    if path_prefix and path_prefix.strip("/"):
+        c, a = prefix_clause(path_prefix, "f.path")
+        conds.append(c)
+        args += a
+    if kinds:
+        conds.append(f"f.kind IN ({','.join('?' * len(kinds))})")
+        args += [k.lower() for k in kinds]
+    if modified_after is not None:
+        conds.append("f.mtime > ?")
+        args.append(float(modified_after))
+    return " AND ".join(conds), args
+
+
+def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
+    """{chunk rowid: (start, line, text)} for the given chunk rowids, in one query."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {cid: (start, line, zlib.decompress(body).decode("utf-8")) for cid, start, line, body in
+            con.execute(f"SELECT id, start, line, body FROM chunks WHERE id IN ({marks})", ids)}
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """A ranked file and how it matched: the phrase (`phrase_expr`) or only the words (`words_expr`)."""
+
+    ranked: Ranked
+    phrase: bool
+
+
+@dataclass
+class _Ranking:
+    picks: list[_Pick]
+    total: int
+    estimate: bool
+    windowed: bool               # only the newest RANK_WINDOW matching chunks were ranked
+    scans: dict[bool, Scan]      # phrase? -> the scan its picks were ranked within
+
+
+def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
+    """The first `want` files in rank order (phrase hits, then words-only hits), the total and if it is estimated.
+
+    Every phrase hit also matches the words expression, so the words count is the total.
+    """
+    phrase_expr, words_expr = pq.fts(), pq.fts_words()
+    top = top_files(con, phrase_expr, filt, fargs, want)
+    picks = [_Pick(r, True) for r in top.files]
+    scans = {True: top.scan}
+    counted = top.scan
+    if words_expr is not None:
+        if len(picks) < want:  # all phrase hits are known: the words-only files follow them
+            have = {p.ranked.fid for p in picks}
+            more = top_files(con, words_expr, filt, fargs, want - len(picks), have)
+            picks += [_Pick(r, False) for r in more.files]
+            scans[False] = counted = more.scan
+        else:
+            counted = scan(con, words_expr, filt, fargs)
+    total, estimate = count_files(counted)
+    windowed = any(not s.complete for s in scans.values())
+    return _Ranking(picks, max(total, len(picks)), estimate, windowed, scans)
+
+
+def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult
+          ) -> None:
+    """Build the hits of one page: records, pages and best chunks fetched in three queries.
+
+    Passages come from the best-ranked chunk of each file (a few thousand
+    characters for reader.find), joined with its neighbour only when a match
+    straddles the cut. `more` is set when that chunk holds more matches than
+    shown or another chunk of the file matches too.
+    """
+    if not picks:
+        return
+    fids = [p.ranked.fid for p in picks]
+    marks = ",".join("?" * len(fids))
+    recs = {r[0]: _row_to_record(r) for r in con.execute(
+        f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", fids)}
+    pages = {i: json.loads(pg) if pg else [0] for i, pg in con.execute(
+        f"SELECT id, json_extract(meta, '$.pages') FROM docs WHERE id IN ({marks})", fids)}
+    chunks = _load_chunks(con, [p.ranked.rid for p in picks])
+    # Loaded once per call: several local folders in one index make the folder worth naming.
+    roots = {r.id: r.folder for r in index.roots()}
+    for pick in picks:
+        fid, rid = pick.ranked.fid, pick.ranked.rid
+        rec = recs.get(fid)
+        if rec is None or rid not in chunks:
+            continue
+        start, line, text = chunks[rid]
+        pg = pages.get(fid, [0])
+        words = not pick.phrase
+        found = chunk_passages(pq, start, line, text, pg, rec.kind, words=words, fallback=False)
+        if not found.found:
+            # The match may straddle the cut: look again with the next chunk joined on,
+            # and only then settle for showing one of the query's words.
+            nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
+            joined = text + nxt[2] if nxt is not None else text
+            found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=words, fallback=False)
+            if not found.found:  # the phrase's forms, then its longest word: a hit always shows a place
+                found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=False)
+        more = found.more or other_chunk_matches(con, ranking.scans[pick.phrase], fid, rid)
+        folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
+        result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
+                                   size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
+                                   more=more, phrase=pick.phrase, source=rec.source, folder=folder))
+
+
+def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
+         modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
+         scope: str = "") -> GrepResult:
+    """Ranked files containing `query`, each with passages; see the module docstring."""
+    t0 = time.perf_counter()
+    if not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive number, got {limit!r}")
+    limit = min(limit, MAX_LIMIT)
+    con = index.conn()
+    parts = [query, path_prefix or "", sorted(kinds or []), modified_after, scope]
+    offset = read_cursor(index.cursor_secret(), parts, cursor) if cursor else 0
+    pq = parse(con, query)
+    result = GrepResult(query=query)
+    with con:  # one read snapshot for ranking, passages and warnings
+        expand(con, pq)
+        filt, fargs = _filters(path_prefix, kinds, modified_after)
+        ranking = _rank(con, pq, filt, fargs, offset + limit)
+        page = ranking.picks[offset:offset + limit]
+        total, estimate = ranking.total, ranking.estimate
+        result.total, result.totalIsEstimate = total, estimate
+        _hits(index, con, pq, ranking, page, result)
+        # Past an estimated total there may be more: a full page means "ask for the next one".
+        if offset + len(page) < total or (estimate and len(page) == limit):
+            result.truncated = True
+            result.nextCursor = make_cursor(index.cursor_secret(), parts, offset + len(page))
+        result.warnings = coverage_warnings(index, path_prefix, result.total)
+        if ranking.windowed:
+            result.warnings.append(
+                f"this query matches more than {RANK_WINDOW} passages: files were ranked among the most recently "
+                "indexed of them; add words, quote a phrase or give a path to rank every match")
+    result.tookMs = round((time.perf_counter() - t0) * 1000, 3)
+    return result

@@ -1,0 +1,288 @@
+"""The index database: one SQLite file per account (apsw, WAL).
+
+Exactly one writer connection per process (`Index.writer()`, serialised by a
+lock so sync threads and files_read cache writes can share it) and one
+read-only connection per reading thread. grep and name search live in
+`indexer.search.grep` / `indexer.search.names`; this module owns the connections and rows.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+import apsw
+
+from reader.document import Document
+
+from indexer.models import FileRecord, Root
+# Re-exported: other modules import these names from indexer.store.
+from indexer.store.rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause  # noqa: F401
+from indexer.store.rows import ROOT_COLUMNS, _row_to_root
+from indexer.store.schema import CHUNK_BITS, migrate
+from indexer.store.writer import IndexWriter
+
+__all__ = ["Index", "IndexWriter", "default_index_path"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from indexer.search.grep import GrepResult
+    from indexer.search.names import NameSearchResult
+
+
+def default_index_path(account: str = "local") -> Path:
+    """Where an account's index lives: $MCP_NEXTCLOUD_INDEX, else the platform data dir."""
+    env = os.environ.get("MCP_NEXTCLOUD_INDEX")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    safe = "".join(c if c.isalnum() or c in "-_.@" else "_" for c in account) or "local"
+    return Path(user_data_dir("mcp-nextcloud")) / f"{safe}.db"
+
+
+# One writer per database file per process, shared by every Index opened on it.
+_WRITERS: dict[str, tuple["IndexWriter", int]] = {}
+_WRITERS_LOCK = threading.Lock()
+
+
+class Index:
+    """Read side of the index: grep, name search, records and cached documents."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._key = str(path.resolve())
+        self._local = threading.local()
+        self._readers: list[apsw.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._writer: IndexWriter | None = None
+        self._closed = False
+
+    @classmethod
+    def open(cls, path: str | Path) -> "Index":
+        """Open (creating and migrating the schema if needed) the index at `path`."""
+        p = Path(path).expanduser()
+        p.parent.mkdir(parents=True, exist_ok=True)
+        con = _connect(str(p), readonly=False)
+        try:
+            migrate(con)
+            if not con.execute("SELECT 1 FROM meta WHERE key='cursor_secret'").fetchall():
+                with con:
+                    con.execute("INSERT OR IGNORE INTO meta VALUES('cursor_secret', ?)", (os.urandom(16).hex(),))
+        finally:
+            con.close()
+        return cls(p)
+
+    # -- connections -------------------------------------------------------
+    def conn(self) -> apsw.Connection:
+        """This thread's read-only connection (created on first use)."""
+        if self._closed:
+            raise RuntimeError("index is closed: open it again with Index.open(path)")
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = _connect(str(self.path), readonly=True)
+            self._local.con = con
+            with self._readers_lock:
+                self._readers.append(con)
+        return con
+
+    def writer(self) -> "IndexWriter":
+        """The single writer of this process for this database (created lazily)."""
+        if self._writer is None:
+            with _WRITERS_LOCK:
+                entry = _WRITERS.get(self._key)
+                w = entry[0] if entry else IndexWriter(self.path)
+                _WRITERS[self._key] = (w, (entry[1] if entry else 0) + 1)
+                self._writer = w
+        return self._writer
+
+    def close(self) -> None:
+        """Close this thread's and every other reader connection, and release the writer."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._readers_lock:
+            for con in self._readers:
+                try:
+                    con.close()
+                except apsw.Error:
+                    pass
+            self._readers.clear()
+        if self._writer is not None:
+            with _WRITERS_LOCK:
+                w, n = _WRITERS.get(self._key, (self._writer, 1))
+                if n <= 1:
+                    _WRITERS.pop(self._key, None)
+                    w.close()
+                else:
+                    _WRITERS[self._key] = (w, n - 1)
+            self._writer = None
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- records -----------------------------------------------------------
+    def get_file(self, *, path: str | None = None, file_id: int | None = None) -> FileRecord | None:
+        """The record for a path (or a Nextcloud fileId); indexed records win over others."""
+        if path is None and file_id is None:
+            raise ValueError("get_file needs path= or file_id=")
+        con = self.conn()
+        if path is not None:
+            p = "/" + path.strip("/")
+            rows = con.execute(
+                f"SELECT {FILE_COLUMNS} FROM files WHERE path=? ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
+                (p,),
+            ).fetchall()
+        else:
+            rows = con.execute(
+                f"SELECT {FILE_COLUMNS} FROM files WHERE file_id=? ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
+                (file_id,),
+            ).fetchall()
+        return _row_to_record(rows[0]) if rows else None
+
+    def get_by_id(self, rec_id: int) -> FileRecord | None:
+        """The record with rowid `rec_id`."""
+        rows = self.conn().execute(f"SELECT {FILE_COLUMNS} FROM files WHERE id=?", (rec_id,)).fetchall()
+        return _row_to_record(rows[0]) if rows else None
+
+    def files_under(self, path_prefix: str, *, source: str | None = None) -> list[FileRecord]:
+        """Every record at or below `path_prefix` ("/" = all), optionally of one source."""
+        cond, args = prefix_clause(path_prefix)
+        sql = f"SELECT {FILE_COLUMNS} FROM files WHERE {cond}"
+        if source is not None:
+            sql += " AND source=?"
+            args.append(source)
+        return [_row_to_record(r) for r in self.conn().execute(sql + " ORDER BY path", args)]
+
+    def iter_local(self, local_root: str) -> Iterator[FileRecord]:
+        """Records of the local source whose file lives under the directory `local_root`."""
+        root = os.path.abspath(local_root).rstrip(os.sep)
+        sql = f"SELECT {FILE_COLUMNS} FROM files WHERE source='local' AND (local_path > ? AND local_path < ?)"
+        for row in self.conn().execute(sql, (root + os.sep, root + chr(ord(os.sep) + 1))):
+            yield _row_to_record(row)
+
+    def root_records(self, root_id: int) -> list[FileRecord]:
+        """Every record of one local folder (roots row `root_id`)."""
+        sql = f"SELECT {FILE_COLUMNS} FROM files WHERE source='local' AND root_id=?"
+        return [_row_to_record(r) for r in self.conn().execute(sql, (root_id,))]
+
+    def roots(self) -> list[Root]:
+        """The local folders indexed into this database, in the order they were added."""
+        return [_row_to_root(r) for r in self.conn().execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
+
+    def root_of(self, rec: FileRecord) -> Root | None:
+        """The local folder a record lives in (None for remote files): grep can name it next to a hit."""
+        if rec.root_id is None:
+            return None
+        rows = self.conn().execute(f"SELECT {ROOT_COLUMNS} FROM roots WHERE id=?", (rec.root_id,)).fetchall()
+        return _row_to_root(rows[0]) if rows else None
+
+    def local_folder_of(self, path: str) -> str | None:
+        """The local folder whose file holds `path` (None when no local file does): names the folder of a hit.
+
+        Looked up by record, not by prefix: a sync folder mirroring "/" and the
+        first plain folder both use "/" + relative paths.
+        """
+        rows = self.conn().execute("SELECT r.folder FROM files f JOIN roots r ON r.id=f.root_id "
+                                   "WHERE f.source='local' AND f.path=?", ("/" + path.strip("/"),)).fetchall()
+        return rows[0][0] if rows else None
+
+    def cached_document(self, rec: FileRecord) -> Document | None:
+        """The stored Document of an indexed record (normalised form attached), or None."""
+        con = self.conn()
+        with con:  # one snapshot: docs and chunks agree
+            rows = con.execute("SELECT f.status, d.meta, d.norm FROM files f JOIN docs d ON d.id=f.id WHERE f.id=?",
+                               (rec.id,)).fetchall()
+            if not rows or rows[0][0] != "indexed":
+                return None
+            lo = rec.id << CHUNK_BITS
+            bodies = [zlib.decompress(b).decode("utf-8") for (b,) in con.execute(
+                "SELECT body FROM chunks WHERE id BETWEEN ? AND ? ORDER BY id", (lo, lo | ((1 << CHUNK_BITS) - 1)))]
+        meta = json.loads(rows[0][1])
+        meta["text"] = "".join(bodies)
+        doc = Document.from_dict(meta)
+        if rows[0][2] is not None:
+            from reader.normalize import NormalizedText
+
+            try:
+                doc._normalized = NormalizedText.from_bytes(rows[0][2])
+            except ValueError:
+                doc._normalized = None  # another reader version: reader.find rebuilds it on demand
+        return doc
+
+    def doc_meta(self, rec_id: int) -> dict[str, Any] | None:
+        """The stored Document JSON (no text) of a record: pages, outline, warnings..."""
+        rows = self.conn().execute("SELECT meta FROM docs WHERE id=?", (rec_id,)).fetchall()
+        return json.loads(rows[0][0]) if rows else None
+
+    def folder_etag(self, path: str) -> str | None:
+        """The remembered etag of a remote folder (None when never seen)."""
+        rows = self.conn().execute("SELECT etag FROM folders WHERE path=?", ("/" + path.strip("/"),)).fetchall()
+        return rows[0][0] if rows else None
+
+    def get_meta(self, key: str) -> str | None:
+        """A value from the index's key/value table (e.g. last_sync_at)."""
+        rows = self.conn().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchall()
+        return rows[0][0] if rows else None
+
+    def status(self) -> dict:
+        """Counts by status, failures with reasons, db size, last indexed times and the local folders (roots)."""
+        con = self.conn()
+        with con:
+            counts = {s: n for s, n in con.execute("SELECT status, count(*) FROM files GROUP BY status")}
+            failures = [
+                {"path": p, "status": s, "reason": r}
+                for p, s, r in con.execute(
+                    "SELECT path, status, reason FROM files WHERE status IN ('too_large','unsupported','failed') "
+                    "ORDER BY path LIMIT 100")
+            ]
+            by_source = {s: n for s, n in con.execute("SELECT source, count(*) FROM files GROUP BY source")}
+            chars = con.execute("SELECT coalesce(sum(chars),0) FROM docs").fetchall()[0][0]
+            last = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
+            meta = {k: v for k, v in con.execute("SELECT key, value FROM meta WHERE key != 'cursor_secret'")}
+            per_root = dict(con.execute("SELECT root_id, count(*) FROM files WHERE root_id IS NOT NULL "
+                                        "GROUP BY root_id"))
+            roots = [dict(_row_to_root(r).to_dict(), files=per_root.get(r[0], 0))
+                     for r in con.execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
+        size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
+        return {
+            "index": str(self.path),
+            "files": sum(counts.values()),
+            "counts": counts,
+            "bySource": by_source,
+            "roots": roots,
+            "failures": failures,
+            "textChars": chars,
+            "dbBytes": size,
+            "lastIndexedAt": last,
+            "meta": meta,
+        }
+
+    # -- search (implemented in their own modules) -------------------------
+    def grep(self, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
+             modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
+             scope: str = "") -> "GrepResult":
+        """Files whose text contains `query` (words/phrase, case/accent/whitespace-insensitive), ranked, with passages."""
+        from indexer.search.grep import grep
+
+        return grep(self, query, path_prefix=path_prefix, kinds=kinds, modified_after=modified_after,
+                    limit=limit, cursor=cursor, scope=scope)
+
+    def search_names(self, *, name: str | None = None, mime: str | None = None, modified_after: float | None = None,
+                     path_prefix: str | None = None, limit: int = 20, cursor: str | None = None) -> "NameSearchResult":
+        """Files by name / mime / modification time / folder, newest first, with an opaque cursor."""
+        from indexer.search.names import search_names
+
+        return search_names(self, name=name, mime=mime, modified_after=modified_after, path_prefix=path_prefix,
+                            limit=limit, cursor=cursor)
+
+    def cursor_secret(self) -> bytes:
+        """Per-index secret that binds cursors to this index (i.e. this account)."""
+        return bytes.fromhex(self.get_meta("cursor_secret") or "00")
+
+

@@ -1,0 +1,56 @@
+"""Row-level helpers shared by the index's read side (store) and write side (writer)."""
+from __future__ import annotations
+
+from typing import Any
+
+import apsw
+from unidecode import unidecode
+
+from indexer.models import FileRecord, Root
+
+FILE_COLUMNS = (
+    "id, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at, "
+    "root_id, hash"
+)
+FAILURE_STATUSES = ("too_large", "unsupported", "failed")
+
+
+def fold_name(path: str) -> str:
+    """Case- and accent-folded path used by name search (LIKE compares raw text)."""
+    return unidecode(path).lower()
+
+
+def prefix_clause(path_prefix: str | None, column: str = "path") -> tuple[str, list[Any]]:
+    """SQL condition 'column is path_prefix or below it' that can use the path index."""
+    if not path_prefix or path_prefix.strip("/") == "":
+        return "1", []
+    p = "/" + path_prefix.strip("/")
+    # '/' + 1 == '0': every path below p sorts between p/ and p0.
+    return f"({column} = ? OR ({column} > ? AND {column} < ?))", [p, p + "/", p + "0"]
+
+
+def _row_to_record(row: tuple) -> FileRecord:
+    (id_, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at,
+     root_id, content_hash) = row
+    return FileRecord(
+        path=path, source=source, file_id=file_id, etag=etag, size=size, mtime=mtime, mime=mime,
+        local_path=local_path, root_id=root_id, id=id_, kind=kind, status=status, reason=reason, engine=engine,
+        indexed_at=indexed_at, content_hash=content_hash,
+    )
+
+
+ROOT_COLUMNS = "id, folder, prefix, journal, added_at, indexed_at, remote, remote_from"
+
+
+def _row_to_root(row: tuple) -> Root:
+    return Root(*row)
+
+
+def _connect(path: str, readonly: bool) -> apsw.Connection:
+    flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    con = apsw.Connection(path, flags=flags)
+    con.set_busy_timeout(10_000)
+    if not readonly:
+        con.pragma("journal_mode", "wal")
+        con.pragma("synchronous", "NORMAL")  # WAL + NORMAL: durable across process crashes
+    return con

@@ -1,0 +1,225 @@
+"""`mcp-nextcloud index add|watch|status` and `mcp-nextcloud grep` over the local index.
+
+Every command takes `--index PATH` (or $MCP_NEXTCLOUD_INDEX); without it the
+per-account default in the platform data directory is used. Results go to
+stdout (compact JSON with --json), diagnostics to stderr; errors exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Turn database and file-system failures into one clear line on stderr and exit code 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        import apsw
+
+        try:
+            return cmd(args)
+        except apsw.Error as exc:
+            where = args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
+            return _fail(f"the index database {where} could not be used ({type(exc).__name__}: {exc}): "
+                         "point --index at another file, or move this one away to rebuild it; do not retry as is")
+        except (OSError, RuntimeError) as exc:
+            return _fail(f"{exc}")
+
+    return run
+
+
+def _add_index_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--index", metavar="PATH", default=None,
+                   help="index database to use (default: $MCP_NEXTCLOUD_INDEX, else the platform data dir)")
+
+
+def _open(args: argparse.Namespace):
+    from indexer.store.index import Index, default_index_path
+
+    path = Path(args.index).expanduser() if args.index else default_index_path()
+    return Index.open(path)
+
+
+_REMOTE_FROM = {"option": "--remote-path", "config": "the desktop client's config", "default": "assumed"}
+
+
+def _cmd_add(args: argparse.Namespace) -> int:
+    from indexer.local.desktop_config import RemotePathError
+    from indexer.local.folder import index_folder
+
+    folder = Path(args.folder).expanduser()
+    if not folder.is_dir():
+        return _fail(f"{folder} is not a folder: give the path of an existing folder to index")
+    try:
+        with _open(args) as index:
+            report = index_folder(index, folder, progress=None, remote_path=args.remote_path)
+    except RemotePathError as exc:
+        return _fail(str(exc))
+    if args.json:
+        print(_dump(report.to_dict()))
+    else:
+        journal = f" (sync journal {report.journal})" if report.journal else ""
+        if report.remote_path is not None:
+            under = (f", its files have their Nextcloud paths under {report.remote_path} "
+                     f"({_REMOTE_FROM.get(report.remote_path_from or '', 'recorded')})")
+        else:
+            under = f", its files are under {report.path} in the index" if report.path != "/" else ""
+        print(f"indexed {report.folder}{journal}{under}: {report.scanned} files, {report.extracted} extracted, "
+              f"{report.unchanged} unchanged ({report.moved} moved), {report.failed} failed, "
+              f"{report.removed} removed in {report.seconds:.1f} s")
+        for w in report.warnings:
+            print(f"note: {w}", file=sys.stderr)
+        if report.failed:
+            print("run 'mcp-nextcloud index status' to see what failed and why")
+    return 0
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    from indexer.local.folder import index_folder
+    from indexer.jobs.pool import ExtractionPool
+    from indexer.local.watch import FolderWatcher
+
+    with _open(args) as index:
+        folder = args.folder or index.get_meta("local_root")
+        if not folder:
+            return _fail("no folder to watch: give one (mcp-nextcloud index watch FOLDER) or run 'index add' first")
+        if not Path(folder).is_dir():
+            return _fail(f"{folder} is not a folder: give the path of an existing folder to watch")
+        pool = ExtractionPool()
+        report = index_folder(index, folder, pool=pool)  # catch up on what changed while nobody watched
+        print(f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)", file=sys.stderr)
+
+        def changed(path: str, rec: Any) -> None:
+            what = "removed" if rec is None else rec.status
+            print(f"{what}: {path}", file=sys.stderr)
+
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        watcher = FolderWatcher(index, folder, pool=pool, on_change=changed).start()
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        finally:
+            watcher.stop()
+            pool.close()
+        print("stopped", file=sys.stderr)
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    with _open(args) as index:
+        st = index.status()
+    if args.json:
+        print(_dump(st))
+        return 0
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(st["counts"].items())) or "empty"
+    last = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(st["lastIndexedAt"])) if st["lastIndexedAt"] else "never"
+    print(f"index {st['index']}: {st['files']} files ({counts})")
+    print(f"  {st['textChars']:,} characters of text, database {st['dbBytes'] / 1e6:.1f} MB, last indexed {last}")
+    for r in st.get("roots", []):
+        journal = f", sync journal {r['journal']}" if r["journal"] else ""
+        mirrors = " (Nextcloud paths)" if r.get("remotePath") is not None else ""
+        print(f"  folder {r['folder']} -> {r['path']}{mirrors} ({r['files']} files{journal})")
+    for f in st["failures"]:
+        print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}")
+    return 0
+
+
+def _cmd_grep(args: argparse.Namespace) -> int:
+    kinds = [k.strip() for k in args.kind.split(",")] if args.kind else None
+    try:
+        with _open(args) as index:
+            res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor)
+            roots = index.roots()
+            # Several local folders share one index: say which folder each local hit is in.
+            folders = [index.local_folder_of(h.path) if h.source == "local" else None for h in res.hits]
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.json:
+        d = res.to_dict()
+        for hd, folder in zip(d["hits"], folders):
+            if folder:
+                hd["folder"] = folder
+        print(_dump(d))
+        return 0
+    for hit, folder in zip(res.hits, folders):
+        where = f"  in {folder}" if folder and len(roots) > 1 else ""
+        shown = sum(len(p.matches) or 1 for p in hit.passages)
+        more = ", more in the file" if hit.more else ""
+        print(f"{hit.path}  ({hit.kind}, {shown} match{'es' if shown != 1 else ''} shown{more}){where}")
+        for p in hit.passages:
+            passage = " ".join(p.passage.split())
+            print(f"  page {p.page}, line {p.line}, offset {p.offset}: {passage}")
+    total = f"at least {res.total}" if getattr(res, "totalIsEstimate", False) else str(res.total)
+    print(f"{total} file(s) match; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"
+                                                                  if res.nextCursor else ""))
+    for w in res.warnings:
+        print(f"note: {w}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `index ...` and `grep` to the root parser."""
+    idx = subparsers.add_parser("index", help="build and inspect the local full-text index",
+                                description="Build and inspect the local full-text index.")
+    isub = idx.add_subparsers(dest="index_command", metavar="SUBCOMMAND")
+    idx.set_defaults(func=lambda a: (idx.print_help(), 0)[1])
+
+    p = isub.add_parser("add", help="index a folder recursively (a Nextcloud sync folder uses its journal)")
+    p.add_argument("folder", help="folder to index")
+    p.add_argument("--remote-path", metavar="NEXTCLOUD_FOLDER", default=None,
+                   help="for a desktop-client sync folder: the Nextcloud folder it mirrors, e.g. /Work (default: "
+                        "what the client's nextcloud.cfg says, else /); remembered for later runs")
+    p.add_argument("--json", action="store_true", help="print the run's summary as compact JSON")
+    _add_index_arg(p)
+    p.set_defaults(func=_guarded(_cmd_add))
+
+    p = isub.add_parser("watch", help="keep a folder's index current until Ctrl-C")
+    p.add_argument("folder", nargs="?", help="folder to watch (default: the last one added)")
+    _add_index_arg(p)
+    p.set_defaults(func=_guarded(_cmd_watch))
+
+    p = isub.add_parser("status", help="counts by status, what failed and why, index size")
+    p.add_argument("--json", action="store_true", help="compact JSON")
+    _add_index_arg(p)
+    p.set_defaults(func=_guarded(_cmd_status))
+
+    # The sync engineer's `index sync` plugs in here when server/cli_sync.py exists.
+    try:
+        cli_sync = importlib.import_module("server.cli.sync")
+    except ModuleNotFoundError as exc:
+        if exc.name != "server.cli.sync":
+            raise
+    else:
+        cli_sync.register_sync(isub)
+
+    g = subparsers.add_parser("grep", help="search the text of indexed files",
+                              description="Search the text of indexed files: words and phrases, insensitive to "
+                                          "case, accents and spaces; end a word with * for a prefix.")
+    g.add_argument("query", help='words or a phrase, e.g. "new app" or config*')
+    g.add_argument("--path", default=None, help="only files at or below this folder, e.g. /Documents")
+    g.add_argument("--kind", default=None, help="only these kinds, comma-separated (pdf,docx,xlsx,...)")
+    g.add_argument("--limit", type=int, default=10, help="files per page (default 10)")
+    g.add_argument("--cursor", default=None, help="nextCursor of the previous page")
+    g.add_argument("--json", action="store_true", help="compact JSON with tookMs (time inside the engine)")
+    _add_index_arg(g)
+    g.set_defaults(func=_guarded(_cmd_grep))

@@ -1,0 +1,141 @@
+"""`mcp-nextcloud serve`, `report` and `demo`: run the MCP server, read its call log, show it working.
+
+serve speaks stdio (what desktop MCP hosts launch) unless --http is given;
+then it serves streamable HTTP on 127.0.0.1 behind a bearer token, keeping
+the SDK's DNS-rebinding protection. Diagnostics go to stderr only: on stdio,
+stdout belongs to the protocol.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add serve, report and demo."""
+    p = subparsers.add_parser(
+        "serve", help="run the MCP server (stdio, or --http)",
+        description="Run the MCP server for the configured Nextcloud account (mcp-nextcloud login, or "
+        "NEXTCLOUD_URL / NEXTCLOUD_USER / NEXTCLOUD_APP_PASSWORD). Speaks stdio unless --http is given, and "
+        "keeps the index fresh in the background.",
+        epilog="Example: mcp-nextcloud serve --http --port 8765")
+    p.add_argument("--http", action="store_true",
+                   help="serve streamable HTTP on 127.0.0.1 (requires the bearer token printed on first use)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; with --http)")
+    p.add_argument("--interval", type=float, default=300.0, metavar="SECONDS",
+                   help="background sync period in seconds (default 300; 0 turns it off)")
+    p.add_argument("--index", metavar="PATH", help="index database (default: $MCP_NEXTCLOUD_INDEX or the "
+                   "platform data directory, the same as `mcp-nextcloud index sync`)")
+    p.add_argument("--max-read-mb", type=float, default=None, metavar="MB",
+                   help="files_read refuses larger files without downloading them (default 10)")
+    p.add_argument("--telemetry", metavar="PATH", help="call log database (default: $MCP_NEXTCLOUD_TELEMETRY "
+                   "or the platform data directory)")
+    p.set_defaults(func=run_serve)
+
+    r = subparsers.add_parser(
+        "report", help="per-tool call outcomes from the call log",
+        description="Print, per tool, how calls ended (ok / refused / misuse / fault), their median duration "
+        "and the bytes returned. The log never holds argument values or content.",
+        epilog="Example: mcp-nextcloud report --json")
+    r.add_argument("--json", action="store_true", help="compact JSON instead of a table")
+    r.add_argument("--telemetry", metavar="PATH", help="call log database to read")
+    r.set_defaults(func=run_report)
+
+    d = subparsers.add_parser(
+        "demo", help="start an emulated Nextcloud with sample files and show what an agent sees",
+        description="Start the bundled Nextcloud emulator seeded with the sample documents, sync it into a "
+        "temporary index, then list the tools and run files_grep and files_read(find=...) on the manual "
+        "through an in-process MCP client, printing every answer. Needs no account and no network.",
+        epilog="Example: mcp-nextcloud demo --query budget")
+    d.add_argument("--query", default="install", help="what to grep for (default: install)")
+    d.set_defaults(func=run_demo)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from server.context import MB, Settings
+
+    return Settings.from_env(sync_interval_s=args.interval if args.interval and args.interval > 0 else None,
+                             max_read_bytes=int(args.max_read_mb * MB) if args.max_read_mb else None)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Load the account, open the index, and serve until the host closes the connection."""
+    import anyio
+    from nextcloud.config import default_config_path, load_account
+    from nextcloud.errors import NextcloudError, no_credentials
+
+    from server.app import build_server
+    from server.context import open_context
+
+    try:
+        account = load_account()
+    except NextcloudError as err:
+        print(f"mcp-nextcloud serve: {err}", file=sys.stderr)
+        return 2
+    if account is None:
+        print(f"mcp-nextcloud serve: {no_credentials()}", file=sys.stderr)
+        return 2
+    ctx = open_context(account, index_path=args.index, telemetry_path=args.telemetry, settings=_settings(args))
+    server = build_server(ctx)
+    try:
+        if not args.http:
+            anyio.run(server.run_stdio_async)
+            return 0
+        return _serve_http(server, args.port, default_config_path())
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        ctx.close()
+
+
+def _serve_http(server: Any, port: int, config_path: Path) -> int:
+    import uvicorn
+
+    from server.http_auth import BearerGuard, ensure_token, token_path
+
+    token, created = ensure_token(config_path)
+    if created:
+        # Printed once, to stderr only, so a person can paste it into the MCP host's configuration.
+        print(f"mcp-nextcloud: new bearer token for --http (stored in {token_path(config_path)}, mode 0600):\n"
+              f"  {token}\nConfigure your MCP host to send the header 'Authorization: Bearer <token>' to "
+              f"http://127.0.0.1:{port}/mcp", file=sys.stderr)
+    else:
+        print(f"mcp-nextcloud: serving http://127.0.0.1:{port}/mcp; bearer token in {token_path(config_path)}",
+              file=sys.stderr)
+    # host="127.0.0.1" makes the SDK switch on its DNS-rebinding protection (Host/Origin allow-lists).
+    app = BearerGuard(server.streamable_http_app(host="127.0.0.1"), token)
+    uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")).run()
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Print the call log per tool."""
+    from server.telemetry import CallLog, default_telemetry_path, format_table
+
+    path = Path(args.telemetry) if args.telemetry else default_telemetry_path()
+    if not path.exists():
+        message = f"no call log at {path} yet: run `mcp-nextcloud serve` and call some tools first"
+        if args.json:
+            print(json.dumps({"tools": [], "hint": message}, separators=(",", ":")))
+        else:
+            print(message)
+        return 0
+    log = CallLog(path)
+    try:
+        summary = log.summary()
+    finally:
+        log.close()
+    if args.json:
+        print(json.dumps({"tools": summary}, separators=(",", ":")))
+    else:
+        print(format_table(summary))
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from server.demo import run
+
+    return run(query=args.query)

@@ -1,0 +1,113 @@
+"""`mcp-nextcloud index sync`: sync the Nextcloud account into the index as a durable background job.
+
+The command queues the sync (or joins the one already queued or running for
+this account, or resumes one a crash interrupted), starts a detached worker
+process and answers at once with the job's id and state, or after a bounded
+`--wait` that may still say "running". Follow it with `mcp-nextcloud jobs`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_RUNNING = 0, 1, 2, 75   # 75 = EX_TEMPFAIL: not finished yet
+
+
+def register_sync(index_subparsers: argparse._SubParsersAction) -> None:
+    """Add `sync` under `mcp-nextcloud index` (called by server/cli_index.py)."""
+    p = index_subparsers.add_parser(
+        "sync", help="sync the Nextcloud account into the index (a background job)",
+        description="Queue a sync of the configured Nextcloud account into the index and start it in the "
+        "background. Only folders whose etag changed are walked, so a resync with nothing changed costs one "
+        "request. A sync already running for the account is joined, an interrupted one is resumed.",
+        epilog="Example: mcp-nextcloud index sync --wait 60")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="wait up to SECONDS for the sync to finish (default: answer at once); "
+                   "the answer may still say running")
+    p.add_argument("--json", action="store_true", help="print the job as compact JSON")
+    p.add_argument("--index", metavar="PATH", help="index database (default: $MCP_NEXTCLOUD_INDEX, else the "
+                   "platform data directory: the index `mcp-nextcloud grep` reads)")
+    p.add_argument("--max-file-bytes", type=int, default=None, metavar="N",
+                   help="files larger than N bytes are recorded as too large and never downloaded")
+    p.set_defaults(func=run_sync)
+
+
+def index_path_for(explicit: str | None, account: Any | None = None) -> Path:
+    """The index a command works on: --index, else what `mcp-nextcloud grep` uses by default
+    ($MCP_NEXTCLOUD_INDEX, else the platform data directory), so sync and grep meet."""
+    from indexer.store.index import default_index_path
+
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(default_index_path())
+
+
+def print_error(err: Any, as_json: bool, prog: str) -> None:
+    """An error as an instruction: one line on stderr, and {"error":...} on stdout with --json."""
+    message = str(err)
+    if as_json:
+        payload = err.to_dict() if hasattr(err, "to_dict") else {"message": message}
+        print(json.dumps({"error": payload}, separators=(",", ":"), ensure_ascii=False))
+    print(f"{prog}: {message}", file=sys.stderr)
+
+
+def print_job(job: Any, as_json: bool, **extra: Any) -> None:
+    """A job on stdout: compact JSON, or one readable line (plus its hint)."""
+    data = job.to_dict()
+    data.update(extra)
+    if as_json:
+        print(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
+        return
+    prog = data["progress"]
+    line = f"job {data['id']}: {data['state']}"
+    if prog["total"] or prog["done"]:
+        line += f" ({prog['done']}/{prog['total']} files)"
+    if extra.get("joined"):
+        line += " [joined the sync already in progress]"
+    print(line)
+    if data.get("result"):
+        r = data["result"]
+        keys = ("indexed", "moved", "removed", "skippedTooLarge", "unsupported", "failed", "unchanged", "propfinds")
+        print("  " + ", ".join(f"{k} {r[k]}" for k in keys if k in r))
+        for f in r.get("failures", [])[:5]:
+            print(f"  failed: {f['path']}: {f['reason']}")
+    if data.get("error"):
+        print(f"  error: {data['error']}")
+    if data.get("hint"):
+        print(f"  {data['hint']}")
+
+
+def exit_code(job: Any) -> int:
+    """0 succeeded, 1 failed/cancelled/interrupted, 75 still queued or running."""
+    if job.state == "succeeded":
+        return EXIT_OK
+    if job.state in ("queued", "running"):
+        return EXIT_RUNNING
+    return EXIT_FAILED
+
+
+def run_sync(args: argparse.Namespace) -> int:
+    """Queue or join the account's sync, start its worker, answer with the job."""
+    from indexer.jobs.worker import start_sync
+    from nextcloud.config import load_account
+    from nextcloud.errors import NextcloudError, no_credentials
+
+    prog = "mcp-nextcloud index sync"
+    try:
+        account = load_account()
+    except NextcloudError as err:
+        print_error(err, args.json, prog)
+        return EXIT_USAGE
+    if account is None:
+        print_error(no_credentials(), args.json, prog)
+        return EXIT_USAGE
+    if args.wait < 0:
+        print_error(ValueError("--wait must be zero or a number of seconds"), args.json, prog)
+        return EXIT_USAGE
+    job, joined = start_sync(index_path_for(args.index, account), account, wait=args.wait,
+                             max_file_bytes=args.max_file_bytes)
+    print_job(job, args.json, joined=joined)
+    return exit_code(job)

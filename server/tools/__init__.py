@@ -1,0 +1,1 @@
+"""The MCP tools, one module per domain (files, whoami, ...): surface, arguments, annotations."""

@@ -1,0 +1,165 @@
+"""files_write (text files, If-Match or create-only) and files_share_internal (shares with accounts).
+
+Writes fail closed: without an etag a write can only create a new file, with
+one it replaces exactly the version that was read (a stale etag gets the
+re-read instruction from the error table). Binary formats are refused: a
+model rewriting a PDF or an .xlsx as text would destroy it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from mcp.types import CallToolResult
+
+from server.context import ServerContext
+from server.envelope import envelope
+from server.errors import from_nextcloud, misuse, refused
+from server.tools.resolve import check_path, file_ref, resolve
+
+BINARY_EXTENSIONS = frozenset("""
+pdf doc docx docm dot dotx xls xlsx xlsm xlsb ppt pptx pptm odt ods odp odg odf ott ots otp epub
+png jpg jpeg gif webp bmp tif tiff heic heif ico psd svgz raw cr2 nef
+zip gz tgz bz2 xz 7z rar tar zst jar apk exe dll so dylib bin iso dmg msi deb rpm
+mp3 mp4 m4a m4v mov avi mkv webm wav flac ogg opus aac wma wmv
+woff woff2 ttf otf eot sqlite db mdb accdb pages numbers key class pyc o a
+""".split())
+
+PERMISSIONS = {"read": 1, "edit_file": 1 | 2, "edit_folder": 1 | 2 | 4 | 8}
+
+
+def _nextcloud_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a client call; a NextcloudError becomes the tool failure carrying its instruction."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        if type(exc).__name__ == "NextcloudError":
+            raise from_nextcloud(exc) from None
+        raise
+
+
+def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content: str,
+          etag: str | None) -> CallToolResult:
+    """The files_write tool: see the module docstring."""
+    if path:
+        target = check_path(path)
+    elif file_id is not None:
+        target = resolve(ctx, None, file_id).path
+    else:
+        raise misuse("Give path (to create or replace) or fileId (to replace). Do not retry without one.",
+                     status="missing_file")
+    name = target.rsplit("/", 1)[-1]
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if ext in BINARY_EXTENSIONS:
+        raise refused(f"{target} is a .{ext} file: files_write writes text files only (e.g. .md, .txt, .csv, "
+                      ".json) and would destroy this format. Write a text file next to it instead. Do not retry.",
+                      status="binary_file")
+    data = content.encode("utf-8")
+    if len(data) > ctx.settings.max_write_bytes:
+        raise refused(f"content is {len(data)} bytes, over the {ctx.settings.max_write_bytes}-byte write cap. "
+                      "Write a shorter file or split it. Do not retry unchanged.", status="too_large")
+    etag = etag.strip() if etag and etag.strip() else None
+    webdav = ctx.client().webdav
+    item = _nextcloud_call(webdav.put, target, data, etag=etag, create_only=etag is None)
+    _reindex(ctx, item, data)
+    payload = {**file_ref(item), "etag": item.etag, "size": len(data), "created": etag is None,
+               "hint": "Pass this etag to files_write for the next edit of this file."}
+    return envelope(payload)
+
+
+def _reindex(ctx: ServerContext, item: Any, data: bytes) -> None:
+    """Index the text just written (cheap for text) so grep sees it before the next sync. Best effort."""
+    try:
+        import reader
+        from server.tools.file_read import _store
+
+        doc = reader.extract(data, item.name or item.path.rsplit("/", 1)[-1], item.mime)
+        _store(ctx, item, doc)
+        ctx.remember_document((item.file_id if item.file_id is not None else item.path, item.etag), doc)
+    except Exception:  # the write succeeded; a stale index entry is corrected by the next sync
+        pass
+
+
+def share(ctx: ServerContext, *, path: str | None, file_id: int | None, share_with: str,
+          permissions: str) -> CallToolResult:
+    """The files_share_internal tool: resolve the account, then an OCS user share (never a public link)."""
+    who = share_with.strip()
+    if not who:
+        raise misuse("shareWith is empty: give an account id or exact display name. Do not retry unchanged.",
+                     status="bad_sharee")
+    item = resolve(ctx, path, file_id)
+    ocs = ctx.client().ocs
+    account, display = _resolve_sharee(_nextcloud_call(ocs.sharees, who, item_type="folder" if item.is_dir
+                                                       else "file"), who)
+    me = getattr(ctx.account, "user_id", None) or getattr(ctx.account, "user", None)
+    if me and account.lower() == str(me).lower():
+        raise misuse(f"{account} is you: a file cannot be shared with its owner. Do not retry.",
+                     status="self_share")
+    bits = PERMISSIONS["read"] if permissions == "read" else \
+        PERMISSIONS["edit_folder" if item.is_dir else "edit_file"]
+    result, before = _share_with(ocs, item.path, account, bits)
+    granted = _level(result.permissions)
+    payload: dict[str, Any] = {**file_ref(item), "shareWith": account, "displayName": display,
+                               "permissions": granted}
+    if before is not None and before != granted:
+        payload["previousPermissions"] = before
+        payload["hint"] = f"{account} already had {before} access to this item; it is now {granted}."
+    if granted != permissions:
+        payload["warnings"] = [f"The server kept {account}'s access at {granted}, not {permissions}."]
+    return envelope(payload)
+
+
+def _level(bits: int) -> str:
+    """OCS permission bits as the tool's words: update (2) means edit, anything else read."""
+    return "edit" if int(bits) & 2 else "read"
+
+
+def _share_with(ocs: Any, path: str, account: str, bits: int) -> tuple[Any, str | None]:
+    """The user share of `path` with `account` at the level `bits` asks for: created, or the existing one updated.
+
+    Returns (share, previous level, or None when nothing had to change).
+    Nextcloud answers a second share with the same account either with the
+    existing share or with an error, depending on the version: both lead to
+    one PUT when the level differs, so read can become edit (and edit read).
+    A share at the asked level is left alone (its other bits, e.g. reshare, kept).
+    """
+    try:
+        share = ocs.create_share(path, account, permissions=bits, share_type=0)
+    except Exception as exc:
+        if type(exc).__name__ != "NextcloudError":
+            raise
+        if getattr(exc, "kind", "") not in ("forbidden", "bad_request", "conflict", "exists"):
+            raise from_nextcloud(exc) from None
+        share = _existing(ocs, path, account)
+        if share is None:
+            raise from_nextcloud(exc) from None
+    if _level(share.permissions) == _level(bits):
+        return share, None
+    before = _level(share.permissions)
+    updated = _nextcloud_call(ocs.update_share, share.id, permissions=bits)
+    if not updated.id:  # an answer without the share object: the PUT succeeded, so it holds what was asked
+        updated = dataclasses.replace(share, permissions=bits)
+    return updated, before
+
+
+def _existing(ocs: Any, path: str, account: str) -> Any:
+    """This account's user share of `path`, if one exists (one GET)."""
+    shares = _nextcloud_call(ocs.list_shares, path)
+    return next((s for s in shares if s.share_type == 0 and str(s.share_with).lower() == account.lower()), None)
+
+
+def _resolve_sharee(candidates: list[Any], who: str) -> tuple[str, str | None]:
+    """The one user account meant by `who`: exact id, else exact display name; otherwise a misuse error."""
+    users = [c for c in candidates if getattr(c, "kind", "user") == "user"]
+    low = who.lower()
+    exact = [c for c in users if str(c.id).lower() == low]
+    if not exact:
+        exact = [c for c in users if str(c.label).lower() == low]
+    if len(exact) == 1:
+        return str(exact[0].id), exact[0].label
+    listed = "; ".join(f"{c.id} ({c.label})" for c in (exact or users)[:8])
+    if not users:
+        raise misuse(f"No account on this Nextcloud matches {who!r}. Ask the user for the account id; "
+                     "public links are not available here. Do not retry with guesses.", status="unknown_sharee")
+    raise misuse(f"{who!r} does not name exactly one account. Candidates: {listed}. Call again with one of these "
+                 "account ids.", status="ambiguous_sharee")

@@ -1,0 +1,99 @@
+"""The file tools as the model sees them: names, arguments, descriptions, annotations.
+
+Only the surface lives here; the work is in `file_read`, `file_search` and
+`file_write`. Descriptions are short on purpose (tools/list is paid for in
+every session) but every argument is described: a field description is the
+model's only documentation. Annotations feed the approval policy.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from server.tools import file_read
+from server.tools import file_search
+from server.tools import file_write
+from server.context import ServerContext
+from server.envelope import GrepOut, ReadOut, SearchOut, ShareOut, WriteOut
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
+# Sharing shows a person's files to someone else: not declared idempotent, so the policy asks for approval
+# (a repeated call is harmless, but whether to disclose at all is the person's decision, not the model's).
+SHARE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
+
+Path_ = Annotated[str | None, Field(description="e.g. /Documents/a.pdf")]
+# files_write refuses binary formats: its example must be a text file, not the reader's PDF.
+TextPath = Annotated[str | None, Field(description="e.g. /Notes/todo.md")]
+FileId = Annotated[int | None, Field(description="Instead of path", ge=0)]
+Folder = Annotated[str | None, Field(description="Under this folder")]
+Cursor = Annotated[str | None, Field(description="From nextCursor")]
+
+
+def register(server: MCPServer, ctx: ServerContext) -> None:
+    """Add files_search, files_grep, files_read, files_write and files_share_internal to `server`."""
+
+    @server.tool(annotations=READ_ONLY)
+    def files_search(
+        name: Annotated[str | None, Field(description="Part of the name, * wildcard")] = None,
+        mime: Annotated[str | None, Field(description="e.g. application/pdf or image/")] = None,
+        modifiedAfter: Annotated[str | None, Field(description="ISO date, e.g. 2025-01-31")] = None,
+        path: Folder = None,
+        limit: Annotated[int, Field(description="Max 100", ge=1, le=100)] = 20,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, SearchOut]:
+        """Find files by name, type or date; never by contents (files_grep)."""
+        return file_search.search(ctx, name=name, mime=mime, modified_after=modifiedAfter, path=path,
+                                  limit=limit, cursor=cursor)
+
+    @server.tool(annotations=READ_ONLY)
+    def files_grep(
+        query: Annotated[str, Field(description='Words, "phrase" or prefix*; max 500',
+                                    min_length=1, max_length=500)],
+        path: Folder = None,
+        limit: Annotated[int, Field(description="Max 50", ge=1, le=50)] = 10,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, GrepOut]:
+        """Find words inside documents (PDF, Office, text): ranked files, passages."""
+        return file_search.grep(ctx, query=query, path=path, limit=limit, cursor=cursor)
+
+    @server.tool(annotations=READ_ONLY)
+    def files_read(
+        path: Path_ = None,
+        fileId: FileId = None,
+        # No published default: 0 goes without saying, and tools/list bytes are paid in every session.
+        offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset", ge=0)] = None,
+        limit: Annotated[int | None, Field(
+            description="Characters (8000, max 40000); with find: passages (20, max 100)", ge=1, le=40_000)] = None,
+        find: Annotated[str | None, Field(description="Words; end with * for a prefix (max 500)", max_length=500)] = None,
+        format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings, pages")] = None,
+    ) -> Annotated[CallToolResult, ReadOut]:
+        """Read any file (PDF, Office, text, image) in slices; find gives passages."""
+        return file_read.read(ctx, path=path, file_id=fileId, offset=offset or 0, limit=limit, find=find,
+                              fmt=format or "text")
+
+    @server.tool(annotations=WRITE)
+    def files_write(
+        path: TextPath = None,
+        *,
+        content: Annotated[str, Field(description="Full new text")],
+        etag: Annotated[str | None, Field(description="From files_read")] = None,
+        fileId: FileId = None,
+    ) -> Annotated[CallToolResult, WriteOut]:
+        """Write a text file: with etag only if unchanged, else only if new."""
+        return file_write.write(ctx, path=path, file_id=fileId, content=content, etag=etag)
+
+    @server.tool(annotations=SHARE)
+    def files_share_internal(
+        path: Path_ = None,
+        fileId: FileId = None,
+        *,
+        shareWith: Annotated[str, Field(description="Account id or exact name",
+                                        min_length=1, max_length=200)],
+        permissions: Annotated[Literal["read", "edit"], Field(description="Access")] = "read",
+    ) -> Annotated[CallToolResult, ShareOut]:
+        """Share a file or folder with an account here (no public links)."""
+        return file_write.share(ctx, path=path, file_id=fileId, share_with=shareWith, permissions=permissions)

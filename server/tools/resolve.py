@@ -1,0 +1,107 @@
+"""Turning a tool's (path | fileId) into the remote item, and a remote item into the handles tools return.
+
+Every tool that takes a file accepts either handle; every result that names a
+file carries both (`path` and `fileId`), so identifiers circulate.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from server.context import ServerContext
+from server.errors import ToolFailure, from_nextcloud, misuse, unknown_file_id
+
+
+def check_path(path: str) -> str:
+    """A user-relative absolute path, normalised; a malformed one is a misuse error naming the fix."""
+    from nextcloud.paths import normalize
+
+    if not path.strip():
+        raise misuse("path is empty. Give an absolute path such as /Documents/notes.md, "
+                     "or call files_search to find it. Do not retry unchanged.")
+    try:
+        return normalize(path.strip())
+    except Exception as exc:  # NextcloudError(kind=bad_path): its text is the instruction
+        raise ToolFailure(str(exc), kind="misuse", status="bad_path") from None
+
+
+def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
+    """Stat the file (PROPFIND Depth 0) by path or fileId and return its RemoteItem.
+
+    Both given and disagreeing is a misuse; an unknown fileId says to call
+    files_search (never a guessed variant).
+    """
+    if not path and file_id is None:
+        raise misuse("Give either path or fileId (from files_search or files_grep). Do not retry without one.",
+                     status="missing_file")
+    webdav = ctx.client().webdav
+    if path:
+        norm = check_path(path)
+        try:
+            item = webdav.stat(norm)
+        except Exception as exc:
+            if type(exc).__name__ == "NextcloudError" and getattr(exc, "kind", "") == "not_found":
+                if forget(ctx, path=norm):
+                    raise misuse(f"{norm} no longer exists on the server (deleted or moved since the index saw "
+                                 "it; it is dropped from search results now). Find it again with files_search "
+                                 "or files_grep. Do not retry this path.", status="deleted") from None
+            raise
+        if file_id is not None and item.file_id is not None and int(item.file_id) != int(file_id):
+            raise misuse(f"path {norm} has fileId {item.file_id}, not {file_id}. Give only one of them "
+                         "(the one files_search returned). Do not retry with both.", status="id_mismatch")
+        return item
+    try:
+        return webdav.find_by_id(int(file_id))
+    except Exception as exc:
+        if type(exc).__name__ == "NextcloudError" and getattr(exc, "kind", "") == "not_found":
+            forget(ctx, file_id=int(file_id))
+            raise unknown_file_id(int(file_id)) from None
+        if type(exc).__name__ == "NextcloudError":
+            raise from_nextcloud(exc) from None
+        raise
+
+
+def forget(ctx: ServerContext, *, path: str | None = None, file_id: int | None = None) -> bool:
+    """Drop a file the server no longer has from the index, so grep stops offering it. True if one was known.
+
+    Deletions otherwise wait for the next full sync; a failed read is proof
+    enough for this one file. Best effort: an index that cannot be written to
+    only means the hit stays until that sync.
+    """
+    try:
+        rec = ctx.index.get_file(path=path) if path else ctx.index.get_file(file_id=file_id)
+        if rec is None or rec.source != "remote":
+            return False
+        ctx.index.writer().remove(rec.id)
+        return True
+    except Exception:
+        return False
+
+
+def file_ref(item: Any) -> dict[str, Any]:
+    """The handles of a remote item or index record: path and fileId (camelCase, as every tool takes them)."""
+    file_id = getattr(item, "file_id", None)
+    return {"path": item.path, "fileId": int(file_id) if file_id is not None else None}
+
+
+def iso_time(ts: float | None) -> str | None:
+    """Unix seconds -> ISO-8601 UTC with seconds ("2025-01-31T09:30:00Z"), the format tools accept back."""
+    if ts is None:
+        return None
+    import datetime as _dt
+
+    return _dt.datetime.fromtimestamp(float(ts), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def file_entry(item: Any) -> dict[str, Any]:
+    """A file as files_search lists it: handles plus name, MIME, size, mtime, etag."""
+    entry = file_ref(item)
+    is_dir = bool(getattr(item, "is_dir", False))
+    entry.update({
+        "name": getattr(item, "name", None) or item.path.rsplit("/", 1)[-1],
+        "mime": None if is_dir else getattr(item, "mime", None),
+        "size": getattr(item, "size", None),
+        "modified": iso_time(getattr(item, "mtime", None)),
+    })
+    if is_dir:
+        entry["folder"] = True
+    return entry
