@@ -41,7 +41,8 @@ Board = Annotated[IdOrName, Field(description="Board id or name")]
 Card = Annotated[int, Field(description="Card id", ge=0)]
 Title = Annotated[str, Field(description="Title", min_length=1, max_length=255)]
 Description = Annotated[str | None, Field(description="Markdown", max_length=100_000)]
-Due = Annotated[str | None, Field(description='ISO date; "" clears')]
+Due = Annotated[str | None, Field(description="ISO date")]
+NewDue = Annotated[str | None, Field(description='ISO date; "" clears')]
 
 
 class _Loose(BaseModel):
@@ -93,11 +94,11 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         assignee: Annotated[str | None, Field(description="User id")] = None,
         dueBefore: Annotated[str | None, Field(description="ISO date")] = None,
         done: Annotated[bool | None, Field(description="Done or open only")] = None,
-        archived: Annotated[bool | None, Field(description="Archived cards instead")] = None,
+        archived: Annotated[bool | None, Field(description="Only archived cards")] = None,
         limit: Annotated[int | None, Field(description="50, max 200", ge=1, le=200)] = None,
         cursor: Annotated[str | None, Field(description="From nextCursor")] = None,
     ) -> Annotated[CallToolResult, DeckListOut]:
-        """List Deck cards of one board or all, filtered."""
+        """List Deck cards (one board or all), filtered."""
         filters = deck_list.Filters(stack=stack, label=label, assignee=assignee, due_before=dueBefore,
                                     done=done, archived=bool(archived))
         return deck_list.list_cards(ctx, board=board, filters=filters, limit=limit or deck_list.DEFAULT_LIMIT,
@@ -110,7 +111,7 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         labels: Annotated[Names | None, Field(description="Label names")] = None,
         shares: Annotated[Names | None, Field(description="User ids (can edit)")] = None,
     ) -> Annotated[CallToolResult, DeckBoardOut]:
-        """Create a board with columns, labels, shares."""
+        """Create a Deck board: columns, labels, shares."""
         return deck_write.create_board(ctx, title=title, stacks=stacks, labels=labels, shares=shares)
 
     @server.tool(annotations=CREATE)
@@ -123,7 +124,7 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         labels: Annotated[Names | None, Field(description="Label names")] = None,
         assignees: Annotated[Names | None, Field(description="User ids")] = None,
     ) -> Annotated[CallToolResult, DeckCardOut]:
-        """Add a card to a stack."""
+        """Add a Deck card."""
         return deck_write.create_card(ctx, board=board, stack=stack, title=title, description=description,
                                       due=due, labels=labels, assignees=assignees)
 
@@ -133,12 +134,12 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         card: Card,
         title: Annotated[str | None, Field(description="Title", max_length=255)] = None,
         description: Description = None,
-        due: Due = None,
+        due: NewDue = None,
         done: Annotated[bool | None, Field(description="Done or open")] = None,
         labels: Annotated[Names | None, Field(description="New label set")] = None,
         assignees: Annotated[Names | None, Field(description="New user set")] = None,
     ) -> Annotated[CallToolResult, DeckUpdateOut]:
-        """Change a card; what is not given is kept."""
+        """Edit a card; omitted fields are kept."""
         named = {"title": title, "description": description, "due": due, "done": done}
         fields = {k: v for k, v in named.items() if v is not None}
         return deck_write.update_card(ctx, board=board, card=card, fields=fields, labels=labels,
@@ -148,8 +149,7 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     def deck_move_card(
         board: Board,
         card: Card,
-        stack: Annotated[IdOrName, Field(description="Target stack id or name")],
-        position: Annotated[int | None, Field(description="0 = top; default: bottom", ge=0)] = None,
+        stack: Annotated[IdOrName, Field(description="Stack id or name")],
     ) -> Annotated[CallToolResult, DeckMoveOut]:
-        """Move a card to a stack and confirm it."""
-        return deck_write.move_card(ctx, board=board, card=card, stack=stack, position=position)
+        """Move a card to a stack's end, verified."""
+        return deck_write.move_card(ctx, board=board, card=card, stack=stack)

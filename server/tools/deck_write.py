@@ -164,7 +164,7 @@ def update_card(ctx: ServerContext, *, board: int | str, card: int, fields: dict
             _after_write(done, partial(deck.unassign_user, target.id, sid, cid, uid))
         changed += ["assignees"] if had != want_users else []
     final = deck.card(target.id, sid, cid)
-    payload: dict[str, Any] = {"card": full_card_entry(final, target.id), "changed": changed}
+    payload: dict[str, Any] = {"card": full_card_entry(final, target.id), "changed": sorted(changed)}
     if not changed:
         payload["hint"] = "The card already had these values; nothing was written."
     return envelope(payload)
@@ -188,9 +188,8 @@ def _changes(card: Any, fields: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v != current[k]}
 
 
-def move_card(ctx: ServerContext, *, board: int | str, card: int, stack: int | str,
-              position: int | None) -> CallToolResult:
-    """The deck_move_card tool: target stack in the route, then the card read back to confirm."""
+def move_card(ctx: ServerContext, *, board: int | str, card: int, stack: int | str) -> CallToolResult:
+    """The deck_move_card tool: to the end of the target stack (in the route), then read back to confirm."""
     deck = ctx.client().deck
     target = pick_board(deck.boards(), board)
     stacks, current = _locate(deck, target, card)
@@ -200,12 +199,10 @@ def move_card(ctx: ServerContext, *, board: int | str, card: int, stack: int | s
     column = pick_stack(stacks, stack, target)
     source = next((s for s in stacks if s.id == current.stack_id), None)
     origin = {"stack": current.stack_id, "title": source.title if source else ""}
-    if current.stack_id == column.id and position is None:
+    if current.stack_id == column.id:
         return envelope({"card": full_card_entry(current, target.id), "from": origin, "verified": True,
                          "hint": f"The card was already in '{column.title}'; nothing was moved."})
-    others = [c for c in column.cards if c.id != current.id]
-    order = len(others) if position is None else max(0, min(int(position), len(others)))
-    moved = deck.move_card(target.id, current.id, column.id, order)
+    moved = deck.move_card(target.id, current.id, column.id, len(column.cards))
     if moved.stack_id != column.id:
         raise ToolFailure(
             f"Deck answered OK but card {card} is still in stack {moved.stack_id}, not '{column.title}' "
