@@ -346,3 +346,39 @@ def test_a_failure_after_the_card_exists_says_what_was_made(call, err, project, 
     made = [c for c in deck.cards.values() if c.title == "Half made"]
     assert len(made) == 1 and f"Card {made[0].id} 'Half made' was created" in text
     assert "Do not create it again" in text and "deck_update_card" in text
+
+
+def test_archived_boards_are_left_out_of_the_lean_listing_and_said_so(call, ok, project, deck):
+    deck.boards[project["id"]].archived = True
+    try:
+        lean = ok(call("deck_list_cards", {"limit": 200}))
+        assert project["id"] not in [b["board"] for b in lean["boards"]]
+        assert all(c["board"] != project["id"] for c in lean["cards"])
+        assert any("archived board" in w for w in lean["warnings"])
+        named = ok(call("deck_list_cards", {"board": project["id"]}))
+        assert named["boards"][0]["archived"] is True and len(named["cards"]) == 4
+    finally:
+        deck.boards[project["id"]].archived = False
+
+
+def test_without_the_deck_app_the_tools_say_so(emulator_factory, tmp_path):
+    import anyio
+    from mcp import Client
+
+    from nextcloud.config import Account
+    from server.app import build_server
+    from server.context import ServerContext
+
+    emu = emulator_factory(apps={"spreed"})
+    creds = emu.account("alice")
+    ctx = ServerContext(account=Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"]),
+                        index=None)
+    try:
+        async def go() -> Any:
+            async with Client(build_server(ctx), mode="legacy") as c:
+                return await c.call_tool("deck_list_cards", {})
+        result = anyio.run(go)
+    finally:
+        ctx.close()
+    text = result.content[0].text
+    assert result.is_error and "Deck app is not installed" in text and "Do not retry" in text
