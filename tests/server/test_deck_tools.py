@@ -382,3 +382,11 @@ def test_without_the_deck_app_the_tools_say_so(emulator_factory, tmp_path):
         ctx.close()
     text = result.content[0].text
     assert result.is_error and "Deck app is not installed" in text and "Do not retry" in text
+
+
+def test_a_deck_without_the_web_route_still_reports_the_move_as_not_applied(call, err, project, deck, world):
+    deck.legacy_reorder = "api"
+    world.emulator.faults.add(method="PUT", path_prefix=f"{DECK}cards/", status=404, times=1)
+    text = err(call("deck_move_card", {"board": project["id"], "card": project["cards"]["Refactor"]["card"],
+                                       "stack": "Done"}))
+    assert "still in stack" in text and "not installed" not in text
