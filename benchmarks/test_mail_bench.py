@@ -34,11 +34,11 @@ def test_mail_bench() -> None:
                 tools = (await c.list_tools()).tools
                 sizes = {t.name: len(json.dumps(t.model_dump(by_alias=True, mode="json", exclude_none=True),
                                                 separators=(",", ":"))) for t in tools}
-                search, read, last_search, last_read = [], [], None, None
+                search, read, last_read = [], [], None
                 await c.call_tool("mail_search", {"limit": 20})   # warm-up: accounts and mailboxes cached
                 for i in range(REPEAT):
                     t0 = time.perf_counter()
-                    last_search = await c.call_tool("mail_search", {"limit": 20, "unread": bool(i % 2)})
+                    await c.call_tool("mail_search", {"limit": 20, "unread": bool(i % 2)})
                     search.append((time.perf_counter() - t0) * 1000)
                     t0 = time.perf_counter()
                     last_read = await c.call_tool("mail_read", {"id": 1 + i % 10})

@@ -26,10 +26,10 @@ from server.tools.mail_compose import ComposedStore
 LIST_APP = "ui://mail/list.html"
 PREVIEW_APP = "ui://mail/preview.html"
 # openWorldHint is left out where it would say false: the approval policy reads the other three only.
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 # Sending reaches people outside the account and cannot be undone: not idempotent, so approval is asked.
-SEND = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True)
-DRAFT = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True)
+SEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
+DRAFT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 
 Addresses = Annotated[list[str] | None, Field(description="Addresses", max_length=50)]
 ComposedId = Annotated[str, Field(description="id from mail_compose", min_length=1, max_length=64)]
@@ -102,7 +102,7 @@ def register_apps(apps: Apps, ctx: ServerContext, store: ComposedStore) -> None:
         return envelope(box.search(ctx, filters, mailbox=mailbox, limit=limit, cursor=cursor))
 
     @apps.tool(resource_uri=PREVIEW_APP, annotations=ToolAnnotations(
-        readOnlyHint=True, destructiveHint=False, idempotentHint=False))
+        read_only_hint=True, destructive_hint=False, idempotent_hint=False))
     def mail_compose(
         to: Annotated[list[str], Field(description="From mail_contacts or typed by the user",
                                        min_length=1, max_length=50)],

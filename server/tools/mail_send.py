@@ -89,8 +89,9 @@ def compose(ctx: ServerContext, store: ComposedStore, *, to: list[str], cc: list
     unverified = _check_recipients(ctx, everyone, typed)
     account = _sender(ctx, from_address)
     msg = store.add(Composed(id=secrets.token_urlsafe(9), owner=owner_of(ctx), account_id=account.id,
-                             sender=from_address or account.email, subject=subject, body=body,
-                             unverified=unverified, **recipients), replaces=replaces)
+                             sender=from_address or account.email, to=recipients["to"], cc=recipients["cc"],
+                             bcc=recipients["bcc"], subject=subject, body=body, unverified=unverified),
+                    replaces=replaces)
     payload: dict[str, Any] = {
         "id": msg.id, "from": msg.sender, "to": msg.to, "cc": msg.cc or None, "bcc": msg.bcc or None,
         "subject": msg.subject, "body": msg.body, "recipients": msg.recipients_digest, "sent": False,
