@@ -75,7 +75,7 @@ class NextcloudMCP(MCPServer):
 
 
 # Constraints still enforced by validation but not worth their bytes in every session's tools/list.
-_UNPUBLISHED = ("minLength", "maxLength", "minimum", "maximum")
+_UNPUBLISHED = ("minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems")
 
 
 def slim_schema(schema: Any) -> Any:
