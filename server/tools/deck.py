@@ -56,6 +56,13 @@ class DeckCard(_Loose):
     board: int
     stack: int
     title: str
+    # Present when set; declared so the CLI's --fields knows them (nested: no tools/list bytes).
+    due: str | None = None
+    done: bool | None = None
+    archived: bool | None = None
+    labels: list[str] | None = None
+    assignees: list[str] | None = None
+    description: str | None = None
 
 
 class DeckListOut(_Out):
@@ -95,13 +102,13 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         dueBefore: Annotated[str | None, Field(description="ISO date")] = None,
         done: Annotated[bool | None, Field(description="Done or open only")] = None,
         archived: Annotated[bool | None, Field(description="Only archived cards")] = None,
-        limit: Annotated[int | None, Field(description="50, max 200", ge=1, le=200)] = None,
+        limit: Annotated[int, Field(description="Max 200", ge=1, le=200)] = deck_list.DEFAULT_LIMIT,
         cursor: Annotated[str | None, Field(description="From nextCursor")] = None,
     ) -> Annotated[CallToolResult, DeckListOut]:
         """List Deck cards (one board or all), filtered."""
         filters = deck_list.Filters(stack=stack, label=label, assignee=assignee, due_before=dueBefore,
                                     done=done, archived=bool(archived))
-        return deck_list.list_cards(ctx, board=board, filters=filters, limit=limit or deck_list.DEFAULT_LIMIT,
+        return deck_list.list_cards(ctx, board=board, filters=filters, limit=limit,
                                     cursor=cursor)
 
     @server.tool(annotations=CREATE)
