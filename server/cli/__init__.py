@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+from server.cli.registry import DeclaredParser, walk
 
 # Command modules, in the order root help lists them. A module that is not
 # there yet (or fails to import) must not break the other commands. Each must
@@ -23,6 +26,8 @@ COMMAND_MODULES = [
     "server.cli.jobs",      # jobs status/wait/cancel
     "server.cli.login",     # login URL
     "server.cli.serve",     # serve, report, demo
+    "server.cli.tool_commands",  # whoami, files, deck, mail: one command per MCP tool
+    "server.cli.manifest",  # manifest, help COMMAND
 ]
 
 ROOT_EPILOG = """\
@@ -48,35 +53,17 @@ class _IndexFormatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=30, width=120)
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return None
-
-
 def iter_commands(parser: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str, argparse.ArgumentParser]]:
     """Every command and sub-command as ("index sync", its parser), depth first, in help order."""
-    out: list[tuple[str, argparse.ArgumentParser]] = []
-    sub = _subcommands(parser)
-    if sub is None:
-        return out
-    for action in sub._choices_actions:
-        child = sub.choices[action.dest]
-        name = f"{prefix}{action.dest}"
-        out.append((name, child))
-        out.extend(iter_commands(child, name + " "))
-    return out
+    return [(name, child) for name, child, _ in walk(parser, prefix)]  # type: ignore[arg-type]
 
 
-def _finish_help(parser: argparse.ArgumentParser) -> None:
+def _finish_help(parser: DeclaredParser) -> None:
     """Root help as an index: name a group's actions on its line; give every command an example."""
-    sub = _subcommands(parser)
-    if sub is not None:
-        for action in sub._choices_actions:
-            inner = _subcommands(sub.choices[action.dest])
-            if inner is not None and action.help:
-                action.help = f"{action.help} ({', '.join(a.dest for a in inner._choices_actions)})"
+    for child in parser.declared.children:
+        inner = child.parser.declared.children
+        if inner and child.help and child.line is not None:
+            child.line.help = f"{child.help} ({', '.join(c.name for c in inner)})"
     for name, child in iter_commands(parser):
         if not child.epilog and name in FALLBACK_EXAMPLES:
             child.epilog = FALLBACK_EXAMPLES[name]
@@ -84,7 +71,7 @@ def _finish_help(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The root parser with every available command registered; cheap (no heavy imports)."""
-    parser = argparse.ArgumentParser(
+    parser = DeclaredParser(
         prog="mcp-nextcloud",
         description="Search, read and act on your own Nextcloud from a terminal or an agent.",
         epilog=ROOT_EPILOG,
@@ -110,10 +97,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`| head`): normal in a pipeline, not an error to report.
+        # Point stdout at /dev/null so the interpreter's final flush does not complain either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -95,8 +95,8 @@ def live_tools() -> dict[str, dict[str, Any]]:
 
 
 def render(tools: dict[str, dict[str, Any]]) -> str:
-    """The snapshot file's text (stable: sorted keys, one layout)."""
-    return json.dumps(tools, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    """The snapshot file's text (stable: tools sorted by name, arguments in the tool's order)."""
+    return json.dumps(tools, indent=1, ensure_ascii=False) + "\n"
 
 
 def load() -> dict[str, dict[str, Any]]:
