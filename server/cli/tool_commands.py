@@ -165,6 +165,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              epilog="Example: mcp-nextcloud " + " ".join(_quote(a) for a in cmd.example))
         _declare(p, cmd, spec)
         p.set_defaults(func=tool_run.runner(cmd))
+    from server.cli import batch
+
+    batch.register(groups["deck"])
 
 
 def _declare(p: argparse.ArgumentParser, cmd: ToolCommand, spec: dict[str, Any]) -> None:

@@ -107,32 +107,60 @@ class _DryClient:
         return _Recorder(value, attr, self._dry) if attr in APP_CLIENTS else value
 
 
+class ToolSession:
+    """One context and server for one or more tool calls (a batch makes many); dry or real."""
+
+    def __init__(self, spec: dict[str, Any], account: Any, args: argparse.Namespace, *, dry_run: bool) -> None:
+        from nextcloud.client import NextcloudClient
+
+        self.dry = DryRun() if dry_run else None
+        self.real = NextcloudClient(account, total_timeout=args.timeout)
+        client = _DryClient(self.real, self.dry) if self.dry else self.real
+        try:
+            self.ctx = _context(spec, account, args, client=client)
+            self.server = _server(spec, self.ctx)
+        except BaseException:
+            self.real.close()
+            raise
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """The tool's CallToolResult; a ToolFailure becomes a CliError (a blocked dry-run write returns None)."""
+        import anyio
+
+        from server.errors import ToolFailure
+
+        if self.dry is not None:
+            self.dry.blocked = None
+        try:
+            return anyio.run(lambda: self.server.call_tool(tool, arguments))
+        except ToolFailure as failure:
+            if self.dry is not None and self.dry.blocked is not None:
+                return None
+            raise CliError(str(failure), usage=failure.kind == "misuse", status=failure.status,
+                           kind=failure.kind, retry=failure.status in ("rate_limited", "timeout")) from None
+
+    def close(self) -> None:
+        try:
+            self.ctx.close()
+        finally:
+            self.real.close()
+
+    def __enter__(self) -> "ToolSession":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 def execute(cmd: ToolCommand, spec: dict[str, Any], arguments: dict[str, Any], account: Any,
             args: argparse.Namespace, *, dry_run: bool) -> Outcome:
     """Run the tool once through its server; a dry run returns the plan instead of writing."""
-    import anyio
-
-    from nextcloud.client import NextcloudClient
-    from server.errors import ToolFailure
-
-    dry = DryRun() if dry_run else None
-    real = NextcloudClient(account, total_timeout=args.timeout)
-    ctx = _context(spec, account, args, client=_DryClient(real, dry) if dry else real)
-    try:
-        server = _server(spec, ctx)
-        try:
-            result = anyio.run(lambda: server.call_tool(cmd.tool, arguments))
-        except ToolFailure as failure:
-            if dry is not None and dry.blocked is not None:
-                return Outcome({}, plan(cmd, spec, arguments, dry, None))
-            raise CliError(str(failure), usage=failure.kind == "misuse", status=failure.status,
-                           kind=failure.kind, retry=failure.status in ("rate_limited", "timeout")) from None
-    finally:
-        ctx.close()
-        real.close()
+    with ToolSession(spec, account, args, dry_run=dry_run) as session:
+        result = session.call(cmd.tool, arguments)
+        if session.dry is not None:
+            payload = dict(result.structured_content or {}) if result is not None else None
+            return Outcome({}, plan(cmd, spec, arguments, session.dry, payload))
     payload = dict(result.structured_content or {})
-    if dry is not None:
-        return Outcome(payload, plan(cmd, spec, arguments, dry, payload))
     _artifacts(cmd, payload, result)
     return Outcome(payload)
 
@@ -218,6 +246,7 @@ def _artifacts(cmd: ToolCommand, payload: dict[str, Any], result: Any) -> None:
             raw = base64.b64decode(block.data)
             ext = "." + block.mime_type.split("/")[-1].split("+")[0]
             found.append(write_artifact(raw, block.mime_type, f"image from {cmd.tool}", ext))
+            payload["hint"] = "The image is in the artifact file named in artifacts."
     for key in cmd.artifact:
         text = payload.get(key)
         if isinstance(text, str) and len(text.encode("utf-8")) > ARTIFACT_BYTES:
