@@ -64,9 +64,9 @@ def _finish_help(parser: DeclaredParser) -> None:
         inner = child.parser.declared.children
         if inner and child.help and child.line is not None:
             child.line.help = f"{child.help} ({', '.join(c.name for c in inner)})"
-    for name, child in iter_commands(parser):
-        if not child.epilog and name in FALLBACK_EXAMPLES:
-            child.epilog = FALLBACK_EXAMPLES[name]
+    for name, command in iter_commands(parser):
+        if not command.epilog and name in FALLBACK_EXAMPLES:
+            command.epilog = FALLBACK_EXAMPLES[name]
 
 
 def build_parser() -> argparse.ArgumentParser:

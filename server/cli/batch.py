@@ -56,7 +56,7 @@ def register(deck: argparse._SubParsersAction) -> None:
                    help=f"deadline per request, retries included (default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--index", metavar="PATH", default=None, help="index database (as for the other commands)")
     p.add_argument("--json", action="store_true", help="print compact JSON")
-    p.manifest_extra = {"inputSchema": input_schema(), "writes": True, "confirm": True,  # type: ignore[attr-defined]
+    p.manifest_extra = {"inputSchema": input_schema(), "writes": True, "confirm": True,
                         "tool": TOOL, "batch": {"maxItems": BATCH_MAX}}
     p.set_defaults(func=run)
 

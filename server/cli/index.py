@@ -39,6 +39,8 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
             where = args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
             return _fail(f"the index database {where} could not be used ({type(exc).__name__}: {exc}): "
                          "point --index at another file, or move this one away to rebuild it; do not retry as is")
+        except BrokenPipeError:
+            raise       # `grep x | head -1`: the CLI's entry point ends quietly
         except (OSError, RuntimeError) as exc:
             return _fail(f"{exc}")
 

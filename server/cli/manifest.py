@@ -75,8 +75,9 @@ def _type(action: argparse.Action) -> str:
         return "flag"
     if isinstance(action, argparse.BooleanOptionalAction):
         return "boolean"
-    kind = {int: "integer", float: "number"}.get(action.type, "string")  # type: ignore[arg-type]
-    return kind
+    if action.type is int:
+        return "integer"
+    return "number" if action.type is float else "string"
 
 
 def argument_entry(declared: Any, tool_input: dict[str, Any] | None) -> dict[str, Any]:
@@ -126,9 +127,7 @@ def command_entry(name: str, parser: Any, summary: str | None) -> dict[str, Any]
         entry["inputSchema"] = spec["input"]
         if cmd.records:
             entry["records"] = {"fields": spec["records"][cmd.records], "ids": list(cmd.ids)}
-    extra = getattr(parser, "manifest_extra", None)
-    if extra:
-        entry.update(extra)
+    entry.update(parser.manifest_extra)
     return entry
 
 

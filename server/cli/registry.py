@@ -42,6 +42,7 @@ class DeclaredParser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.declared = Declarations()
+        self.manifest_extra: dict[str, Any] = {}    # what a command adds to its manifest entry (e.g. a schema)
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
@@ -63,7 +64,7 @@ class DeclaredParser(argparse.ArgumentParser):
             children.append(Child(name, kw.get("help"), child, lines[-1] if "help" in kw else None))
             return child
 
-        sub.add_parser = add_parser
+        sub.add_parser = add_parser  # type: ignore[method-assign]
         return sub
 
 

@@ -79,9 +79,9 @@ TOOL_COMMANDS: tuple[ToolCommand, ...] = (
 )
 
 GROUP_HELP = {
-    "files": "Nextcloud files, as the MCP file tools see them",
-    "deck": "Deck boards and cards (the MCP Deck tools)",
-    "mail": "mail (the mcp-mail tools; sending stays in the preview app)",
+    "files": "Nextcloud files, as the MCP tools see them",
+    "deck": "Deck boards and cards",
+    "mail": "mail, as mcp-mail sees it (sending stays in its preview app)",
 }
 
 

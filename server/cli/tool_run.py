@@ -112,7 +112,7 @@ def collection(cmd: ToolCommand, payload: dict[str, Any], fields: list[str] | No
     """A tool's list answer as {"items", "page"}; --fields trims records only, never ids or the page."""
     from server.cli import cursor as cursors
 
-    items = payload.pop(cmd.records, []) or []
+    items = payload.pop(cmd.records or "", []) or []
     if fields is not None:
         keep = set(fields) | set(cmd.ids)
         items = [{k: v for k, v in item.items() if k in keep} for item in items]
