@@ -52,10 +52,16 @@ def _add_index_arg(p: argparse.ArgumentParser) -> None:
                    help="index database to use (default: $MCP_NEXTCLOUD_INDEX, else the platform data dir)")
 
 
-def _open(args: argparse.Namespace):
+def _open(args: argparse.Namespace, *, create: bool = True):
+    """The index database; a command that only reads it refuses a missing file instead of creating one."""
     from indexer.store.index import Index, default_index_path
 
     path = Path(args.index).expanduser() if args.index else default_index_path()
+    if not create and not path.exists():
+        named = "--index" if args.index else ("$MCP_NEXTCLOUD_INDEX" if os.environ.get("MCP_NEXTCLOUD_INDEX")
+                                              else "the default index")
+        raise RuntimeError(f"there is no index at {path} ({named}): check the path, or build it first with "
+                           f"'mcp-nextcloud index add FOLDER' or 'mcp-nextcloud index sync'")
     return Index.open(path)
 
 
@@ -67,8 +73,10 @@ def _cmd_add(args: argparse.Namespace) -> int:
     from indexer.local.folder import index_folder
 
     folder = Path(args.folder).expanduser()
+    if not folder.exists():
+        return _fail(f"{folder} does not exist: give the path of an existing folder to index")
     if not folder.is_dir():
-        return _fail(f"{folder} is not a folder: give the path of an existing folder to index")
+        return _fail(f"{folder} is a file, not a folder: give the folder that holds it")
     try:
         with _open(args) as index:
             report = index_folder(index, folder, progress=None, remote_path=args.remote_path)
@@ -102,8 +110,10 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         folder = args.folder or index.get_meta("local_root")
         if not folder:
             return _fail("no folder to watch: give one (mcp-nextcloud index watch FOLDER) or run 'index add' first")
+        if not Path(folder).exists():
+            return _fail(f"{folder} does not exist: give the path of an existing folder to watch")
         if not Path(folder).is_dir():
-            return _fail(f"{folder} is not a folder: give the path of an existing folder to watch")
+            return _fail(f"{folder} is a file, not a folder: give the folder to watch")
         pool = ExtractionPool()
         report = index_folder(index, folder, pool=pool)  # catch up on what changed while nobody watched
         print(f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)", file=sys.stderr)
@@ -128,7 +138,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    with _open(args) as index:
+    with _open(args, create=False) as index:
         st = index.status()
     if args.json:
         print(_dump(st))
@@ -149,7 +159,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _cmd_grep(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.kind.split(",")] if args.kind else None
     try:
-        with _open(args) as index:
+        with _open(args, create=False) as index:
             res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor)
             roots = index.roots()
             # Several local folders share one index: say which folder each local hit is in.

@@ -95,10 +95,21 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _serve_http(server: Any, port: int, config_path: Path) -> int:
+    import socket
+
     import uvicorn
 
     from server.http_auth import BearerGuard, ensure_token, token_path
 
+    # Bind first: "serving ..." is printed only once the port is really ours.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        print(f"mcp-nextcloud serve: cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}); another program "
+              "may use it: pick another port with --port", file=sys.stderr)
+        return 2
     token, created = ensure_token(config_path)
     if created:
         # Printed once, to stderr only, so a person can paste it into the MCP host's configuration.
@@ -110,7 +121,7 @@ def _serve_http(server: Any, port: int, config_path: Path) -> int:
               file=sys.stderr)
     # host="127.0.0.1" makes the SDK switch on its DNS-rebinding protection (Host/Origin allow-lists).
     app = BearerGuard(server.streamable_http_app(host="127.0.0.1"), token)
-    uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")).run()
+    uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")).run(sockets=[sock])
     return 0
 
 
