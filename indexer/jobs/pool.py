@@ -31,6 +31,10 @@ _CONTEXT = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spaw
 
 def _serve(conn: Any, limits: Limits, memory_bytes: int | None) -> None:
     """Child main loop: receive (data, name, mime), answer run_extract's outcome; None or EOF ends it."""
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent decides when this child ends (no traceback here).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             msg = conn.recv()

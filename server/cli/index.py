@@ -116,11 +116,14 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             return _fail(f"{folder} is a file, not a folder: give the folder to watch")
         pool = ExtractionPool()
         report = index_folder(index, folder, pool=pool)  # catch up on what changed while nobody watched
-        print(f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)", file=sys.stderr)
+        # With --json: one compact JSON object per line on stdout (an event stream); else lines on stderr.
+        say = _event_printer(args.json)
+        say({"event": "watching", "folder": str(report.folder), "files": report.scanned},
+            f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)")
 
         def changed(path: str, rec: Any) -> None:
             what = "removed" if rec is None else rec.status
-            print(f"{what}: {path}", file=sys.stderr)
+            say({"event": what, "path": path}, f"{what}: {path}")
 
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -133,8 +136,17 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         finally:
             watcher.stop()
             pool.close()
-        print("stopped", file=sys.stderr)
+        say({"event": "stopped"}, "stopped")
     return 0
+
+
+def _event_printer(as_json: bool) -> Callable[[dict[str, Any], str], None]:
+    def say(event: dict[str, Any], text: str) -> None:
+        if as_json:
+            print(_dump(event), flush=True)
+        else:
+            print(text, file=sys.stderr)
+    return say
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
@@ -207,6 +219,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = isub.add_parser("watch", help="keep a folder's index current until Ctrl-C")
     p.add_argument("folder", nargs="?", help="folder to watch (default: the last one added)")
+    p.add_argument("--json", action="store_true", help="one compact JSON event per line on stdout")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_watch))
 
