@@ -266,20 +266,21 @@ class Index:
     # -- search (implemented in their own modules) -------------------------
     def grep(self, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
              modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-             scope: str = "") -> "GrepResult":
+             scope: str = "", account_only: bool = False) -> "GrepResult":
         """Files whose text contains `query` (words/phrase, case/accent/whitespace-insensitive), ranked, with passages."""
         from indexer.search.grep import grep
 
         return grep(self, query, path_prefix=path_prefix, kinds=kinds, modified_after=modified_after,
-                    limit=limit, cursor=cursor, scope=scope)
+                    limit=limit, cursor=cursor, scope=scope, account_only=account_only)
 
     def search_names(self, *, name: str | None = None, mime: str | None = None, modified_after: float | None = None,
-                     path_prefix: str | None = None, limit: int = 20, cursor: str | None = None) -> "NameSearchResult":
+                     path_prefix: str | None = None, limit: int = 20, cursor: str | None = None,
+                     account_only: bool = False) -> "NameSearchResult":
         """Files by name / mime / modification time / folder, newest first, with an opaque cursor."""
         from indexer.search.names import search_names
 
         return search_names(self, name=name, mime=mime, modified_after=modified_after, path_prefix=path_prefix,
-                            limit=limit, cursor=cursor)
+                            limit=limit, cursor=cursor, account_only=account_only)
 
     def cursor_secret(self) -> bytes:
         """Per-index secret that binds cursors to this index (i.e. this account)."""
