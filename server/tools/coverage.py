@@ -25,6 +25,7 @@ ACCOUNT_KINDS = frozenset({"auth", "no_credentials", "network", "forbidden"})
 PASSING_KINDS = frozenset({"timeout", "server", "rate_limited", "invalid_response", "locked"})
 NOT_EVIDENCE = "a missing hit is not evidence that no file contains it"
 COLD_START_RETRY_S = 30
+FIX_FIRST = "Retrying will not help until the cause in warnings is fixed"
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Coverage:
 
     warnings: list[str]
     incomplete: bool
+    retry: str = "Retry later"       # what the hint of an empty answer advises: later, or once the cause is fixed
 
 
 def meta_time(ctx: ServerContext, key: str) -> float | None:
@@ -142,11 +144,13 @@ def coverage(ctx: ServerContext, *, check_failure: Any = None, state: SyncState 
     state = state or read_state(ctx)
     kind = getattr(check_failure, "kind", None)
     if check_failure is not None and kind in ACCOUNT_KINDS:
-        return Coverage([_failed(ctx, kind or "", str(check_failure), state)], incomplete=True)
+        return Coverage([_failed(ctx, kind or "", str(check_failure), state)], incomplete=True, retry=FIX_FIRST)
     if state.running is not None and state.last_full is None:
         return Coverage([_cold_start(state)], incomplete=True)
     if state.failure is not None:
-        return Coverage([_failed(ctx, state.failure["kind"], state.failure["message"], state)], incomplete=True)
+        retry = FIX_FIRST if state.failure["kind"] in ACCOUNT_KINDS else "Retry later"
+        return Coverage([_failed(ctx, state.failure["kind"], state.failure["message"], state)], incomplete=True,
+                        retry=retry)
     if state.last_sync is None and state.last_full is None:
         return Coverage(["The index has never been synced with the server: it holds no file of this account "
                          f"yet, so {NOT_EVIDENCE}. Ask the user to sync the index (background sync or the command "
@@ -170,12 +174,12 @@ def _cold_start(state: SyncState) -> str:
             f"Retry in about {COLD_START_RETRY_S} s for a fuller answer; files_read reads any file by path now.")
 
 
-def empty_hint(folder: str | None) -> str:
+def empty_hint(folder: str | None, retry: str = "Retry later") -> str:
     """The hint of an empty answer from an index that may be missing files (the warnings say why)."""
     where = f" under {folder}" if folder else ""
     search = f"files_search(path={folder!r})" if folder else "files_search"
     return (f"No hit{where} in what the index holds, but the index is incomplete (see warnings): this is not "
-            f"evidence of absence. Retry later; {search} asks the server for file names and files_read reads a "
+            f"evidence of absence. {retry}; {search} asks the server for file names and files_read reads a "
             "file by path.")
 
 
@@ -209,7 +213,7 @@ def grep_hint(res: Any, folder: str | None, cover: Coverage, *, is_file: bool = 
     if is_file and folder:
         return file_hint(folder)
     if cover.incomplete:
-        return empty_hint(folder)
+        return empty_hint(folder, cover.retry)
     if folder:
         return (f"No indexed document under {folder} contains this. Try other words or a prefix (word*); "
                 f"files_search(path={folder!r}) lists the files there and files_read reads any of them.")

@@ -123,7 +123,7 @@ def _unanswered(ctx: ServerContext, exc: Any, folder: str | None) -> CallToolRes
     """No match in the index and the server's search failed: say so, never a bare empty list."""
     cover = coverage(ctx, check_failure=exc)
     warnings = cover.warnings + ([] if getattr(exc, "kind", "") in ACCOUNT_KINDS else [timed_out(ctx, exc)])
-    return envelope({"files": [], "truncated": False, "hint": empty_hint(folder), "warnings": warnings})
+    return envelope({"files": [], "truncated": False, "hint": empty_hint(folder, cover.retry), "warnings": warnings})
 
 
 def check_mime(mime: str) -> str:

@@ -100,13 +100,13 @@ def probe(ctx: ServerContext) -> Any:
 def timed_out(ctx: ServerContext, exc: Any = None) -> str:
     """The warning of a freshness check that failed for a moment (no answer within the budget, a 5xx...)."""
     last = meta_time(ctx, "last_sync_at")
-    when = f"the last sync ({iso(last)})" if last else "the last sync"
+    when = f"the last sync at {iso(last)}" if last else "the last sync"
     if exc is None or getattr(exc, "kind", "") == "timeout":
         cause = f"the server did not answer within {ctx.settings.best_effort_s:g} s"
     else:
         cause = str(exc).split(". ", 1)[0].rstrip(".")
-    return (f"Could not ask the server what changed since {when} ({cause}): this answer comes from the index at "
-            "once and may miss recent edits; retrying later may see them.")
+    return (f"Could not ask the server what changed since {when}, because {cause}: this "
+            "answer comes from the index at once and may miss recent edits; retrying later may see them.")
 
 
 def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
