@@ -274,13 +274,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_status))
 
-    p = isub.add_parser("remove", help="remove a local folder (or --account: the synced account) from the index")
+    p = isub.add_parser("remove", help="remove a local folder (or --account: the synced account) from the index",
+                        epilog="Example: mcp-nextcloud index remove ~/Documents/old-notes")
     p.add_argument("folder", nargs="?", help="a folder added with `index add`, as `index status` lists it")
     p.add_argument("--account", action="store_true", help="remove the synced account's files instead")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_remove))
 
-    p = isub.add_parser("reset", help="delete the whole index (needs --confirm)")
+    p = isub.add_parser("reset", help="delete the whole index (needs --confirm)",
+                        epilog="Example: mcp-nextcloud index reset --confirm")
     p.add_argument("--confirm", action="store_true", help="really delete it")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_reset))
