@@ -67,6 +67,8 @@ class ServerContext:
     docs: "OrderedDict[tuple[Any, str], Any]" = field(default_factory=OrderedDict, init=False, repr=False)
     background: Any = field(default=None, init=False, repr=False)
     last_fresh_check: float = field(default=0.0, init=False)
+    # What the last freshness check could not do (server.tools.freshness): repeated until a check succeeds.
+    last_fresh_failure: Any = field(default=None, init=False, repr=False)
 
     def client(self) -> Any:
         """The one Nextcloud client of this process, built on first use."""

@@ -118,8 +118,18 @@ def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
     """
     now = time.monotonic()
     if now - ctx.last_fresh_check < ctx.settings.freshness_interval_s:
-        return Freshness([], folder_seen=False)
+        # Not due: what the last check could not do still holds (until a check succeeds, answers say so).
+        last = ctx.last_fresh_failure
+        return Freshness(list(last.warnings), folder_seen=False, failure=last.failure) if last else \
+            Freshness([], folder_seen=False)
     ctx.last_fresh_check = now  # a failed check counts too: during an outage every grep must not wait on it
+    fresh = _check(ctx, folder, now)
+    ctx.last_fresh_failure = Freshness(fresh.warnings, False, fresh.failure) if fresh.failure is not None else None
+    return fresh
+
+
+def _check(ctx: ServerContext, folder: str | None, now: float) -> Freshness:
+    """The freshness check proper: one bounded SEARCH, then the small changed files folded in."""
     since = changes_since(ctx)
     if since is None:
         return Freshness([], folder_seen=False, failure=probe(ctx))  # never synced: coverage explains it

@@ -205,6 +205,10 @@ def test_a_hanging_search_costs_about_a_second_not_the_request_deadline(world, c
     assert any("did not answer within 1 s" in w and "from the index" in w for w in res["warnings"])
     assert hang.times == 4, "one attempt, no retry on the hot path"  # the log only counts answered requests
     assert took < 10.0, f"the answer waited on the hung server ({took:.1f} s)"  # the fault answers after 20 s
+    # The next grep, before the check is due again, does not ask, and still says the server was not asked.
+    ctx.settings = Settings(freshness_interval_s=3600.0)
+    again = ok(call("files_grep", {"query": "quota"}))
+    assert hang.times == 4 and any("did not answer within 1 s" in w for w in again["warnings"])
 
 
 def test_files_search_fallback_does_not_stall_either(world, ctx, ok):
