@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.context import ServerContext
-from server.errors import tool_text
+from server.errors import ToolFailure, tool_text
 
 # Failures that stop every sync until someone acts (the index cannot be brought up to date)...
 ACCOUNT_KINDS = frozenset({"auth", "no_credentials", "network", "forbidden"})
@@ -118,6 +118,13 @@ def account_advice(ctx: ServerContext, kind: str, message: str) -> str:
                 "(NEXTCLOUD_APP_PASSWORD): tell the user to put a valid app password there and restart the "
                 "MCP server; `mcp-nextcloud login` alone does not change it. Do not retry")
     return tool_text(message).rstrip(".")
+
+
+def with_host_advice(ctx: ServerContext | None, failure: ToolFailure) -> ToolFailure:
+    """A refused-credentials failure, when the password came from the MCP host's config: the fix is there."""
+    if ctx is None or failure.status != "401" or not credentials_from_environment(ctx):
+        return failure
+    return ToolFailure(account_advice(ctx, "auth", str(failure)) + ".", kind=failure.kind, status=failure.status)
 
 
 def _age(ts: float | None) -> str:

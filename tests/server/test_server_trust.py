@@ -280,3 +280,15 @@ def test_hint_speaks_of_more_only_when_a_hit_has_more(world, ctx, ok):
     assert "more=true" not in single["hint"] and "files_read(path, offset=...)" in single["hint"]
     many = ok(call("files_grep", {"query": "quota"}))
     assert any(h["more"] for h in many["hits"]) and "more=true" in many["hint"]
+
+
+def test_a_refused_password_from_the_host_environment_in_a_tool_error(notes_emulator, tmp_path, err, monkeypatch):
+    """files_read fails outright with a revoked password: the error points at the host's configuration."""
+    monkeypatch.setenv("NEXTCLOUD_APP_PASSWORD", "revoked-password")
+    ctx = _context(notes_emulator, tmp_path / "index.db", password="revoked-password")
+    try:
+        text = err(_serve(ctx)("files_read", {"path": "/two.txt"}))
+    finally:
+        ctx.close()
+    assert "refused the credentials" in text and "MCP host's configuration" in text and "NEXTCLOUD_APP_PASSWORD" in text
+    assert "Do not retry" in text and "revoked-password" not in text
