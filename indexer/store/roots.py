@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from indexer.local.desktop_config import find_sync_folder, normalize_remote_path
 from indexer.models import FileMeta, FileRecord, Root
@@ -228,7 +228,7 @@ class RootsMixin:
         """Remove a local folder from the index: its files, their text and its roots row; return the file count."""
         with self._tx():
             root = self._root(root_id)
-            ids = [r[0] for r in self._con.execute("SELECT id FROM files WHERE root_id=?", (root_id,)).fetchall()]
+            ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE root_id=?", (root_id,))]
             for rec_id in ids:
                 self._drop_content(rec_id)
                 self._con.execute("DELETE FROM files WHERE id=?", (rec_id,))
@@ -240,7 +240,7 @@ class RootsMixin:
     def forget_account(self) -> int:
         """Remove the account's files (remote source), remembered folder etags and sync marks; return the count."""
         with self._tx():
-            ids = [r[0] for r in self._con.execute("SELECT id FROM files WHERE source='remote'").fetchall()]
+            ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE source='remote'")]
             for rec_id in ids:
                 self._drop_content(rec_id)
                 self._con.execute("DELETE FROM files WHERE id=?", (rec_id,))
