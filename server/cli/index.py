@@ -148,10 +148,10 @@ def _part_line(part: dict[str, Any], journal: str | None) -> str:
     if part["from"] == "account":
         synced = part.get("lastSyncAt") or "never"
         return f"from account {part['account']}: {part['files']} files, last synced {synced} (used by the MCP server)"
-    kind = f"sync folder, Nextcloud paths under {part['path']}" if part["inAnswers"] else \
-        f"plain folder under {part['path']}; CLI grep only, left out of MCP answers"
+    mirrors = " (Nextcloud paths)" if part["inAnswers"] else ""
     journal_note = f", sync journal {journal}" if journal else ""
-    return f"from folder {part['folder']}: {part['files']} files ({kind}{journal_note})"
+    use = "used by the MCP server" if part["inAnswers"] else "plain folder: CLI grep only, left out of MCP answers"
+    return f"from folder {part['folder']} -> {part['path']}{mirrors} ({part['files']} files{journal_note}): {use}"
 
 
 def _cmd_remove(args: argparse.Namespace) -> int:
