@@ -167,17 +167,20 @@ def coverage(ctx: ServerContext, *, check_failure: Any = None, state: SyncState 
 
 
 def _failed(ctx: ServerContext, kind: str, message: str, state: SyncState) -> str:
+    again = f" A new sync is running ({_progress(state.running)})." if state.running is not None else ""
     return (f"The index could not be brought up to date: {account_advice(ctx, kind, message)}. "
-            f"{_age(state.last_sync)}, so {NOT_EVIDENCE}.")
+            f"{_age(state.last_sync)}, so {NOT_EVIDENCE}.{again}")
+
+
+def _progress(job: Any) -> str:
+    if job.state == "running" and job.total:
+        return f"{job.done} of {job.total} files known so far are done"
+    return "it has not listed any file yet"
 
 
 def _cold_start(state: SyncState) -> str:
-    job = state.running
-    if job.state == "running" and job.total:
-        progress = f"{job.done} of {job.total} files known so far are done"
-    else:
-        progress = "it has not listed any file yet"
-    return (f"The first sync of this account is running ({progress}): the index is partial, so {NOT_EVIDENCE}. "
+    return (f"The first sync of this account is running ({_progress(state.running)}): the index is partial, "
+            f"so {NOT_EVIDENCE}. "
             f"Retry in about {COLD_START_RETRY_S} s for a fuller answer; files_read reads any file by path now.")
 
 
