@@ -170,7 +170,7 @@ def _fold_in(ctx: ServerContext, changed: list[Any], *, started: float) -> list[
             skipped.append(item.path)
             continue
         try:
-            load_document(ctx, item)  # download + extract + store in the index
+            load_document(ctx, item, best_effort=True)  # download (bounded) + extract + store in the index
             done += 1
         except Exception:  # noqa: BLE001 - an unreadable file is recorded by the index; it must not fail the grep
             skipped.append(item.path)

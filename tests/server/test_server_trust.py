@@ -211,6 +211,22 @@ def test_a_hanging_search_costs_about_a_second_not_the_request_deadline(world, c
     assert hang.times == 4 and any("did not answer within 1 s" in w for w in again["warnings"])
 
 
+def test_a_hanging_download_of_a_changed_file_is_named_not_waited_for(notes_emulator, tmp_path, ok):
+    _synced(notes_emulator, tmp_path / "index.db")
+    notes_emulator.state.put_file(ALICE, "/Notes/late.md", b"a late note about walruses\n", mtime=time.time() + 5)
+    hang = notes_emulator.faults.add(method="GET", path_prefix="/remote.php/dav/files/alice/Notes/late", delay=20.0)
+    ctx = _context(notes_emulator, tmp_path / "index.db")
+    try:
+        t0 = time.monotonic()
+        res = ok(_serve(ctx)("files_grep", {"query": "walruses"}))
+        took = time.monotonic() - t0
+    finally:
+        ctx.close()
+    assert hang.times == 0 and res["hits"] == []
+    assert any("not searched yet: /Notes/late.md" in w and "files_read" in w for w in res["warnings"])
+    assert took < 10.0, f"the answer waited on the hung download ({took:.1f} s)"
+
+
 def test_files_search_fallback_does_not_stall_either(world, ctx, ok):
     world.emulator.faults.add(method="SEARCH", delay=20.0, times=5)
     res = ok(_serve(ctx)("files_search", {"name": "no-such-name-anywhere"}))
