@@ -126,14 +126,19 @@ def _unanswered(ctx: ServerContext, exc: Any, folder: str | None) -> CallToolRes
     return envelope({"files": [], "truncated": False, "hint": empty_hint(folder, cover.retry), "warnings": warnings})
 
 
+_TOP_LEVEL_TYPES = frozenset({"application", "audio", "font", "image", "model", "text", "video"})
+
+
 def check_mime(mime: str) -> str:
     """A MIME type or prefix ("application/pdf", "image/"); a bare extension gets the type it stands for."""
     if "/" in mime:
         return mime
-    guess = mimetypes.guess_type("x." + mime.strip(".*").lower())[0]
+    bare = mime.strip(".*").lower()
+    guess = bare + "/" if bare in _TOP_LEVEL_TYPES else mimetypes.guess_type("x." + bare)[0]
     example = f"mime={guess!r}" if guess else "e.g. mime='application/pdf' or mime='image/'"
     raise misuse(f"mime {mime!r} is not a MIME type: use {example} (type/subtype, or a prefix ending in /). "
-                 "To match a file extension use name='*.ext'. Do not retry unchanged.", status="bad_mime")
+                 f"To match the file extension instead use name='*.{bare or 'ext'}'. Do not retry unchanged.",
+                 status="bad_mime")
 
 
 def _binding(*parts: Any) -> str:
