@@ -279,8 +279,11 @@ def test_a_batch_killed_midway_replays_nothing_completed(private: Any, tmp_path:
     done = 0
     while time.monotonic() < deadline and proc.poll() is None:
         if journal.exists():
-            with sqlite3.connect(journal) as db:
-                done = db.execute("SELECT count(*) FROM items WHERE state='done'").fetchone()[0]
+            try:
+                with sqlite3.connect(journal) as db:
+                    done = db.execute("SELECT count(*) FROM items WHERE state='done'").fetchone()[0]
+            except sqlite3.OperationalError:    # created a moment ago, its table not yet
+                done = 0
             if done >= 2:
                 break
         time.sleep(0.05)
