@@ -37,7 +37,8 @@ class Outline:
     entries: list[OutlineEntry] = field(default_factory=list)
     structure: dict[str, Any] = field(default_factory=dict)
     truncated: bool = False
-    total: int = 0
+    total: int = 0          # entries in all (as every `total`: how many of what the answer lists exist)
+    chars: int = 0          # the document's length in characters
     pages: int = 1
     page_unit: str = "page"
     hint: str | None = None
@@ -54,6 +55,7 @@ class Outline:
             "entries": entries,
             "truncated": self.truncated,
             "total": self.total,
+            "chars": self.chars,
             "pages": self.pages,
             "pageUnit": self.page_unit,
         }
@@ -218,7 +220,8 @@ def outline(doc: Document) -> Outline:
         entries=entries,
         structure=structure,
         truncated=truncated,
-        total=len(doc.text),
+        total=total_entries,
+        chars=len(doc.text),
         pages=len(doc.pages),
         page_unit=doc.page_unit,
         hint=hint,

@@ -217,8 +217,56 @@ def _cmd_reset(args: argparse.Namespace) -> int:
     return 0
 
 
+# What `grep --fields` may name: the hit record files_grep returns (server/envelope.py Hit), ids kept always.
+GREP_IDS = ("path", "fileId")
+
+
+def _grep_fields(raw: str | None) -> list[str] | None:
+    """--fields checked before the index is opened; an unknown name is an error, never dropped."""
+    if raw is None:
+        return None
+    from server.cli import toolspec
+
+    known = toolspec.load()["files_grep"]["records"]["hits"]
+    asked = [f.strip() for f in raw.split(",") if f.strip()]
+    unknown = [f for f in asked if f not in known]
+    if unknown or not asked:
+        raise ValueError(f"--fields {raw!r}: unknown field(s) {', '.join(unknown) or '(none given)'}; "
+                         f"grep records have {', '.join(known)}")
+    return asked
+
+
+def _grep_json(res: Any, folders: list[str | None], fields: list[str] | None) -> dict[str, Any]:
+    """grep's answer in the CLI's collection shape, with the very hit records files_grep returns."""
+    from server.tools.file_search import hit_entry
+
+    items = []
+    for hit, folder in zip(res.hits, folders, strict=True):
+        rec = hit_entry(hit)
+        if folder:
+            rec["folder"] = folder
+        if fields is not None:
+            rec = {k: v for k, v in rec.items() if k in set(fields) | set(GREP_IDS)}
+        items.append(rec)
+    out: dict[str, Any] = {"items": items, "page": {"returned": len(items), "has_more": bool(res.nextCursor),
+                                                    "next_cursor": res.nextCursor or None},
+                           "query": res.query, "total": res.total}
+    if res.totalIsEstimate:
+        out["totalIsEstimate"] = True
+    if res.warnings:
+        out["warnings"] = list(res.warnings)
+    out["tookMs"] = res.tookMs
+    return out
+
+
 def _cmd_grep(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.kind.split(",")] if args.kind else None
+    if not args.query.strip():
+        return _fail("empty query: give words or a phrase, e.g. mcp-nextcloud grep \"new app\"")
+    try:
+        fields = _grep_fields(args.fields)
+    except ValueError as exc:
+        return _fail(str(exc))
     try:
         with _open(args, create=False) as index:
             res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor)
@@ -229,18 +277,14 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc))
     if args.json:
-        d = res.to_dict()
-        for hd, folder in zip(d["hits"], folders, strict=True):
-            if folder:
-                hd["folder"] = folder
-        print(_dump(d))
+        print(_dump(_grep_json(res, folders, fields)))
         return 0
     for hit, folder in zip(res.hits, folders, strict=True):
         where = f"  in {folder}" if folder and len(roots) > 1 else ""
         print(f"{hit.path}  ({_hit_summary(hit)}){where}")
         for p in hit.passages:
             passage = " ".join(p.passage.split())
-            print(f"  page {p.page}, line {p.line}, offset {p.offset}: {passage}")
+            print(f"  {_unit(hit.kind)} {p.page}, line {p.line}, offset {p.offset}: {passage}")
     total = f"at least {res.total}" if getattr(res, "totalIsEstimate", False) else str(res.total)
     print(f"{total} file(s) match; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"
                                                                   if res.nextCursor else ""))
@@ -270,6 +314,15 @@ def _kind_note(present: dict[str, int], kinds: list[str], path: str | None) -> s
     head = (f"no indexed file{under} is of kind {', '.join(missing)}" if missing
             else f"no file of kind {', '.join(kinds)}{under} contains this")
     return f"{head}; kinds indexed{under}: {have} (--kind takes these names)"
+
+
+# How a reader names a file's parts: "sheet 2" of a workbook, "slide 1" of a deck (kinds as the index stores them).
+_UNITS = {"xlsx": "sheet", "ods": "sheet", "spreadsheet": "sheet", "pptx": "slide", "odp": "slide",
+          "presentation": "slide", "docx": "section"}
+
+
+def _unit(kind: str | None) -> str:
+    return _UNITS.get(kind or "", "page")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -327,8 +380,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     g.add_argument("query", help='words or a phrase, e.g. "new app" or config*')
     g.add_argument("--path", default=None, help="only files at or below this folder, e.g. /Documents")
     g.add_argument("--kind", default=None, help="only these kinds, comma-separated (pdf,docx,xlsx,...)")
-    g.add_argument("--limit", type=int, default=10, help="files per page (default 10)")
-    g.add_argument("--cursor", default=None, help="nextCursor of the previous page")
-    g.add_argument("--json", action="store_true", help="compact JSON with tookMs (time inside the engine)")
+    g.add_argument("--limit", type=int, default=10, help="files per page (default 10, max 100)")
+    g.add_argument("--cursor", default=None, help="page.next_cursor of the previous page (bound to this query)")
+    g.add_argument("--fields", metavar="A,B", default=None,
+                   help="only these hit fields (path and fileId always kept), e.g. passages")
+    g.add_argument("--json", action="store_true", help="compact JSON {items, page, total, tookMs}: the hits as "
+                   "files_grep returns them")
     _add_index_arg(g)
     g.set_defaults(func=_guarded(_cmd_grep))

@@ -105,8 +105,11 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
         return _unanswered(ctx, exc, folder)
     more = len(items) > limit
     items = items[:limit]
+    # `total` as in every answer: how many match. Exact unless the server has more than this page shows.
     payload: dict[str, Any] = {
         "files": [file_entry(i) for i in items],
+        "total": offset + len(items) + (1 if more else 0),
+        "totalIsEstimate": True if more else None,
         "truncated": more,
         "nextCursor": _remote_cursor(offset + len(items), binding) if more else None,
     }
@@ -197,13 +200,7 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         fresh = check_folder(ctx, folder)  # one PROPFIND: a folder the server does not have is a wrong path
     cover = coverage(ctx, check_failure=fresh.failure)
     warnings = cover.warnings + fresh.warnings + index_warnings(tool_warnings(list(res.warnings)), cover)
-    hits = []
-    for h in res.hits:
-        hit = {"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
-               "phrase": h.phrase, "more": h.more, "passages": [p.to_dict() for p in h.passages]}
-        if h.folder is not None:
-            hit["folder"] = h.folder
-        hits.append(hit)
+    hits = [hit_entry(h) for h in res.hits]
     if hits:
         warnings += _deleted_since(ctx)
     payload = {"query": query, "hits": hits, "total": res.total,
@@ -211,6 +208,16 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
                "nextCursor": res.nextCursor, "hint": grep_hint(res, folder, cover, is_file=fresh.is_file),
                "warnings": warnings}
     return envelope(payload)
+
+
+def hit_entry(h: Any) -> dict[str, Any]:
+    """One grep hit as files_grep and `mcp-nextcloud grep --json` both show it (one shape for one thing).
+
+    A handle the index does not know (fileId of a plain local file) is left out, never sent as null.
+    """
+    hit = {"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
+           "phrase": h.phrase, "more": h.more, "passages": [p.to_dict() for p in h.passages], "folder": h.folder}
+    return {k: v for k, v in hit.items() if v is not None}
 
 
 def _deleted_since(ctx: ServerContext) -> list[str]:
