@@ -156,7 +156,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
         print(_dump(st))
         return 0
     counts = ", ".join(f"{n} {s}" for s, n in sorted(st["counts"].items())) or "empty"
-    last = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(st["lastIndexedAt"])) if st["lastIndexedAt"] else "never"
+    last = st["lastIndexedAt"].replace("T", " ").replace("Z", " UTC") if st["lastIndexedAt"] else "never"
     print(f"index {st['index']}: {st['files']} files ({counts})")
     print(f"  {st['textChars']:,} characters of text, database {st['dbBytes'] / 1e6:.1f} MB, last indexed {last}")
     journals = {r["folder"]: r["journal"] for r in st.get("roots", [])}

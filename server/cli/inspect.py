@@ -82,11 +82,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc))
 
-    out = (
-        json.dumps({"document": summary, **result}, separators=(",", ":"), ensure_ascii=False)
-        if args.json
+    out = json.dumps(flat(summary, result), separators=(",", ":"), ensure_ascii=False) if args.json \
         else _human(summary, result)
-    )
     try:
         print(out)
         sys.stdout.flush()
@@ -96,6 +93,16 @@ def run(args: argparse.Namespace) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def flat(summary: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """One flat object, shaped like files_read's answer: the document's facts, then the slice/find/outline fields."""
+    out = {k: v for k, v in summary.items() if k not in ("image", "warnings")}
+    out.update(summary.get("image") or {})          # mime, width, height: as files_read reports an image
+    out.update(next(iter(result.values())))
+    if summary["warnings"]:
+        out["warnings"] = summary["warnings"]
+    return out
 
 
 def _human(summary: dict[str, Any], result: dict[str, Any]) -> str:
@@ -115,7 +122,8 @@ def _human(summary: dict[str, Any], result: dict[str, Any]) -> str:
     elif "outline" in result:
         o = result["outline"]
         for e in o["entries"]:
-            where = f"offset {e['offset']}, line {e['line']}" + (f", {summary['pageUnit']} {e['page']}" if "page" in e else "")
+            unit = f", {summary['pageUnit']} {e['page']}" if "page" in e else ""
+            where = f"offset {e['offset']}, line {e['line']}{unit}"
             lines.append(f"{'  ' * (e['level'] - 1)}- {e['title']}  ({where})")
         if o.get("structure"):
             lines.append("structure: " + json.dumps(o["structure"], separators=(",", ":"), ensure_ascii=False))
