@@ -317,7 +317,7 @@ class Index:
         return bytes.fromhex(self.get_meta("cursor_secret") or "00")
 
 
-def _iso(ts: float) -> str:
+def _iso(ts: Any) -> str:
     """Unix seconds -> ISO-8601 UTC to the second, the one time format of every answer."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(ts)))
 
