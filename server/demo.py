@@ -144,7 +144,8 @@ async def _drive(server: Any, query: str, out: TextIO | None, report: dict[str, 
             print(f"\n## tools/list: {len(tools)} tools, {size} bytes", file=out)
             for t in tools:
                 print(f"  {t.name}: {t.description}", file=out)
-        calls: list[tuple[str, dict[str, Any]]] = [("nextcloud_whoami", {}), ("files_grep", {"query": query, "limit": 3}),
+        calls: list[tuple[str, dict[str, Any]]] = [
+                 ("nextcloud_whoami", {}), ("files_grep", {"query": query, "limit": 3}),
                  # PDF text glues words: the index and find are whitespace-insensitive both ways.
                  ("files_grep", {"query": "new app", "limit": 1}),
                  ("files_read", {"path": MANUAL, "find": query, "limit": 2}),
