@@ -279,11 +279,12 @@ def outline(doc: Document, *, offset: int | None = None, section: str | None = N
     o = Outline(kind=doc.kind, total=len(doc.text), pages=len(doc.pages), page_unit=doc.page_unit,
                 entry_count=len(entries))
     room = budget - json_bytes(o.to_dict()) - _HINT_ROOM
+    sizes = [json_bytes(entry_dict(e)) + 1 for e in entries]
+    # The skeleton gets what the entries leave, and at least half when they are many.
     structure, structure_cut = fit_structure(_sheet_in_focus(_structure(doc), offset),
-                                             room // 2 if entries else room)
+                                             room - min(sum(sizes), room // 2))
     o.structure = structure
     room -= json_bytes(structure) + 14 if structure else 0
-    sizes = [json_bytes(entry_dict(e)) + 1 for e in entries]
     chosen = select_entries(entries, sizes.__getitem__, room, focus)
     o.entries = [entries[i] for i in chosen.shown]
     o.subsections = [chosen.hidden.get(i, 0) for i in chosen.shown]

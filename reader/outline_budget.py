@@ -103,9 +103,12 @@ def _fit(entries: list[OutlineEntry], parents: list[int | None], start: int, foc
 
 
 def _fits_whole(entries: list[OutlineEntry], parents: list[int | None], start: int, focus_end: int,
-                focus_depth: float, rest_depth: float, size: Callable[[int], int], budget: int) -> bool:
-    shown = _candidates(entries, parents, start, focus_end, focus_depth, rest_depth)
-    return _cost(shown, _hidden_counts(parents, shown, start, len(entries)), size) <= budget
+                focus_depth: float, rest_depth: float, size: Callable[[int], int], budget: int,
+                stop: int | None = None) -> bool:
+    """Whether the candidates at these depths before `stop` (default: all) fit in `budget`, counts included."""
+    stop = len(entries) if stop is None else stop
+    shown = [i for i in _candidates(entries, parents, start, focus_end, focus_depth, rest_depth) if i < stop]
+    return _cost(shown, _hidden_counts(parents, shown, start, stop), size) <= budget
 
 
 def select_entries(entries: list[OutlineEntry], size: Callable[[int], int], budget: int,
@@ -127,7 +130,8 @@ def select_entries(entries: list[OutlineEntry], size: Callable[[int], int], budg
     if focus is not None:
         inner = sorted({e.level for e in entries[start + 1 : focus_end]}) or [entries[start].level]
         focus_depth = next((lv for lv in reversed(inner)
-                            if _fits_whole(entries, parents, start, focus_end, lv, shallow, size, budget)),
+                            if _fits_whole(entries, parents, start, focus_end, lv, shallow, size, budget,
+                                           focus_end)),
                            inner[0])
     rest_depth = next((lv for lv in reversed(levels)
                        if _fits_whole(entries, parents, start, focus_end, focus_depth, lv, size, budget)), shallow)
@@ -173,8 +177,13 @@ def prune_skeleton(value: Any, depth: int, keys: int) -> Any:
 
 
 def _variants(structure: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Ever smaller versions of a structure, the full one first."""
+    """Ever smaller versions of a structure, the full one first; top levels are kept longest."""
     yield structure
+    if "skeleton" in structure:
+        for keys in _KEYS:
+            for depth in _DEPTHS:
+                yield {**structure, "skeleton": prune_skeleton(structure["skeleton"], depth, keys)}
+        return
     for rows in _ROWS:
         for cols in _COLUMNS:
             out = _table(structure, "rows", rows, cols)
@@ -182,10 +191,6 @@ def _variants(structure: dict[str, Any]) -> Iterator[dict[str, Any]]:
                 out["sheets"] = [_table(s, "firstRows", rows, cols) if isinstance(s, dict) else s
                                  for s in structure["sheets"]]
             yield out
-    if "skeleton" in structure:
-        for depth in _DEPTHS:
-            for keys in _KEYS:
-                yield {**structure, "skeleton": prune_skeleton(structure["skeleton"], depth, keys)}
 
 
 def fit_structure(structure: dict[str, Any], budget: int) -> tuple[dict[str, Any], bool]:
