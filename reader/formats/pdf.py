@@ -63,22 +63,28 @@ def _pdfium_page_text(textpage: Any, repair: bool) -> str:
 
 def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
     """Box of text[i]: the text index is the char index unless pdfium inserted or dropped characters."""
-    import pypdfium2 as pdfium
+    import ctypes
+
     import pypdfium2.raw as pdfium_c
 
-    same = len(text) == textpage.count_chars()
+    raw = textpage.raw
+    same = len(text) == pdfium_c.FPDFText_CountChars(raw)
+    # One set of out-parameters reused for every call: this runs once per accent and neighbour.
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    refs = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+
+    get_box, char_index = pdfium_c.FPDFText_GetCharBox, pdfium_c.FPDFText_GetCharIndexFromTextIndex
 
     def box(i: int) -> Box | None:
-        index = i if same else pdfium_c.FPDFText_GetCharIndexFromTextIndex(textpage, i)
-        if index < 0:
+        if not get_box(raw, i, *refs):
             return None
-        try:
-            left, bottom, right, top = textpage.get_charbox(index)
-        except pdfium.PdfiumError:
-            return None
-        return (left, bottom, right, top)
+        return (left.value, bottom.value, right.value, top.value)
 
-    return box
+    def mapped_box(i: int) -> Box | None:
+        index = char_index(raw, i)
+        return box(index) if index >= 0 else None
+
+    return box if same else mapped_box
 
 
 def _place(out: PagedText, page_texts: list[str], toc: list[tuple[int, str, int | None]]) -> None:

@@ -15,6 +15,7 @@ PDF engines (pypdfium2, pdfminer.six) and the property tests share it.
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Callable
@@ -48,51 +49,53 @@ def has_accent_candidates(text: str) -> bool:
     return _ACCENT.search(text) is not None
 
 
-def _over(accent: Box, letter: Box) -> float:
-    """How well the accent sits over/under the letter: 0 when it does not, else the overlap width."""
+def _sits_on(accent: Box, letter: Box) -> bool:
+    """Whether the accent's horizontal centre is inside the letter's box, on the same line."""
     al, ab, ar, at = accent
     ll, lb, lr, lt = letter
-    if lr <= ll:
-        return 0.0
-    centre = (al + ar) / 2
-    if not ll < centre < lr:
-        return 0.0
-    height = max(lt - lb, at - ab, 1e-6)
-    gap = max(ab - lt, lb - at, 0.0)  # vertical distance between the boxes (0 when they overlap)
-    if gap > height:
-        return 0.0  # a glyph on another line
-    return max(min(ar, lr) - max(al, ll), 1e-6)
+    if not ll < (al + ar) / 2 < lr:
+        return False
+    height = max(lt - lb, at - ab)
+    # a glyph further above or below than one glyph height belongs to another line
+    return ab - lt <= height and lb - at <= height
 
 
-def _is_letter(ch: str) -> bool:
-    return unicodedata.category(ch).startswith("L")
-
-
+@functools.lru_cache(maxsize=1024)
 def _compose(letter: str, accent: str) -> str:
     base = _DOTLESS.get(letter, letter)
     return unicodedata.normalize("NFC", base + SPACING_TO_COMBINING[accent])
 
 
 def _pairs(text: str, box: Callable[[int], Box | None]) -> dict[int, int]:
-    """accent index -> index of the letter it sits on, decided by the boxes."""
+    """accent index -> index of the letter it sits on, decided by the boxes.
+
+    Runs once per accent on every page of a PDF, so it asks for as few boxes
+    as it can: none for an accent with no letter beside it, and it stops at
+    the first neighbour the accent sits on (two adjacent letters' boxes do not
+    both hold the accent's centre).
+    """
     pairs: dict[int, int] = {}
-    taken: set[int] = set()
+    taken = -1  # scanning left to right, only the last letter taken can be a neighbour again
+    n = len(text)
+    # TeX draws the accent first; some engines sort it after the letter. An engine is consistent
+    # within a page, so the side that matched last is tried first.
+    sides = (1, -1)
     for match in _ACCENT.finditer(text):
         i = match.start()
-        accent_box = box(i)
-        if accent_box is None:
-            continue
-        best, best_overlap = -1, 0.0
-        for j in (i + 1, i - 1):  # TeX draws the accent first; some engines sort it after the letter
-            if not 0 <= j < len(text) or j in taken or not _is_letter(text[j]):
+        accent_box: Box | None = None
+        for side in sides:
+            j = i + side
+            if j < 0 or j >= n or j == taken or not text[j].isalpha():
                 continue
+            if accent_box is None:
+                accent_box = box(i)
+                if accent_box is None:
+                    break
             letter_box = box(j)
-            overlap = _over(accent_box, letter_box) if letter_box is not None else 0.0
-            if overlap > best_overlap:
-                best, best_overlap = j, overlap
-        if best >= 0:
-            pairs[i] = best
-            taken.add(best)
+            if letter_box is not None and _sits_on(accent_box, letter_box):
+                pairs[i] = taken = j
+                sides = (side, -side)
+                break
     return pairs
 
 
@@ -133,5 +136,5 @@ def leftover_artefacts(text: str) -> int:
     figure is meaningful compared with the same count on the intended text.
     """
     accents = sum(1 for m in _ACCENT.finditer(text)
-                  if any(0 <= j < len(text) and _is_letter(text[j]) for j in (m.start() - 1, m.start() + 1)))
+                  if any(0 <= j < len(text) and text[j].isalpha() for j in (m.start() - 1, m.start() + 1)))
     return accents + sum(text.count(c) for c in "\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06\ufffe")
