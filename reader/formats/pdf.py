@@ -24,6 +24,7 @@ hyphens, zero-width characters, words glued or split by the layout.
 """
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import threading
@@ -61,6 +62,23 @@ def _pdfium_page_text(textpage: Any, repair: bool) -> str:
     return _clean(raw)
 
 
+@functools.lru_cache(maxsize=1)
+def _char_box_function() -> Any:
+    """FPDFText_GetCharBox with plain pointer arguments.
+
+    pypdfium2's binding converts each of the four double* arguments through
+    its declared pointer types, which makes a call ~2x slower; this call runs
+    for every accent and its neighbour, so it is declared here with void*
+    arguments (same function, same C signature: textpage, index, l, r, b, t).
+    """
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, *([ctypes.c_void_p] * 4))
+    return proto(ctypes.cast(pdfium_c.FPDFText_GetCharBox, ctypes.c_void_p).value)
+
+
 def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
     """Box of text[i]: the text index is the char index unless pdfium inserted or dropped characters."""
     import ctypes
@@ -69,14 +87,14 @@ def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
 
     raw = textpage.raw
     same = len(text) == pdfium_c.FPDFText_CountChars(raw)
-    # One set of out-parameters reused for every call: this runs once per accent and neighbour.
+    handle = ctypes.cast(raw, ctypes.c_void_p).value
+    get_box, char_index = _char_box_function(), pdfium_c.FPDFText_GetCharIndexFromTextIndex
+    # One set of out-parameters reused for every call (left, right, bottom, top: pdfium's order).
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
-    refs = (ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
-
-    get_box, char_index = pdfium_c.FPDFText_GetCharBox, pdfium_c.FPDFText_GetCharIndexFromTextIndex
+    addresses = tuple(ctypes.addressof(v) for v in (left, right, bottom, top))
 
     def box(i: int) -> Box | None:
-        if not get_box(raw, i, *refs):
+        if not get_box(handle, i, *addresses):
             return None
         return (left.value, bottom.value, right.value, top.value)
 
