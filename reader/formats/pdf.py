@@ -76,7 +76,9 @@ def _char_box_function() -> Any:
     import pypdfium2.raw as pdfium_c
 
     proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, *([ctypes.c_void_p] * 4))
-    return proto(ctypes.cast(pdfium_c.FPDFText_GetCharBox, ctypes.c_void_p).value)
+    address = ctypes.cast(pdfium_c.FPDFText_GetCharBox, ctypes.c_void_p).value
+    assert address is not None  # a symbol of the loaded pdfium library
+    return proto(address)
 
 
 def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
