@@ -121,3 +121,13 @@ def test_every_entry_is_shown_or_counted_once(levels, data):
     assert len(chosen.shown) + sum(chosen.hidden.values()) == stop - start
     assert set(chosen.hidden) <= set(chosen.shown)
     assert len(chosen.shown) == 1 or sum(sizes[i] for i in chosen.shown) <= budget
+
+
+def test_an_offset_narrows_a_workbook_to_its_sheet(extracted):
+    doc = extracted("budget.xlsx")
+    whole = outline(doc)
+    expenses = whole.entries[1]
+    focused = outline(doc, offset=expenses.offset)
+    assert [e.title for e in focused.entries] == ["Expenses", "Notes"]
+    assert [s["name"] for s in focused.structure["sheets"]] == ["Expenses"]  # its header and rows, nothing else
+    assert focused.structure["sheets"][0]["header"] == ["Date", "Category", "Description", "Amount"]
