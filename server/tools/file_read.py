@@ -95,8 +95,11 @@ def _find(doc: Any, query: str, offset: int, limit: int) -> dict[str, Any]:
     return out
 
 
-def load_document(ctx: ServerContext, item: Any) -> Any:
-    """The Document for this version of the file: memory, then the index cache, then download + extract."""
+def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -> Any:
+    """The Document for this version of the file: memory, then the index cache, then download + extract.
+
+    best_effort: download with the quick client (one bounded attempt), for reads nobody asked for.
+    """
     key = (item.file_id if item.file_id is not None else item.path, item.etag)
     doc = ctx.recall_document(key)
     if doc is not None:
@@ -118,7 +121,8 @@ def load_document(ctx: ServerContext, item: Any) -> Any:
             f"{item.path} is {int(item.size) / 1048576:.1f} MB, over the {cap / 1048576:.0f} MB read cap, so it "
             "was not downloaded. Use files_grep to find passages in it if it is indexed, or ask the user for a "
             "smaller export. Do not retry.", status="too_large")
-    data = ctx.client().webdav.read(item.path, max_bytes=cap)
+    client = ctx.quick_client() if best_effort else ctx.client()
+    data = client.webdav.read(item.path, max_bytes=cap)
     doc = _extract(ctx, data, item)
     if doc.kind not in IMAGE_KINDS:
         _store(ctx, item, doc)
