@@ -206,7 +206,12 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         hits.append(hit)
     if hits:
         warnings += _deleted_since(ctx)
-    payload = {"query": query, "hits": hits, "total": res.total,
+    sources = None
+    if not cursor:   # the server's own search answers for what the index does not cover (first page only)
+        hits, left_out, sources = augment(ctx, query, folder=folder, hits=hits,
+                                          cold=cover.incomplete and read_state(ctx).last_full is None)
+        warnings += left_out
+    payload = {"query": query, "hits": hits, "total": res.total, "sources": sources,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
                "nextCursor": res.nextCursor, "hint": grep_hint(res, folder, cover, is_file=fresh.is_file),
                "warnings": warnings}

@@ -16,8 +16,9 @@ stat-ed for its fileId, and a hit that cannot be stat-ed is dropped, not shown).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from server.context import ServerContext
 
@@ -54,13 +55,6 @@ def _under(path: str | None, folder: str | None) -> bool:
     return path is not None and (path == folder or path.startswith(folder.rstrip("/") + "/"))
 
 
-def _outside(path: str, covered: list[str] | None) -> bool:
-    """Whether the index does not cover `path` (None = it covers nothing yet)."""
-    if covered is None:
-        return True
-    return not any(_under(path, c) for c in covered)
-
-
 def _ask(ctx: ServerContext, provider: str, query: str, limit: int) -> tuple[list[Any], str | None]:
     """Entries of one provider, or none and the reason it did not answer."""
     from nextcloud.errors import NextcloudError
@@ -73,16 +67,17 @@ def _ask(ctx: ServerContext, provider: str, query: str, limit: int) -> tuple[lis
         return [], "timed out" if exc.kind == "timeout" else f"did not answer ({exc.kind})"
 
 
-def name_hits(ctx: ServerContext, query: str, *, folder: str | None, covered: list[str] | None,
+def name_hits(ctx: ServerContext, query: str, *, folder: str | None, covers: Callable[[str], bool] | None,
               limit: int = MAX_SERVER_HITS) -> Outcome:
-    """Files whose *name* matches, outside the folders the index covers (all of them during a first sync)."""
+    """Files whose *name* matches where the index does not cover them (`covers` None: it covers nothing yet)."""
     out = Outcome()
     if FILES not in providers(ctx):
         return out
     entries, failed = _ask(ctx, FILES, query, limit * 3)
     for entry in entries:
         path, file_id = entry.file_path(), entry.file_id()
-        if path and _under(path, folder) and _outside(path, covered) and file_id is not None:
+        outside = covers is None or not covers(path or "/")
+        if path and _under(path, folder) and outside and file_id is not None:
             out.hits.append({"path": path, "fileId": file_id, "source": "server", "match": "name",
                              "passages": []})
     out.hits = out.hits[:limit]
@@ -118,4 +113,46 @@ def content_hits(ctx: ServerContext, query: str, *, folder: str | None, known: s
     note = failed or (f"{dropped} listed file(s) no longer exist" if dropped else None)
     out.sources.append({"source": "server full text", "answered": failed is None, "hits": len(out.hits),
                         **({"note": note} if note else {})})
+    return out
+
+
+def augment(ctx: ServerContext, query: str, *, folder: str | None, hits: list[dict[str, Any]],
+            cold: bool) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]] | None]:
+    """files_grep's hits plus the server's, the warnings on what the index leaves out, and the sources asked.
+
+    `cold`: the index has no complete sync yet, so it covers nothing for sure.
+    """
+    from indexer.store import selection as sel
+
+    chosen = sel.load(ctx.index)
+    warnings = _left_out(ctx, chosen)
+    known = {h["path"] for h in hits}
+    text = content_hits(ctx, query, folder=folder, known=known)
+    names = Outcome()
+    if cold or not chosen.whole_account:
+        names = name_hits(ctx, query, folder=folder, covers=None if cold else chosen.covers)
+        names.hits = [h for h in names.hits if h["path"] not in known]
+    sources = text.sources + names.sources
+    if not sources:
+        return hits, warnings, None
+    index_source = {"source": "index", "answered": True, "hits": len(hits)}
+    return hits + text.hits + names.hits, warnings, [index_source, *sources]
+
+
+def _left_out(ctx: ServerContext, chosen: Any) -> list[str]:
+    """What the user chose not to index, and what the size budget stopped: no hit there is evidence."""
+    out = []
+    if not chosen.whole_account:
+        covered = ", ".join(chosen.include) or "the whole account"
+        never = f" except {', '.join(chosen.exclude)}" if chosen.exclude else ""
+        out.append(f"The index covers {covered}{never} (the user's choice): contents elsewhere are not searched "
+                   "here, so a missing hit there is not evidence; hits with source=server come from the server's "
+                   "own search.")
+    try:
+        last = json.loads(ctx.index.get_meta("last_sync") or "{}")
+    except (ValueError, TypeError):
+        last = {}
+    if last.get("overBudget"):
+        out.append(f"The index reached its size budget: {last['overBudget']} files were not indexed (in "
+                   f"{', '.join(last.get('budgetFolders') or [])}); a missing hit there is not evidence.")
     return out
