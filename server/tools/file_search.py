@@ -32,8 +32,9 @@ from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse
 from server.tools.coverage import (ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings,
-                                   meta_time)
+                                   meta_time, read_state)
 from server.tools.freshness import Freshness, check_folder, freshen, timed_out
+from server.tools.server_search import augment
 from server.tools.resolve import check_path, file_entry, iso_time
 
 REMOTE_CURSOR = "r."

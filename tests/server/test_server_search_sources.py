@@ -12,7 +12,14 @@ FULLTEXT_PATH = "/ocs/v2.php/search/providers/fulltextsearch/search"
 
 @pytest.fixture
 def fts() -> Iterator[Emulator]:
+    from fixtures.emulator.testing import http_client
+
     with Emulator(apps=ALL_APPS | {"fulltextsearch"}) as emu:
+        # The emulated cluster extracts every file on its first query (seconds for the sample PDFs): do it
+        # now, so the tests' one-second best-effort budget measures the search, not the emulator's warm-up.
+        with http_client(emu, "alice", ocs=True) as raw:
+            raw.get(FULLTEXT_PATH, params={"term": "x", "format": "json"}, timeout=120)
+        emu.requests.clear()
         yield emu
 
 
@@ -61,7 +68,10 @@ def test_content_hits_skip_files_the_index_gave_and_other_folders(fts: Emulator)
 
     ctx = _ctx(fts)
     try:
-        assert content_hits(ctx, "supplier", folder=None, known={"/Projects/Alpha/notes.md"}).hits == []
+        everywhere = [h["path"] for h in content_hits(ctx, "supplier", folder=None, known=set()).hits]
+        assert everywhere == ["/Projects/Alpha/notes.md", "/Projects/Beta/todo.txt"]
+        rest = content_hits(ctx, "supplier", folder=None, known={"/Projects/Alpha/notes.md"}).hits
+        assert [h["path"] for h in rest] == ["/Projects/Beta/todo.txt"]
         assert content_hits(ctx, "supplier", folder="/Documents", known=set()).hits == []
     finally:
         ctx.close()
@@ -75,7 +85,7 @@ def test_a_listed_file_that_is_gone_is_dropped_and_said(fts: Emulator) -> None:
         # The search cluster lags behind the files: it still lists a file the server no longer has.
         fts.faults.add(method="PROPFIND", path_prefix="/remote.php/dav/files/alice/Projects/Alpha/notes.md",
                        status=404)
-        out = content_hits(ctx, "supplier", folder=None, known=set())
+        out = content_hits(ctx, "supplier", folder="/Projects/Alpha", known=set())
     finally:
         fts.faults.clear()
         ctx.close()
@@ -94,12 +104,14 @@ def test_slow_or_failing_full_text_is_named_not_waited_for(fts: Emulator) -> Non
         slow = content_hits(ctx, "supplier", folder=None, known=set())
         fts.faults.clear()
         fts.faults.add(method="GET", path_prefix=FULLTEXT_PATH, status=500, times=3)
+        before = _count(fts, FULLTEXT_PATH)
         broken = content_hits(ctx, "supplier", folder=None, known=set())
+        asked = _count(fts, FULLTEXT_PATH) - before
     finally:
         fts.faults.clear()
         ctx.close()
     assert slow.hits == [] and slow.sources[0]["answered"] is False and "timed out" in slow.sources[0]["note"]
-    assert broken.sources[0]["answered"] is False and _count(fts, FULLTEXT_PATH) == 3   # no retries
+    assert broken.sources[0]["answered"] is False and asked == 1   # one attempt: no retries on a read path
 
 
 def test_without_the_full_text_app_no_source_is_asked(fts: Emulator) -> None:
@@ -119,10 +131,69 @@ def test_name_hits_only_outside_the_covered_folders(fts: Emulator) -> None:
 
     ctx = _ctx(fts)
     try:
-        everywhere = name_hits(ctx, "budget", folder=None, covered=None)
-        outside = name_hits(ctx, "budget", folder=None, covered=["/Documents"])
+        from indexer.store.selection import Selection
+
+        everywhere = name_hits(ctx, "budget", folder=None, covers=None)
+        outside = name_hits(ctx, "budget", folder=None, covers=Selection.of(include=["/Documents"]).covers)
     finally:
         ctx.close()
     assert {h["path"] for h in everywhere.hits} == {"/Documents/budget.xlsx", "/Projects/Alpha/budget.csv"}
     assert [h["path"] for h in outside.hits] == ["/Projects/Alpha/budget.csv"]
     assert all(h["match"] == "name" and isinstance(h["fileId"], int) for h in everywhere.hits)
+
+
+def _grep(ctx: Any, query: str) -> dict[str, Any]:
+    import json
+
+    import anyio
+    from mcp import Client
+
+    from server.app import build_server
+
+    async def go() -> Any:
+        async with Client(build_server(ctx), mode="legacy") as client:
+            return await client.call_tool("files_grep", {"query": query})
+    result = anyio.run(go)
+    assert not result.is_error, result.content[0].text
+    return json.loads(result.content[0].text)
+
+
+def test_grep_with_a_selection_says_what_it_covers_and_asks_the_server(fts: Emulator, tmp_path: Any) -> None:
+    from indexer.remote.sync import sync
+    from indexer.store import selection as sel
+    from indexer.store.index import Index
+    from server.context import Settings
+
+    ctx = _ctx(fts)
+    ctx.settings = Settings(best_effort_s=2.0, freshness_interval_s=0.0)
+    ctx.index = Index.open(tmp_path / "index.db")
+    try:
+        sel.save(ctx.index, sel.Selection.of(include=["/Documents"]))
+        sync(ctx.client(), ctx.index, pool=False)
+        out = _grep(ctx, "supplier")
+    finally:
+        ctx.close()
+    assert any("The index covers /Documents" in w for w in out["warnings"])
+    by_path = {h["path"]: h for h in out["hits"]}
+    notes = by_path["/Projects/Alpha/notes.md"]        # outside the index: found by the server's full text
+    assert notes["source"] == "server" and notes["match"] == "content" and isinstance(notes["fileId"], int)
+    assert [s["source"] for s in out["sources"]] == ["index", "server full text", "server names"]
+    assert all(s["answered"] for s in out["sources"])
+
+
+def test_grep_without_server_sources_adds_nothing(tmp_path: Any) -> None:
+    from indexer.remote.sync import sync
+    from indexer.store.index import Index
+    from server.context import Settings
+
+    with Emulator() as plain:
+        ctx = _ctx(plain)
+        ctx.settings = Settings(freshness_interval_s=0.0)
+        ctx.index = Index.open(tmp_path / "index.db")
+        try:
+            sync(ctx.client(), ctx.index, pool=False)
+            out = _grep(ctx, "supplier")
+        finally:
+            ctx.close()
+    assert "sources" not in out and all("source" not in h for h in out["hits"])
+    assert out["hits"] and not any("The index covers" in w for w in out.get("warnings", []))
