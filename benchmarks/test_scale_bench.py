@@ -25,12 +25,18 @@ N_FILES = int(os.environ.get("MCP_NEXTCLOUD_SCALE_FILES", "200000"))
 WORK_FOLDERS, WORK_FILES = 40, 2_000
 
 CHILD = textwrap.dedent("""
-    import json, resource, sys, time
+    import json, sys, time
     from indexer.remote.sync import sync
     from indexer.store import selection as sel
     from indexer.store.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
+    def peak_mb():
+        # VmHWM: this process image's own peak (ru_maxrss would carry the forking parent's over exec).
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return -1.0
     account, index_path = json.loads(sys.argv[1]), sys.argv[2]
     with Index.open(index_path) as index, NextcloudClient(Account(**account)) as client:
         sel.save(index, sel.Selection.of(include=["/Work"]))
@@ -40,7 +46,7 @@ CHILD = textwrap.dedent("""
         again = sync(client, index, pool=False)
         t2 = time.perf_counter()
     print(json.dumps({"first": first.to_dict(), "first_s": t1 - t0, "again": again.to_dict(), "again_s": t2 - t1,
-                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                      "peak_rss_mb": peak_mb()}))
 """)
 
 
