@@ -45,12 +45,24 @@ def read(ctx: ServerContext, *, path: str | None, file_id: int | None, offset: i
                    "truncated": False, "hint": "The image follows as an image block."}
         return envelope(payload, image=(doc.image.data, doc.image.mime))
     if fmt == "outline":
-        import reader
-
-        return envelope({**base, **reader.outline(doc).to_dict()})
+        return envelope(_outline(doc, base, offset))
     if find is not None:
         return envelope({**base, **_find(doc, find, offset, min(limit or 20, MAX_FIND_LIMIT))})
     return envelope({**base, **_slice(doc, offset, limit)})
+
+
+def _outline(doc: Any, base: dict[str, Any], offset: int) -> dict[str, Any]:
+    """The outline, the whole answer within the outline budget; a non-zero offset expands the section holding it."""
+    import reader
+    from reader.outline import OUTLINE_BUDGET
+    from reader.outline_budget import json_bytes
+
+    if offset > len(doc.text):
+        raise misuse(f"offset {offset} is past the end of the text ({len(doc.text)} characters). Use an entry's "
+                     "offset from the outline to expand its section. Do not retry this offset.",
+                     status="offset_past_end")
+    room = OUTLINE_BUDGET - json_bytes(base)
+    return {**base, **reader.outline(doc, offset=offset or None, budget=room).to_dict()}
 
 
 def _slice(doc: Any, offset: int, limit: int | None) -> dict[str, Any]:
