@@ -117,8 +117,6 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         report = index_folder(index, folder, pool=pool)  # catch up on what changed while nobody watched
         # With --json: one compact JSON object per line on stdout (an event stream); else lines on stderr.
         say = _event_printer(args.json)
-        say({"event": "watching", "folder": str(report.folder), "files": report.scanned},
-            f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)")
 
         def changed(path: str, rec: Any) -> None:
             what = "removed" if rec is None else rec.status
@@ -127,6 +125,9 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         watcher = FolderWatcher(index, folder, pool=pool, on_change=changed).start()
+        # Said once the watcher runs: a change made after this line is seen.
+        say({"event": "watching", "folder": str(report.folder), "files": report.scanned},
+            f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)")
         try:
             while not stop.wait(0.5):
                 pass

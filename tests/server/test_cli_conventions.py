@@ -248,6 +248,22 @@ def test_large_text_goes_to_an_artifact(cli: Any, tmp_path: Path) -> None:
     assert img["mediaType"] == "image/png" and Path(img["path"]).read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_write_whose_answer_never_came_reports_an_unknown_outcome_with_its_request_id(private: Any) -> None:
+    emu, env = private
+    # The card is created, then the connection is dropped: the outcome is unknown to the client, never "failed".
+    emu.faults.add(method="POST", path_prefix="/index.php/apps/deck/api/v1.0/boards/1/stacks/1/cards",
+                   commit_then_timeout=True)
+    done = subprocess.run([sys.executable, "-m", "server", "deck", "create-card", "--board", "1", "--stack", "1",
+                           "--title", "Maybe made", "--confirm", "--json"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+    error = json.loads(done.stdout)["error"]
+    assert done.returncode == 1 and error["status"] == "unknown_outcome" and error["retry"] is False
+    assert "Request id: " in error["message"]
+    posts = [p for m, p, _ in emu.requests if m == "POST" and p.endswith("/cards")]
+    assert len(posts) == 1                                     # no second layer retried the write
+    assert _cards_titled(emu, env, "Maybe made") == ["Maybe made"]   # it did happen: reading state says so
+
+
 # -- batch -----------------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -351,3 +367,101 @@ def test_example_lines_quote_like_a_shell() -> None:
     for cmd in TOOL_COMMANDS:
         line = " ".join(shlex.quote(a) for a in cmd.example)
         assert shlex.split(line) == list(cmd.example)
+
+
+# -- what a new user tripped on ----------------------------------------------------------------------------
+
+def test_login_names_a_malformed_address(cli: Any) -> None:
+    code, _, err = cli("login", "not-a-url")
+    assert code == 2 and "does not look like a web address" in err and "reach" not in err
+
+
+def test_an_empty_file_search_still_says_how_many(cli: Any) -> None:
+    code, out, _ = cli("files", "search", "--name", "zz-no-such-name-zz", "--json")
+    answer = _json(out)
+    assert code == 0 and answer["items"] == [] and answer["total"] == 0
+
+
+def test_serve_http_says_nothing_about_serving_when_the_port_is_taken(world: Any, tmp_path: Path) -> None:
+    import socket
+
+    env = {**os.environ, **_env(world.emulator, tmp_path, world.index_path), "PYTHONPATH": str(ROOT),
+           "MCP_NEXTCLOUD_CONFIG": str(tmp_path / "config" / "account.json"),
+           "MCP_NEXTCLOUD_TELEMETRY": str(tmp_path / "calls.sqlite")}
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "server", "serve", "--http", "--port", str(port), "--interval",
+                               "0"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "serving" not in done.stderr and "token" not in done.stderr
+
+
+def test_demo_json_and_what_to_try_next() -> None:
+    import io
+
+    from server.demo import NEXT_STEPS, run
+
+    out = io.StringIO()
+    assert run(query="quota", out=out, as_json=True) == 0
+    report = json.loads(out.getvalue())
+    assert report["tools"]["count"] == len(report["tools"]["names"]) and len(report["calls"]) == 6
+    assert report["calls"][0]["answer"]["userId"] == "alice" and report["calls"][-1]["ok"] is False
+    assert [n["command"] for n in report["next"]] == [c for c, _ in NEXT_STEPS]
+    assert any("demo --serve" in c for c, _ in NEXT_STEPS)
+
+
+def test_demo_serve_prints_a_configuration_that_works(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "server", "demo", "--serve", "--json"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        setup = json.loads(proc.stdout.readline())
+        host = setup["host"]["mcpServers"]["nextcloud-demo"]
+        assert host["env"] == setup["env"] and host["args"][-1] == "serve"
+        # The Inspector line passes every variable with -e (it does not inherit the shell's environment).
+        inspector = setup["inspector"]
+        assert [inspector[i + 1] for i, a in enumerate(inspector) if a == "-e"] == \
+            [f"{k}={v}" for k, v in setup["env"].items()]
+        run_env = {**os.environ, **setup["env"], "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path)}
+        who = subprocess.run([sys.executable, "-m", "server", "whoami", "--json"], cwd=ROOT, env=run_env,
+                             capture_output=True, text=True, timeout=60)
+        assert json.loads(who.stdout)["userId"] == "alice", who.stderr
+        grep = subprocess.run([sys.executable, "-m", "server", "files", "grep", "install", "--json"], cwd=ROOT,
+                              env=run_env, capture_output=True, text=True, timeout=60)
+        assert any(h["path"] == "/Documents/manual.pdf" for h in json.loads(grep.stdout)["items"])
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+
+
+def _line(proc: Any, timeout: float) -> str:
+    """The next stdout line of a running process, or a failure after `timeout` seconds (never a hang)."""
+    import selectors
+
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        assert sel.select(timeout), f"no output within {timeout} s"
+    return str(proc.stdout.readline())
+
+
+def test_index_watch_json_streams_events(tmp_path: Path) -> None:
+    folder = tmp_path / "watched"
+    folder.mkdir()
+    (folder / "a.txt").write_text("first heron")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "server", "index", "watch", str(folder), "--index",
+                             str(tmp_path / "w.db"), "--json"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = json.loads(_line(proc, 60))
+        assert first == {"event": "watching", "folder": str(folder), "files": 1}
+        (folder / "b.txt").write_text("second heron")
+        assert json.loads(_line(proc, 30)) == {"event": "indexed", "path": str(folder / "b.txt")}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert json.loads(out.strip().splitlines()[-1]) == {"event": "stopped"} and "Traceback" not in err
