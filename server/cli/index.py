@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from server.cli.output import plain
+
 
 def _dump(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
@@ -286,9 +288,10 @@ def _cmd_grep(args: argparse.Namespace) -> int:
         return 0
     for hit, folder in zip(res.hits, folders, strict=True):
         where = f"  in {folder}" if folder and len(roots) > 1 else ""
-        print(f"{hit.path}  ({_hit_summary(hit)}){where}")
+        # File names and passages are data: control characters are shown escaped, never sent to the terminal.
+        print(f"{plain(hit.path)}  ({_hit_summary(hit)}){where}")
         for p in hit.passages:
-            passage = " ".join(p.passage.split())
+            passage = plain(" ".join(p.passage.split()))
             print(f"  {_unit(hit.kind)} {p.page}, line {p.line}, offset {p.offset}: {passage}")
     total = f"at least {res.total}" if getattr(res, "totalIsEstimate", False) else str(res.total)
     print(f"{total} file(s) match; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"

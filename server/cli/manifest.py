@@ -124,6 +124,8 @@ def command_entry(name: str, parser: Any, summary: str | None) -> dict[str, Any]
         entry["writes"] = is_write(spec)
         entry["confirm"] = needs_confirm(spec)
         entry["annotations"] = spec["annotations"]
+        if cmd.constraints:
+            entry["constraints"] = list(cmd.constraints)
         entry["inputSchema"] = spec["input"]
         if cmd.records:
             entry["records"] = {"fields": spec["records"][cmd.records], "ids": list(cmd.ids)}

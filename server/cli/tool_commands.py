@@ -40,6 +40,7 @@ class ToolCommand:
     ids: tuple[str, ...] = ()           # record fields --fields never removes (the handles)
     positional: tuple[str, ...] = ()    # tool arguments given without a flag
     artifact: tuple[str, ...] = ()      # text fields that go to an artifact file when large
+    constraints: tuple[str, ...] = ()   # rules between arguments the schema cannot say (manifest, help)
 
     @property
     def full_name(self) -> str:
@@ -53,11 +54,16 @@ TOOL_COMMANDS: tuple[ToolCommand, ...] = (
     ToolCommand("files", "grep", "files_grep", ("files", "grep", "install", "--fields", "passages"),
                 records="hits", ids=("path", "fileId"), positional=("query",)),
     ToolCommand("files", "read", "files_read", ("files", "read", "--path", "/Documents/manual.pdf", "--find",
-                                                 "install"), artifact=("content",)),
+                                                 "install"), artifact=("content",),
+                constraints=("one of --path, --file-id", "--find and --format outline do not combine")),
     ToolCommand("files", "write", "files_write", ("files", "write", "--path", "/Notes/todo.md", "--content",
-                                                   "milk", "--dry-run")),
+                                                   "milk", "--dry-run"),
+                constraints=("one of --path (create or replace), --file-id (replace)",
+                             "with --etag it replaces only that version; without, only a new file is written",
+                             "text files only: binary formats are refused")),
     ToolCommand("files", "share", "files_share_internal", ("files", "share", "--path", "/Documents",
-                                                            "--share-with", "bob", "--dry-run")),
+                                                            "--share-with", "bob", "--dry-run"),
+                constraints=("one of --path, --file-id",)),
     ToolCommand("deck", "list", "deck_list_cards", ("deck", "list", "--board", "Roadmap", "--limit", "20"),
                 records="cards", ids=("card", "board", "stack")),
     ToolCommand("deck", "create-board", "deck_create_board", ("deck", "create-board", "--title", "Trip",
@@ -66,7 +72,9 @@ TOOL_COMMANDS: tuple[ToolCommand, ...] = (
                                                              "--stack", "To do", "--title", "Call Bob",
                                                              "--dry-run")),
     ToolCommand("deck", "update-card", "deck_update_card", ("deck", "update-card", "--board", "Roadmap",
-                                                             "--card", "12", "--done", "--dry-run")),
+                                                             "--card", "12", "--done", "--dry-run"),
+                constraints=("at least one of --title, --description, --due, --done, --labels, --assignees",
+                             "--labels and --assignees replace the whole set")),
     ToolCommand("deck", "move-card", "deck_move_card", ("deck", "move-card", "--board", "Roadmap", "--card", "12",
                                                          "--stack", "Done", "--dry-run")),
     ToolCommand("mail", "contacts", "mail_contacts", ("mail", "contacts", "Bob"), records="people",
@@ -85,8 +93,34 @@ GROUP_HELP = {
 }
 
 
+def derived(tool: str, spec: dict[str, Any]) -> ToolCommand:
+    """A command for a tool nobody declared one for yet (calendar_list_events -> `calendar list-events`).
+
+    Every model-visible tool gets a command: its arguments come from the schema as for the declared ones;
+    a tool that pages (a cursor argument and one list of records) is a collection keyed by the first field.
+    """
+    group, _, rest = tool.partition("_")
+    props = spec["input"].get("properties", {})
+    example = [group, rest.replace("_", "-")]
+    for prop in spec["input"].get("required", []):
+        kind = props.get(prop, {}).get("type")
+        example += [option(prop), "1" if kind in ("integer", "number") else "x"]
+    records = spec.get("records") or {}
+    key = next(iter(records)) if len(records) == 1 and "cursor" in props else None
+    return ToolCommand(group, rest.replace("_", "-"), tool, tuple(example), records=key,
+                       ids=(records[key][0],) if key else ())
+
+
+def all_commands(tools: dict[str, dict[str, Any]] | None = None) -> list[ToolCommand]:
+    """The declared commands, then one derived for every other tool the model sees (app-only tools excluded)."""
+    tools = toolspec.load() if tools is None else tools
+    declared = {c.tool for c in TOOL_COMMANDS}
+    return [*TOOL_COMMANDS, *(derived(name, spec) for name, spec in tools.items()
+                              if name not in declared and not spec.get("appOnly"))]
+
+
 def by_tool() -> dict[str, ToolCommand]:
-    return {c.tool: c for c in TOOL_COMMANDS}
+    return {c.tool: c for c in all_commands()}
 
 
 def option(prop: str) -> str:
@@ -149,20 +183,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from server.cli import tool_run
 
     tools = toolspec.load()
+    commands = all_commands(tools)
     groups: dict[str, Any] = {}
-    for cmd in TOOL_COMMANDS:
+    for cmd in commands:
         spec = tools[cmd.tool]
         if cmd.group and cmd.group not in groups:
-            g = subparsers.add_parser(cmd.group, help=GROUP_HELP[cmd.group], description=GROUP_HELP[cmd.group],
+            summary = GROUP_HELP.get(cmd.group, f"the MCP {cmd.group} tools")
+            g = subparsers.add_parser(cmd.group, help=summary, description=summary,
                                       epilog="Example: mcp-nextcloud " + " ".join(
-                                          _quote(a) for a in next(c for c in TOOL_COMMANDS
+                                          _quote(a) for a in next(c for c in commands
                                                                   if c.group == cmd.group).example))
             groups[cmd.group] = g.add_subparsers(dest=f"{cmd.group}_command", metavar="ACTION")
             g.set_defaults(func=lambda a, g=g: (g.print_help(), 0)[1])
         where = groups[cmd.group] if cmd.group else subparsers
         summary = spec["description"].rstrip(".")
+        rules = "".join(f"Rule: {c}\n" for c in cmd.constraints)
         p = where.add_parser(cmd.name, help=summary[:1].lower() + summary[1:], description=spec["description"],
-                             epilog="Example: mcp-nextcloud " + " ".join(_quote(a) for a in cmd.example))
+                             epilog=rules + "Example: mcp-nextcloud " + " ".join(_quote(a) for a in cmd.example))
         _declare(p, cmd, spec)
         p.set_defaults(func=tool_run.runner(cmd))
     from server.cli import batch

@@ -23,7 +23,7 @@ from fixtures.emulator.server import Emulator
 from server.cli import build_parser, main
 from server.cli import toolspec
 from server.cli.registry import walk
-from server.cli.tool_commands import TOOL_COMMANDS, is_write, needs_confirm, option
+from server.cli.tool_commands import TOOL_COMMANDS, all_commands, derived, is_write, needs_confirm, option
 from server.cli.tool_exec import SAFE_METHODS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,9 +82,21 @@ def test_tool_snapshot_matches_the_registered_tools() -> None:
 
 
 def test_every_model_tool_has_a_cli_command() -> None:
-    mirrored = {c.tool for c in TOOL_COMMANDS}
+    mirrored = {c.tool for c in all_commands()}
     model_tools = {name for name, spec in SPECS.items() if not spec.get("appOnly")}
     assert mirrored == model_tools
+    assert len({c.full_name for c in all_commands()}) == len(mirrored)     # no two tools share a command
+
+
+def test_a_tool_without_a_declared_command_gets_one() -> None:
+    """A new domain's tools (calendar, contacts, Talk...) are commands before anyone declares them."""
+    spec = {"server": "main", "description": "List events.", "annotations": SPECS["files_search"]["annotations"],
+            "input": {"type": "object", "required": ["calendar"],
+                      "properties": {"calendar": {"type": "string"}, "cursor": {"type": "string"}}},
+            "records": {"events": ["uid", "title"]}}
+    cmd = derived("calendar_list_events", spec)
+    assert (cmd.full_name, cmd.records, cmd.ids) == ("calendar list-events", "events", ("uid",))
+    assert cmd.example == ("calendar", "list-events", "--calendar", "x")
 
 
 @pytest.mark.parametrize("cmd", TOOL_COMMANDS, ids=lambda c: c.full_name)
