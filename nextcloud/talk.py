@@ -94,6 +94,15 @@ class Talk:
         return room_from_json(self._call("POST", ROOMS, path="rooms", body=body, idempotent=room_type == 1),
                               self._public_url)
 
+    def allow_guests(self, token: str) -> Room:
+        """Open a group room to guests with the link (type 2 -> 3); already public is fine."""
+        return room_from_json(self._call("POST", f"{ROOMS}/{token}/public", path=f"room {token}", idempotent=True),
+                              self._public_url)
+
+    def delete_room(self, token: str) -> None:
+        """Delete a conversation (moderators only)."""
+        self._call("DELETE", f"{ROOMS}/{token}", path=f"room {token}", idempotent=True)
+
     def participants(self, token: str) -> list[Participant]:
         return [participant_from_json(p) for p in self._call("GET", f"{ROOMS}/{token}/participants",
                                                              path=f"room {token}") or []]

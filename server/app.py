@@ -75,7 +75,7 @@ class NextcloudMCP(MCPServer):
 
 
 # Constraints still enforced by validation but not worth their bytes in every session's tools/list.
-_UNPUBLISHED = ("minLength", "maxLength", "minimum", "maximum")
+_UNPUBLISHED = ("minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems")
 
 
 def slim_schema(schema: Any) -> Any:
@@ -149,8 +149,8 @@ def _slim_tools(server: MCPServer) -> None:
 
 
 def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> NextcloudMCP:
-    """The MCP server for one context: the file tools and whoami, with slim schemas."""
-    from server.tools import files
+    """The MCP server for one context: whoami, files, calendar, contacts and Talk tools, with slim schemas."""
+    from server.tools import calendar, contacts, files, meet
     from server.tools import whoami
 
     @asynccontextmanager
@@ -165,6 +165,9 @@ def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> Next
     server.context = context
     whoami.register(server, context)
     files.register(server, context)
+    calendar.register(server, context)
+    contacts.register(server, context)
+    meet.register(server, context)
     _slim_tools(server)
     return server
 

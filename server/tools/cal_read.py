@@ -1,0 +1,162 @@
+"""calendar_list_events: every occurrence in a window, across the account's calendars, one REPORT per calendar.
+
+Recurring events are expanded here (recurring-ical-events), not by the
+server's <c:expand>: Nextcloud's expansion converts everything to UTC and
+drops the event's own time zone, which the answer must keep. EXDATE and
+moved occurrences (RECURRENCE-ID overrides) are honoured by the library.
+A calendar that cannot be read is named in `warnings`; the others still answer.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import icalendar
+import recurring_ical_events
+
+from server.context import ServerContext
+from server.envelope import envelope
+from server.errors import misuse
+from server.tools.cal_common import CalendarRef, bound, calendars, iso_utc, parse_when, pick_calendar, zone_name
+
+DEFAULT_DAYS = 7
+MAX_WINDOW_DAYS = 366
+
+
+def _addr(value: Any) -> str:
+    return str(value).split(":", 1)[1] if str(value).lower().startswith("mailto:") else str(value)
+
+
+def _attendees(comp: Any) -> list[str]:
+    raw = comp.get("ATTENDEE") or []
+    return [_addr(a) for a in (raw if isinstance(raw, list) else [raw])]
+
+
+def occurrence_entry(comp: Any, cal: CalendarRef, repeats: bool) -> dict[str, Any]:
+    """One occurrence as the model reads it: handles (uid, calendar), times in UTC plus the event's own zone."""
+    task = comp.name == "VTODO"
+    start = comp.decoded("DTSTART") if comp.get("DTSTART") is not None else None
+    end = comp.decoded("DTEND") if comp.get("DTEND") is not None else None
+    if task:
+        due = comp.decoded("DUE") if comp.get("DUE") is not None else None
+        start, end = start or due, due
+    if end is None and start is not None and comp.get("DURATION") is not None:
+        end = start + comp.decoded("DURATION")
+    all_day = start is not None and not isinstance(start, dt.datetime)
+    entry: dict[str, Any] = {"uid": str(comp.get("UID") or ""), "calendar": cal.id,
+                             "title": str(comp.get("SUMMARY") or "")}
+    if start is not None:
+        entry["start"] = iso_utc(start)
+    if end is not None:
+        # All-day: the last day itself (iCalendar's DTEND is the day after, which reads as one day too many).
+        entry["end"] = iso_utc(end - dt.timedelta(days=1) if all_day and end > start else end)
+    if all_day:
+        entry["allDay"] = True
+    tz = zone_name(start)
+    if tz:
+        entry["tz"] = tz
+        entry["localStart"] = start.replace(tzinfo=None).isoformat(timespec="minutes")
+    if comp.get("LOCATION"):
+        entry["location"] = str(comp.get("LOCATION"))
+    people = _attendees(comp)
+    if people:
+        entry["attendees"] = people
+    if comp.get("ORGANIZER"):
+        entry["organizer"] = _addr(comp.get("ORGANIZER"))
+    if repeats:
+        entry["repeats"] = True
+    if str(comp.get("STATUS") or "").upper() == "CANCELLED":
+        entry["cancelled"] = True
+    if task:
+        entry["task"] = True
+    return entry
+
+
+def _sort_key(entry: dict[str, Any]) -> str:
+    start = entry.get("start", "")
+    return start if "T" in start else start + "T00:00Z"
+
+
+def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.datetime,
+                  component: str) -> list[dict[str, Any]]:
+    """The occurrences of one stored object in [start, end); ValueError when its iCalendar is unusable."""
+    parsed = icalendar.Calendar.from_ical(ics)
+    # Stored RRULE/RDATE or overrides mean a series (the library marks every occurrence with a RECURRENCE-ID).
+    repeats = any(c.get("RRULE") is not None or c.get("RDATE") is not None or c.get("RECURRENCE-ID") is not None
+                  for c in parsed.walk(component))
+    try:
+        found = recurring_ical_events.of(parsed, components=[component]).between(start, end)
+    except recurring_ical_events.InvalidCalendar as exc:
+        raise ValueError(str(exc)) from None
+    return [occurrence_entry(c, cal, repeats) for c in found]
+
+
+def _window(start: str, end: str | None) -> tuple[dt.datetime, dt.datetime]:
+    lo = bound(start, "start")
+    if end:
+        hi = bound(end, "end")
+        if not isinstance(parse_when(end, "end"), dt.datetime):
+            hi += dt.timedelta(days=1)   # a date as the end means "through that day"
+    else:
+        hi = lo + dt.timedelta(days=DEFAULT_DAYS)
+    if hi <= lo:
+        raise misuse("end is not after start. Give an end later than start (or leave it out for 7 days). "
+                     "Do not retry unchanged.", status="bad_window")
+    if hi - lo > dt.timedelta(days=MAX_WINDOW_DAYS):
+        raise misuse(f"The window is longer than {MAX_WINDOW_DAYS} days. List a shorter window (a month is "
+                     "typical). Do not retry unchanged.", status="bad_window")
+    return lo, hi
+
+
+def _selected(ctx: ServerContext, calendar: str | None, include_app: bool) -> tuple[list[CalendarRef], list[str]]:
+    """The calendars to read, and the notes about calendars left out."""
+    all_cals = calendars(ctx)
+    if calendar:
+        return [pick_calendar(all_cals, calendar)], []
+    chosen = [c for c in all_cals if (include_app or not c.app)
+              and ("VEVENT" in c.components or (c.app and "VTODO" in c.components))]
+    notes = []
+    skipped = [c for c in all_cals if c.app and not include_app]
+    if skipped:
+        notes.append(f"{len(skipped)} app calendar(s) (Deck boards' due cards) not listed; "
+                     "includeAppCalendars=true adds them.")
+    return chosen, notes
+
+
+def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: str | None, include_app: bool,
+                limit: int) -> Any:
+    """Occurrences overlapping [start, end) in the chosen calendars, sorted by start, at most `limit`."""
+    lo, hi = _window(start, end)
+    cals, notes = _selected(ctx, calendar, include_app)
+    caldav = ctx.client().caldav
+    events: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for cal in cals:
+        component = "VEVENT" if "VEVENT" in cal.components else "VTODO"
+        try:
+            objects = caldav.objects_between(cal.id, lo, hi, component=component)
+        except Exception as exc:
+            if type(exc).__name__ != "NextcloudError" or getattr(exc, "kind", "") == "auth":
+                raise
+            warnings.append(f"Calendar {cal.id} ({cal.name}) could not be read ({getattr(exc, 'kind', 'error')}); "
+                            "its events are missing from this answer.")
+            continue
+        for obj in objects:
+            try:
+                events.extend(expand_object(obj.ics, cal, lo, hi, component))
+            except ValueError:
+                warnings.append(f"An entry in calendar {cal.id} is not valid iCalendar and was skipped.")
+    events.sort(key=_sort_key)
+    total = len(events)
+    payload: dict[str, Any] = {
+        "from": iso_utc(lo), "to": iso_utc(hi),
+        "calendars": {c.id: c.name for c in cals},
+        "events": events[:limit], "total": total, "truncated": total > limit,
+        "warnings": warnings + notes,
+    }
+    if total > limit:
+        payload["hint"] = (f"{total - limit} more; list a shorter window (start at the last start shown) "
+                           "or raise limit.")
+    elif not events:
+        payload["hint"] = "No events in this window in the calendars listed."
+    return envelope(payload)
