@@ -88,7 +88,9 @@ def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.dateti
         found = recurring_ical_events.of(parsed, components=[component]).between(start, end)
     except recurring_ical_events.InvalidCalendar as exc:
         raise ValueError(str(exc)) from None
-    return [occurrence_entry(c, cal, repeats) for c in found]
+    # An undated to-do overlaps every window (RFC 4791 9.9): it is not something happening in this one.
+    dated = [c for c in found if c.get("DTSTART") is not None or c.get("DUE") is not None]
+    return [occurrence_entry(c, cal, repeats) for c in dated]
 
 
 def _window(start: str, end: str | None) -> tuple[dt.datetime, dt.datetime]:
