@@ -89,7 +89,10 @@ def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.dateti
     except recurring_ical_events.InvalidCalendar as exc:
         raise ValueError(str(exc)) from None
     # An undated to-do overlaps every window (RFC 4791 9.9): it is not something happening in this one.
-    dated = [c for c in found if c.get("DTSTART") is not None or c.get("DUE") is not None]
+    # (Checked on the stored components: the library gives every occurrence a DTSTART.)
+    dated_uids = {str(c.get("UID")) for c in parsed.walk(component)
+                  if c.get("DTSTART") is not None or c.get("DUE") is not None}
+    dated = [c for c in found if str(c.get("UID")) in dated_uids]
     return [occurrence_entry(c, cal, repeats) for c in dated]
 
 
