@@ -93,6 +93,12 @@ def zone_name(value: Any) -> str | None:
     return None if not key or key in ("UTC", "Etc/UTC", "GMT", "Z") else str(key)
 
 
+def local_form(value: Any) -> str | None:
+    """'2026-12-07T09:30 Europe/Berlin': a zoned time as its own wall clock and zone (what the tools accept)."""
+    tz = zone_name(value)
+    return f"{value.replace(tzinfo=None).isoformat(timespec='minutes')} {tz}" if tz else None
+
+
 @dataclass(frozen=True)
 class CalendarRef:
     """A calendar as the tools name it: its id (what `calendar` arguments take) and display name."""

@@ -9,6 +9,8 @@ A calendar that cannot be read is named in `warnings`; the others still answer.
 from __future__ import annotations
 
 import datetime as dt
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import icalendar
@@ -17,10 +19,32 @@ import recurring_ical_events
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import misuse
-from server.tools.cal_common import CalendarRef, bound, calendars, iso_utc, parse_when, pick_calendar, zone_name
+from server.tools.cal_common import CalendarRef, bound, calendars, iso_utc, local_form, parse_when, pick_calendar
 
 DEFAULT_DAYS = 7
 MAX_WINDOW_DAYS = 366
+# Parsed objects by (calendar, name, etag): an agent lists the same weeks again and again, and parsing is
+# most of a listing's cost. A changed object has a new etag, so an entry is never stale; never mutated.
+_PARSED: "OrderedDict[tuple[str, str, str], Any]" = OrderedDict()
+_PARSED_MAX = 5000
+_PARSED_LOCK = threading.Lock()
+
+
+def parsed_object(key: tuple[str, str, str], ics: str) -> Any:
+    """icalendar.Calendar of a stored object, from the cache when its etag is unchanged."""
+    if not key[2]:
+        return icalendar.Calendar.from_ical(ics)
+    with _PARSED_LOCK:
+        hit = _PARSED.get(key)
+        if hit is not None:
+            _PARSED.move_to_end(key)
+            return hit
+    cal = icalendar.Calendar.from_ical(ics)
+    with _PARSED_LOCK:
+        _PARSED[key] = cal
+        while len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    return cal
 
 
 def _addr(value: Any) -> str:
@@ -52,17 +76,17 @@ def occurrence_entry(comp: Any, cal: CalendarRef, repeats: bool) -> dict[str, An
         entry["end"] = iso_utc(end - dt.timedelta(days=1) if all_day and end > start else end)
     if all_day:
         entry["allDay"] = True
-    tz = zone_name(start)
-    if tz:
-        entry["tz"] = tz
-        entry["localStart"] = start.replace(tzinfo=None).isoformat(timespec="minutes")
+    local = local_form(start)
+    if local:
+        entry["local"] = local
     if comp.get("LOCATION"):
         entry["location"] = str(comp.get("LOCATION"))
-    people = _attendees(comp)
+    organizer = _addr(comp.get("ORGANIZER")) if comp.get("ORGANIZER") else None
+    people = [p for p in _attendees(comp) if p.lower() != (organizer or "").lower()]
     if people:
         entry["attendees"] = people
-    if comp.get("ORGANIZER"):
-        entry["organizer"] = _addr(comp.get("ORGANIZER"))
+    if organizer:
+        entry["organizer"] = organizer
     if repeats:
         entry["repeats"] = True
     if str(comp.get("STATUS") or "").upper() == "CANCELLED":
@@ -78,9 +102,9 @@ def _sort_key(entry: dict[str, Any]) -> str:
 
 
 def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.datetime,
-                  component: str) -> list[dict[str, Any]]:
+                  component: str, key: tuple[str, str, str] = ("", "", "")) -> list[dict[str, Any]]:
     """The occurrences of one stored object in [start, end); ValueError when its iCalendar is unusable."""
-    parsed = icalendar.Calendar.from_ical(ics)
+    parsed = parsed_object(key, ics)
     # Stored RRULE/RDATE or overrides mean a series (the library marks every occurrence with a RECURRENCE-ID).
     repeats = any(c.get("RRULE") is not None or c.get("RDATE") is not None or c.get("RECURRENCE-ID") is not None
                   for c in parsed.walk(component))
@@ -148,7 +172,7 @@ def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: st
             continue
         for obj in objects:
             try:
-                events.extend(expand_object(obj.ics, cal, lo, hi, component))
+                events.extend(expand_object(obj.ics, cal, lo, hi, component, (cal.id, obj.name, obj.etag)))
             except ValueError:
                 warnings.append(f"An entry in calendar {cal.id} is not valid iCalendar and was skipped.")
     events.sort(key=_sort_key)
@@ -156,10 +180,11 @@ def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: st
     payload: dict[str, Any] = {
         "from": iso_utc(lo), "to": iso_utc(hi),
         "calendars": {c.id: c.name for c in cals},
-        "events": events[:limit], "total": total, "truncated": total > limit,
+        "events": events[:limit], "truncated": total > limit,
         "warnings": warnings + notes,
     }
     if total > limit:
+        payload["total"] = total
         payload["hint"] = (f"{total - limit} more; list a shorter window (start at the last start shown) "
                            "or raise limit.")
     elif not events:

@@ -14,8 +14,8 @@ from typing import Any, Callable
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse, refused
-from server.tools.cal_common import (CalendarRef, calendars, default_calendar, iso_utc, parse_when, pick_calendar,
-                                     zone_name)
+from server.tools.cal_common import (CalendarRef, calendars, default_calendar, iso_utc, local_form, parse_when,
+                                     pick_calendar, zone_name)
 from server.tools.cal_ics import EventFields, event_people, event_summary, new_event, patch_event
 
 
@@ -72,8 +72,9 @@ def _writable(cal: CalendarRef) -> CalendarRef:
     return cal
 
 
-def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calendar: str | None, location: str | None, description: str | None, repeat: str | None,
-           attendees: list[str] | None, uid: str | None = None) -> dict[str, Any]:
+def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calendar: str | None,
+           location: str | None, description: str | None, repeat: str | None, attendees: list[str] | None,
+           uid: str | None = None) -> dict[str, Any]:
     """PUT a new event; returns its handles and what the answer should say (used by meet_schedule too)."""
     lo, hi = times(start, end)
     if hi is None:
@@ -103,8 +104,8 @@ def _written(uid: str, cal: CalendarRef, fields: EventFields, people: list[str] 
         out["end"] = iso_utc(end - dt.timedelta(days=1) if all_day else end)
     if all_day:
         out["allDay"] = True
-    if zone_name(fields.start):
-        out["tz"] = zone_name(fields.start)
+    if local_form(fields.start):
+        out["local"] = local_form(fields.start)
     if fields.location:
         out["location"] = fields.location
     if fields.rrule:
@@ -187,8 +188,8 @@ def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | N
     out: dict[str, Any] = {"uid": uid, "calendar": cal.id, "title": summary["title"]}
     if summary["start"] is not None:
         out["start"] = iso_utc(summary["start"])
-        if zone_name(summary["start"]):
-            out["tz"] = zone_name(summary["start"])
+        if local_form(summary["start"]):
+            out["local"] = local_form(summary["start"])
     if summary["repeats"]:
         out["repeats"] = True
     mails = event_people(after.ics if after else obj.ics, uid)[1]

@@ -16,9 +16,9 @@ from server.envelope import envelope
 from server.tools import cal_read, cal_write
 from server.tools.pim_out import DeletedOut, EventOut, EventsOut
 
-READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
-DELETE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 Uid = Annotated[str, Field(description="From calendar_list_events", min_length=1, max_length=500)]
 CalendarId = Annotated[str | None, Field(description="Calendar id", max_length=200)]
@@ -43,7 +43,8 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         limit: Annotated[int, Field(description="Max 200", ge=1, le=200)] = 50,
     ) -> Annotated[CallToolResult, EventsOut]:
         """Events in a window, repeats expanded; times in UTC."""
-        return cal_read.list_events(ctx, start=start, end=end, calendar=calendar, include_app=includeAppCalendars, limit=limit)
+        return cal_read.list_events(ctx, start=start, end=end, calendar=calendar, include_app=includeAppCalendars,
+                                    limit=limit)
 
     @server.tool(annotations=WRITE)
     def calendar_create_event(
@@ -57,8 +58,9 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         attendees: Attendees = None,
     ) -> Annotated[CallToolResult, EventOut]:
         """Create an event; attendees get invitations."""
-        return envelope(cal_write.create(ctx, title=title, start=start, end=end,      calendar=calendar, location=location, description=description,
-                                         repeat=repeat, attendees=attendees))
+        return envelope(cal_write.create(ctx, title=title, start=start, end=end, calendar=calendar,
+                                         location=location, description=description, repeat=repeat,
+                                         attendees=attendees))
 
     @server.tool(annotations=WRITE)
     def calendar_update_event(

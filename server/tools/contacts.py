@@ -12,7 +12,7 @@ from server.envelope import envelope
 from server.tools import people
 from server.tools.pim_out import PeopleOut
 
-READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
 def search_payload(ctx: ServerContext, query: str, limit: int) -> dict[str, Any]:

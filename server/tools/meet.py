@@ -21,7 +21,7 @@ from server.tools import cal_write, people
 from server.tools.calendar import Description, EndWhen, Title, When
 from server.tools.pim_out import MeetingOut, RoomOut
 
-CREATE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
+CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 GUESTS_WARNING = ("The room is open to guests: anyone with its link can join without an account. "
                   "Tell the user this.")
 
@@ -110,7 +110,8 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         start: When,
         end: EndWhen = None,
         participants: Participants = None,
-        attendees: Annotated[list[str] | None, Field(description="E-mails; opens room to guests", max_length=100)] = None,
+        attendees: Annotated[list[str] | None,
+                             Field(description="E-mails; opens room to guests", max_length=100)] = None,
         description: Description = None,
     ) -> Annotated[CallToolResult, MeetingOut]:
         """Talk room plus a calendar event linking it."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 from fixtures.emulator.state import User
 
 BOOK = "/remote.php/dav/addressbooks/users/alice/contacts/"
-MARLEY = "BEGIN:VCARD\nVERSION:3.0\nUID:contact-marley@test\nFN:Bob Marley\nEMAIL:bob.marley@example.invalid\nEND:VCARD\n"
+MARLEY = ("BEGIN:VCARD\nVERSION:3.0\nUID:contact-marley@test\nFN:Bob Marley\nEMAIL:bob.marley@example.invalid\n"
+          "END:VCARD\n")
 
 
 def _users() -> list[User]:

@@ -54,7 +54,7 @@ def test_schedule_makes_the_room_then_the_event_pointing_at_it(pim, ok):
     out = ok(pim.call("meet_schedule", {"title": "Alpha review", "start": "2027-01-12T10:00 Europe/Paris",
                                         "participants": ["bob"]}))
     room, event = out["room"], out["event"]
-    assert event["location"] == room["url"] and event["tz"] == "Europe/Paris"
+    assert event["location"] == room["url"] and event["local"] == "2027-01-12T10:00 Europe/Paris"
     assert "warnings" not in out and _room(pim, room["token"])["type"] == 2
     listed = ok(pim.call("calendar_list_events", {"start": "2027-01-12", "end": "2027-01-12"}))["events"]
     assert [(e["uid"], e["location"]) for e in listed] == [(event["uid"], room["url"])]
