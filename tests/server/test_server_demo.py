@@ -20,7 +20,11 @@ def test_demo_prints_what_an_agent_sees():
     out = io.StringIO()
     assert run(query="quota", out=out) == 0
     text = out.getvalue()
-    assert "## tools/list: 6 tools" in text
+    from server.app import build_server
+    from server.context import ServerContext
+
+    listed = len(build_server(ServerContext(account=None, index=None))._tool_manager.list_tools())
+    assert f"## tools/list: {listed} tools" in text
     blocks = _blocks(text)
     heads = [h for h, _ in blocks]
 
