@@ -151,8 +151,8 @@ def _slim_tools(server: MCPServer) -> None:
 
 
 def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> NextcloudMCP:
-    """The MCP server for one context: whoami, files, calendar, contacts and Talk tools, with slim schemas."""
-    from server.tools import calendar, contacts, files, meet
+    """The MCP server for one context: whoami, files, Deck, calendar, contacts and Talk tools, with slim schemas."""
+    from server.tools import calendar, contacts, deck, files, meet
     from server.tools import whoami
 
     @asynccontextmanager
@@ -167,6 +167,7 @@ def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> Next
     server.context = context
     whoami.register(server, context)
     files.register(server, context)
+    deck.register(server, context)
     calendar.register(server, context)
     contacts.register(server, context)
     meet.register(server, context)

@@ -16,12 +16,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _tool_count() -> int:
-    """How many tools this tree's server registers (the subprocess must list the same)."""
+def _registered() -> set[str]:
+    """The tools the server registers in process: a subprocess server must list the same ones."""
     from server.app import build_server
     from server.context import ServerContext
 
-    return len(build_server(ServerContext(account=None, index=None))._tool_manager.list_tools())
+    return {t.name for t in build_server(ServerContext(account=None, index=None))._tool_manager.list_tools()}
 
 
 def _env(world, tmp_path: Path) -> dict[str, str]:
@@ -51,7 +51,7 @@ def test_serve_over_stdio_with_the_sdk_stdio_client(world, tmp_path):
             return tools, grep, read, bad
 
     tools, grep, read, bad = anyio.run(go)
-    assert len(tools) == _tool_count()
+    assert {t.name for t in tools} == _registered()
     hits = json.loads(grep.content[0].text)["hits"]
     assert any(h["path"] == "/Documents/manual.pdf" for h in hits)
     match = json.loads(read.content[0].text)["matches"][0]
@@ -135,7 +135,7 @@ def test_http_requires_the_bearer_token(http_server):
             return tools, grep
 
     tools, grep = anyio.run(go)
-    assert len(tools) == _tool_count() and json.loads(grep.content[0].text)["hits"]
+    assert {t.name for t in tools} == _registered() and json.loads(grep.content[0].text)["hits"]
     proc.terminate()
     stdout, stderr = proc.communicate(timeout=10)
     assert token in stderr and "Authorization: Bearer" in stderr  # printed once, to stderr, with instructions
