@@ -41,7 +41,8 @@ def _classify(name: str, exc: ToolError) -> ToolFailure:
     if isinstance(cause, ToolFailure):
         return cause
     if isinstance(cause, ValidationError):
-        return ToolFailure(validation_message(name, cause.errors()), kind="misuse", status="bad_argument")
+        return ToolFailure(validation_message(name, [dict(e) for e in cause.errors()]), kind="misuse",
+                           status="bad_argument")
     if cause is not None and type(cause).__name__ == "NextcloudError":
         return from_nextcloud(cause)
     if cause is not None and type(cause).__name__ == "ReaderError":
