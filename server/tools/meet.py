@@ -50,10 +50,13 @@ def _nc(call: Any, *args: Any) -> Any:
 def open_room(ctx: ServerContext, name: str, participants: list[str] | None) -> dict[str, Any]:
     """Resolve the participants, then create the group room and add them; returns the room's handles."""
     resolved = people.resolve_accounts(ctx, participants or [])
-    talk = ctx.client().talk
+    client = ctx.client()
+    talk = client.talk
     room = _nc(talk.create_room, name)
     added: list[str] = []
     for account in dict.fromkeys(resolved.values()):
+        if account == client.user_id:
+            continue   # the creator is in the room already (as its owner)
         _nc(talk.add_participant, room.token, account)
         added.append(account)
     out: dict[str, Any] = {"token": room.token, "url": room.url, "name": room.display_name or name,

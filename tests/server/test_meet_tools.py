@@ -91,3 +91,8 @@ def test_a_failed_event_removes_the_room_it_made(pim, err):
     text = err(pim.call("meet_schedule", {"title": "x", "start": "2027-01-13T15:00Z"}))
     assert "deleted again" in text
     assert _count(pim) == before
+
+
+def test_the_creator_named_as_participant_is_not_added_twice(pim, ok):
+    room = ok(pim.call("meet_create_room", {"name": "Pair", "participants": ["alice", "bob", "bob"]}))
+    assert room["participants"] == ["bob"] and _members(pim, room["token"]) == {"alice", "bob"}
