@@ -101,21 +101,43 @@ def _sort_key(entry: dict[str, Any]) -> str:
     return start if "T" in start else start + "T00:00Z"
 
 
+def _instant(value: dt.date | dt.datetime) -> dt.datetime:
+    """A start or end as a UTC instant; floating times and dates read as UTC (as the server's filter does)."""
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.timezone.utc) if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
+
+
+def _single_in_window(comp: Any, start: dt.datetime, end: dt.datetime) -> bool:
+    """RFC 4791 9.9 overlap for one event that does not repeat (most of a calendar: no recurrence engine)."""
+    first = comp.decoded("DTSTART")
+    if comp.get("DTEND") is not None:
+        last = comp.decoded("DTEND")
+    elif comp.get("DURATION") is not None:
+        last = first + comp.decoded("DURATION")
+    else:
+        last = first if isinstance(first, dt.datetime) else first + dt.timedelta(days=1)
+    lo, hi = _instant(first), _instant(last)
+    return lo < end and (hi > start if hi > lo else lo >= start)
+
+
 def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.datetime,
                   component: str, key: tuple[str, str, str] = ("", "", "")) -> list[dict[str, Any]]:
     """The occurrences of one stored object in [start, end); ValueError when its iCalendar is unusable."""
     parsed = parsed_object(key, ics)
+    comps = parsed.walk(component)
     # Stored RRULE/RDATE or overrides mean a series (the library marks every occurrence with a RECURRENCE-ID).
     repeats = any(c.get("RRULE") is not None or c.get("RDATE") is not None or c.get("RECURRENCE-ID") is not None
-                  for c in parsed.walk(component))
+                  for c in comps)
+    if not repeats and len(comps) == 1 and component == "VEVENT" and comps[0].get("DTSTART") is not None:
+        return [occurrence_entry(comps[0], cal, False)] if _single_in_window(comps[0], start, end) else []
     try:
         found = recurring_ical_events.of(parsed, components=[component]).between(start, end)
     except recurring_ical_events.InvalidCalendar as exc:
         raise ValueError(str(exc)) from None
     # An undated to-do overlaps every window (RFC 4791 9.9): it is not something happening in this one.
     # (Checked on the stored components: the library gives every occurrence a DTSTART.)
-    dated_uids = {str(c.get("UID")) for c in parsed.walk(component)
-                  if c.get("DTSTART") is not None or c.get("DUE") is not None}
+    dated_uids = {str(c.get("UID")) for c in comps if c.get("DTSTART") is not None or c.get("DUE") is not None}
     dated = [c for c in found if str(c.get("UID")) in dated_uids]
     return [occurrence_entry(c, cal, repeats) for c in dated]
 
