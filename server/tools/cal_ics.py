@@ -168,6 +168,9 @@ def _move(master: Any, overrides: list[Any], fields: EventFields) -> None:
     if isinstance(end, dt.datetime) and isinstance(start, dt.datetime) and hasattr(start.tzinfo, "key") \
             and not hasattr(end.tzinfo, "key"):
         end = end.astimezone(start.tzinfo)
+    if isinstance(end, dt.datetime) != isinstance(start, dt.datetime) or end <= start:
+        raise misuse("The new end is not after the event's start (or mixes a date with a time). Give an end "
+                     "after the start, or both start and end. Do not retry unchanged.", status="bad_time")
     if master.get("RRULE") is not None and fields.start is not None:
         if isinstance(start, dt.datetime) and isinstance(old_start, dt.datetime) and start != old_start:
             _shift_series(master, overrides, start - old_start)

@@ -162,6 +162,9 @@ def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | N
            end: str | None, location: str | None, description: str | None,
            repeat: str | None, attendees: list[str] | None) -> Any:
     """Patch the event `uid` (never rebuilt), SEQUENCE bumped, If-Match; a stale etag is retried once."""
+    if all(v is None for v in (title, start, end, location, description, repeat, attendees)):
+        raise misuse("Nothing to change: give at least one of title, start, end, location, description, repeat "
+                     "or attendees. Do not retry unchanged.", status="no_change")
     people = check_emails(attendees)
     caldav = ctx.client().caldav
 
@@ -188,6 +191,9 @@ def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | N
     out: dict[str, Any] = {"uid": uid, "calendar": cal.id, "title": summary["title"]}
     if summary["start"] is not None:
         out["start"] = iso_utc(summary["start"])
+        if summary["end"] is not None:
+            all_day = not isinstance(summary["start"], dt.datetime)
+            out["end"] = iso_utc(summary["end"] - dt.timedelta(days=1) if all_day else summary["end"])
         if local_form(summary["start"]):
             out["local"] = local_form(summary["start"])
     if summary["repeats"]:

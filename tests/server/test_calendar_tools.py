@@ -234,3 +234,9 @@ def test_delete_removes_the_series_and_cancels_for_attendees(pim, ok, err):
 ])
 def test_bad_create_arguments_name_the_fix(pim, err, args, needle):
     assert needle in err(pim.call("calendar_create_event", args))
+
+
+def test_update_without_a_change_or_with_an_end_before_the_start_is_refused(pim, err):
+    assert "Nothing to change" in err(pim.call("calendar_update_event", {"uid": "work-single-1@nextcloud.test"}))
+    text = err(pim.call("calendar_update_event", {"uid": "work-single-1@nextcloud.test", "end": "2026-12-03T08:00Z"}))
+    assert "not after" in text
