@@ -23,7 +23,7 @@ DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent
 Uid = Annotated[str, Field(description="From calendar_list_events", min_length=1, max_length=500)]
 CalendarId = Annotated[str | None, Field(description="Calendar id", max_length=200)]
 Title = Annotated[str, Field(description="Title", min_length=1, max_length=500)]
-When = Annotated[str, Field(description="2026-12-24, 2026-12-10T14:00Z or ...T14:00 Europe/Paris", max_length=80)]
+When = Annotated[str, Field(description="2026-12-24 or 2026-12-10T14:00 Europe/Paris", max_length=80)]
 EndWhen = Annotated[str | None, Field(description="Default +1h; all day: last day", max_length=80)]
 Location = Annotated[str | None, Field(description="Place or URL", max_length=1000)]
 Description = Annotated[str | None, Field(description="Notes", max_length=20_000)]
@@ -68,7 +68,7 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         calendar: CalendarId = None,
         title: Annotated[str | None, Field(description="Title", max_length=500)] = None,
         start: Annotated[str | None, Field(description="Keeps duration", max_length=80)] = None,
-        end: EndWhen = None,
+        end: Annotated[str | None, Field(description="All day: last day", max_length=80)] = None,
         location: Location = None,
         description: Description = None,
         repeat: Annotated[str | None, Field(description="RRULE; empty removes", max_length=300)] = None,
