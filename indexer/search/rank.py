@@ -44,23 +44,26 @@ class Scan:
         return self.floor is None
 
 
-def _window_sql(filt: str) -> str:
+def _window_sql(filt: str, ranked: bool = True) -> str:
+    score = "bm25(chunks_fts)" if ranked else "0.0"
     if filt:
-        return (f"SELECT chunks_fts.rowid, bm25(chunks_fts) FROM chunks_fts JOIN files f "
+        return (f"SELECT chunks_fts.rowid, {score} FROM chunks_fts JOIN files f "
                 f"ON f.id = (chunks_fts.rowid >> {CHUNK_BITS}) WHERE chunks_fts MATCH ? AND {filt} "
                 f"ORDER BY chunks_fts.rowid DESC LIMIT ?")
-    return "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
+    return f"SELECT rowid, {score} FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
 
 
-def scan(con, expr: str, filt: str = "", fargs: list | None = None, window: int | None = None) -> Scan:
+def scan(con, expr: str, filt: str = "", fargs: list | None = None, window: int | None = None,
+         ranked: bool = True) -> Scan:
     """The newest `window` (RANK_WINDOW) matching chunks (within the filters) with their bm25, in one pass.
 
     One pass matters for prefix queries: FTS5 merges the doclists of every
     term with the prefix each time a statement starts (about 5 ms at 10k
     documents), so walking and ranking separately would pay it twice.
+    ranked=False skips bm25 (every score 0): enough to count files and say which have several chunks.
     """
     window = RANK_WINDOW if window is None else window
-    rows = con.execute(_window_sql(filt), [expr, *(fargs or []), window + 1]).fetchall()
+    rows = con.execute(_window_sql(filt, ranked), [expr, *(fargs or []), window + 1]).fetchall()
     out = Scan(expr, window, Counter(r[0] >> CHUNK_BITS for r in rows[:window]), rows=rows[:window])
     if len(rows) > window:
         out.floor = rows[window - 1][0]
@@ -108,9 +111,9 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
         window *= 4
 
 
-def count_files(sc: Scan) -> tuple[int, bool]:
+def count_files(sc: Scan, excluded: set[int] | frozenset = frozenset()) -> tuple[int, bool]:
     """(matching files, estimate): exact when the scan saw every match, else at least the files it saw."""
-    return len(sc.per_file), not sc.complete
+    return len(sc.per_file.keys() - excluded), not sc.complete
 
 
 def other_chunk_matches(con, sc: Scan, fid: int, rid: int) -> bool:
@@ -126,3 +129,9 @@ def other_chunk_matches(con, sc: Scan, fid: int, rid: int) -> bool:
     rows = con.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT 2",
                        [sc.expr, lo, hi]).fetchall()
     return any(r[0] != rid for r in rows)
+
+
+def files_matching(con, expr: str, cap: int) -> tuple[set[int], bool]:
+    """Ids of the files with a chunk matching `expr` (walking at most `cap` chunks); and whether capped."""
+    rows = con.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?", [expr, cap + 1]).fetchall()
+    return {r[0] >> CHUNK_BITS for r in rows[:cap]}, len(rows) > cap
