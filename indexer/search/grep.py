@@ -25,8 +25,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from indexer.search.passages import CONTEXT, MAX_PASSAGES, PASSAGES_PER_FILE, Passage, chunk_passages
+from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from indexer.search.query import ParsedQuery, Tier, expand, parse
+from indexer.search.syntax import MAX_PASSAGES
 from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching, other_chunk_matches, scan,
                                  top_files)
 from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause

@@ -18,8 +18,7 @@ from reader.find import Match, MatchMode, find
 
 from indexer.search.query import ParsedQuery, QTerm, Tier
 
-PASSAGES_PER_FILE = 1        # by default: the best one; `passages` asks for more
-MAX_PASSAGES = 5
+PASSAGES_PER_FILE = 1        # by default: the best one; `passages` asks for more (up to MAX_PASSAGES)
 CONTEXT = 120                # characters a passage holds at most (a line or a sentence)
 MAX_MATCHES = 9              # matches looked at per chunk for the passages shown
 MAX_PASSAGE = 2 * CONTEXT    # a merged passage stops growing here: a new one starts

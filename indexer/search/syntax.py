@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 MAX_QUERY_CHARS = 500    # the same cap in the CLI and in MCP (files_grep's query field)
 MAX_TERMS = 16           # terms (words, phrases, alternatives, exclusions) in one query
+MAX_PASSAGES = 5         # passages per file a caller may ask for (1 by default)
 
 _TOKEN = re.compile(r'-?"[^"]*"?|-?\u201c[^\u201d]*\u201d?|\S+')
 _QUOTES = '"\u201c\u201d'

@@ -192,14 +192,15 @@ def tool_warnings(warnings: list[str]) -> list[str]:
 
 
 # -- files_grep --------------------------------------------------------------------------------
-def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None) -> CallToolResult:
+def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None,
+         passages: int = 1) -> CallToolResult:
     """Ranked files with passages from the FTS5 index, after folding in what changed on the server."""
     if not query.strip():
         raise misuse("query is empty: give words or a phrase. Do not retry unchanged.", status="bad_query")
     folder = _folder(path)
     fresh = freshen(ctx, folder) if not cursor else Freshness([], folder_seen=False)
     try:
-        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor)
+        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, passages=passages)
     except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
         raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
     warnings = fresh.warnings + tool_warnings(list(res.warnings))
@@ -215,10 +216,9 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
             hit["folder"] = h.folder
         hits.append(hit)
     if hits:
-        hint = ("more=true: the file has matches beyond its passages, files_read(path, find=...) lists every one; "
-                "files_read(path, offset=...) reads around a passage.")
+        hint = "more=true: more matches in the file; files_read(path, find=...) lists them, offset= reads on."
         if any(not h.phrase for h in res.hits):
-            hint += " phrase=false: the file holds the words but not as the phrase (quote the query for the phrase only)."
+            hint += " phrase=false: the words, not as the phrase."
         if res.truncated:
             hint = "Pass nextCursor for more files. " + hint
         warnings += _deleted_since(ctx)
@@ -228,6 +228,8 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     else:
         hint = ("No indexed document contains this. Try fewer or other words, a prefix (word*), or files_search "
                 "if you know part of the file name.")
+    if res.notes:
+        hint = " ".join(res.notes) + ". " + hint
     payload = {"query": query, "hits": hits, "total": res.total,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
                "nextCursor": res.nextCursor, "hint": hint, "warnings": warnings}
