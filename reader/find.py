@@ -130,7 +130,7 @@ def _cut_right(text: str, end: int, hi: int) -> int:
     return hi
 
 
-def _passage(text: str, start: int, end: int, budget: int) -> tuple[int, int]:
+def passage_bounds(text: str, start: int, end: int, budget: int) -> tuple[int, int]:
     """[a, b) around [start, end): the sentence or line of the match, at least MIN_PASSAGE, at most `budget`.
 
     Unit ends (sentence punctuation, line breaks) are looked for within
@@ -265,18 +265,21 @@ def _matches(doc: Document, nt: NormalizedText, spans: list[Span], context: int)
     out: list[Match] = []
     owner: Match | None = None
     for start, end, whole in spans:
-        m = Match(offset=start, length=end - start, text=text[start:end], passage="", passage_offset=0,
+        m = Match(offset=start, length=end - start, text=text[start:end], passage="", passage_offset=start,
                   page=doc.page_of(start), line=bisect.bisect_right(starts, start), whole_word=whole)
+        if context == 0:  # offsets only (grep picks its matches first, then makes their passages)
+            out.append(m)
+            continue
         if owner is not None:
             a0, b0 = owner.passage_offset, owner.passage_offset + len(owner.passage)
             if start < b0 and (end <= b0 or end - a0 <= 2 * context):
                 if end > b0:  # close enough: widen the owner's passage to the end of this match's unit
-                    b = min(_passage(text, start, end, context)[1], a0 + 2 * context)
+                    b = min(passage_bounds(text, start, end, context)[1], a0 + 2 * context)
                     owner.passage = text[a0:max(end, b)]
                 m.passage, m.passage_offset, m.shared = owner.passage, a0, True
                 out.append(m)
                 continue
-        a, b = _passage(text, start, end, context)
+        a, b = passage_bounds(text, start, end, context)
         m.passage, m.passage_offset = text[a:b], a
         owner = m
         out.append(m)
@@ -298,7 +301,8 @@ def find(doc: Document, query: str, *, limit: int = DEFAULT_LIMIT, context: int 
          match: MatchMode = "substring") -> FindResult:
     """Every non-overlapping match of `query` in `doc` (in text order), the first `limit` with passages.
 
-    `context` bounds a passage (characters, match included). `match` is
+    `context` bounds a passage (characters, match included; 0: no passages,
+    only where the matches are). `match` is
     "substring" (default), "word_start" or "whole_word". Raises ValueError
     for an empty query or one with nothing searchable in it (only spaces,
     hyphens or accents), and for a negative limit or context.

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from indexer.search.query import ParsedQuery, Tier, expand, parse
 from indexer.search.syntax import MAX_PASSAGES
-from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching, other_chunk_matches, scan,
-                                 top_files)
+from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching, other_chunk_matches,
+                                 ranked_cheaply, scan, top_files)
 from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,7 +40,7 @@ __all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "
 
 MAX_LIMIT = 100
 WARN_NAMES = 5
-NEG_CAP = 20_000     # chunks walked to find the files an excluded word rules out
+NEG_CAP = 5_000      # chunks walked to find the files an excluded word rules out
 
 
 @dataclass
@@ -241,16 +241,24 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
         if capped:
             notes.append("the excluded words are in very many places: files were left out where a passage holds "
                          "them, and may still hold them elsewhere")
+    if not all(ranked_cheaply(t.expr) for t in tiers):
+        notes.append("a long query: files matching it are listed newest first, not by relevance")
+    # Several words: the broadest tier (all of them, at word starts) first, without bm25 (cheap); its
+    # window bounds the narrower tiers' walks, which matters for phrases of common words (FTS5 checks
+    # their positions in every chunk it walks). One word or one phrase: that tier is the whole query.
+    broad: Scan | None = scan(con, tiers[-1].expr, filt, fargs, ranked=False) if len(pq.groups) > 1 else None
+    floor = broad.floor if broad is not None else None
     picks: list[_Pick] = []
-    broad: Scan | None = None
-    windowed = False
+    windowed = floor is not None
     for k, tier in enumerate(tiers):
         if len(picks) >= want:
             break
-        top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks})
+        last = k == len(tiers) - 1
+        top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks},
+                        floor=None if last else floor)
         picks += [_Pick(r, tier) for r in top.files]
         windowed |= not top.scan.complete
-        if k == len(tiers) - 1:
+        if last and broad is None:
             broad = top.scan
     if broad is None:
         broad = scan(con, tiers[-1].expr, filt, fargs, ranked=False)

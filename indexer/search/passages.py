@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reader.document import Document
-from reader.find import Match, MatchMode, find
+from reader.find import Match, MatchMode, find, passage_bounds
 
 from indexer.search.query import ParsedQuery, QTerm, Tier
 
@@ -56,9 +56,9 @@ class ChunkPassages:
     more: bool               # matches beyond those shown
 
 
-def _find(sub: Document, query: str, mode: MatchMode, limit: int = MAX_MATCHES):
+def _find(sub: Document, query: str, mode: MatchMode, limit: int = MAX_MATCHES, context: int = CONTEXT):
     try:
-        return find(sub, query, limit=limit, context=CONTEXT, match=mode)
+        return find(sub, query, limit=limit, context=context, match=mode)
     except ValueError:  # nothing searchable in this form (only punctuation)
         return None
 
@@ -85,7 +85,7 @@ def _phrase_matches(sub: Document, pq: ParsedQuery, tier: Tier, fallback: bool) 
 def _term_matches(sub: Document, term: QTerm, mode: MatchMode, limit: int) -> list[Match]:
     """Matches of one term: as typed (punctuation is literal for find), else its tokens as a phrase."""
     for q in (term.text, " ".join(term.tokens)):
-        res = _find(sub, q, term.find_mode(mode), limit)
+        res = _find(sub, q, term.find_mode(mode), limit, context=0)  # passages come after the choice
         if res is not None and res.total:
             return res.matches
     return []
@@ -128,7 +128,8 @@ def _closest(per_word: list[list[Match]], clusters: int) -> list[list[Match]]:
 def _word_matches(sub: Document, pq: ParsedQuery, tier: Tier, clusters: int) -> tuple[list[Match], bool]:
     """Matches of each group (any of its terms), from the places where all groups are closest; (matches, more)."""
     per_group = []
-    for g in pq.groups:
+    distinct = {tuple((t.text.lower(), t.exact) for t in g): g for g in pq.groups}.values()  # "the the": once
+    for g in distinct:
         found = [m for t in g for m in _term_matches(sub, t, tier.mode, WORD_LIMIT)]
         per_group.append(sorted(found, key=lambda m: m.offset))
     present = [ms for ms in per_group if ms]
@@ -150,7 +151,7 @@ def _merge(matches: list[Match], text: str, start: int, line: int, page_doc: Doc
     out: list[Passage] = []
     end = -1
     for m in sorted(matches, key=lambda m: m.offset):
-        a, b = m.passage_offset, m.passage_offset + len(m.passage)
+        a, b = passage_bounds(text, m.offset, m.offset + m.length, CONTEXT)
         item = {"offset": start + m.offset, "length": m.length, "text": m.text}
         if out and a <= end and max(b, end) - (out[-1].passageOffset - start) <= MAX_PASSAGE:
             last = out[-1]
@@ -158,7 +159,7 @@ def _merge(matches: list[Match], text: str, start: int, line: int, page_doc: Doc
             last.passage = text[last.passageOffset - start:end]
             last.matches.append(item)
             continue
-        out.append(Passage(offset=start + m.offset, length=m.length, text=m.text, passage=m.passage,
+        out.append(Passage(offset=start + m.offset, length=m.length, text=m.text, passage=text[a:b],
                            passageOffset=start + a, page=page_doc.page_of(start + m.offset),
                            line=line + m.line - 1, matches=[item]))
         end = b

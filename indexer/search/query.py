@@ -31,11 +31,14 @@ from reader.normalize import fold_words
 
 from indexer.search.syntax import Syntax, Term, read_query
 
-MAX_VARIANTS = 16        # phrases OR-ed together; more costs time for little recall
+MAX_VARIANTS = 8         # phrases OR-ed together; more costs time for little recall
 MAX_GLUED = 40           # longest S we try to segment
+MAX_VARIANT_WORDS = 24   # words in all the variants together (the first two always stay)
 MIN_PIECE = 2            # one-letter pieces would match almost anything
 MIN_PREFIX = 3           # shorter words match whole words only
 MAX_EXPANSION = 64       # indexed words a word may expand to (the first ones in alphabetical order)
+MAX_EXPANDED = 6         # terms expanded at word start in one query; a longer query matches whole words
+MAX_PHRASE_WORDS = 6     # longer unquoted queries are not also ranked as a phrase (costly, rarely there)
 
 Mode = Literal["whole_word", "word_start"]
 _INNER_PUNCT = re.compile(r"[^\w\s\u2010\u2011-]|_")
@@ -111,6 +114,11 @@ class ParsedQuery:
         return self.plain and not any(_INNER_PUNCT.search(g[0].text) for g in self.groups)
 
     @property
+    def quoted(self) -> bool:
+        """The query is one quoted phrase: the phrase is all it asks for."""
+        return len(self.groups) == 1 and self.groups[0][0].exact
+
+    @property
     def tokens(self) -> list[str]:
         return [t for g in self.groups for t in g[0].tokens]
 
@@ -135,10 +143,12 @@ class ParsedQuery:
         return " OR ".join(out)
 
     def _all(self, mode: Mode) -> str:
-        parts = []
+        parts: list[str] = []
         for g in self.groups:
             alts = [t.expr(mode) for t in g]
-            parts.append(alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")")
+            part = alts[0] if len(alts) == 1 else "(" + " OR ".join(dict.fromkeys(alts)) + ")"
+            if part not in parts:  # "the the": once is enough for "all these words"
+                parts.append(part)
         return " AND ".join(parts)
 
     def negation(self) -> str | None:
@@ -150,7 +160,7 @@ class ParsedQuery:
     def tiers(self) -> list[Tier]:
         """The expressions grep ranks with, best first, without repeats; the last one is the broadest."""
         cands: list[Tier] = []
-        if self.plain:
+        if self.plain and (len(self.tokens) <= MAX_PHRASE_WORDS or self.quoted):
             cands += [Tier(self._phrase("whole_word"), True, "whole_word"),
                       Tier(self._phrase("word_start"), True, "word_start")]
         if not self.plain or len(self.groups) > 1:
@@ -198,26 +208,65 @@ def parse(con: apsw.Connection, query: str) -> ParsedQuery:
     return ParsedQuery(raw=query, groups=groups, negated=negated, notes=list(syn.notes))
 
 
+class _VocabularyCache:
+    """Vocabulary answers of one connection, dropped whenever the index changed (PRAGMA data_version).
+
+    A vocabulary lookup costs about a millisecond at 10k documents (fts5vocab
+    opens every segment), and agents repeat and refine queries.
+    """
+
+    MAX_ENTRIES = 4096
+
+    def __init__(self) -> None:
+        self.by_con: dict[int, tuple[int, dict]] = {}
+
+    def of(self, con: apsw.Connection) -> dict:
+        version = con.execute("PRAGMA data_version").fetchall()[0][0]
+        key = id(con)
+        held = self.by_con.get(key)
+        if held is None or held[0] != version or len(held[1]) > self.MAX_ENTRIES:
+            held = (version, {})
+            self.by_con[key] = held
+        return held[1]
+
+
+_VOCAB = _VocabularyCache()
+
+
 def words_starting(con: apsw.Connection, prefix: str, limit: int = MAX_EXPANSION) -> tuple[list[str], bool]:
     """Indexed words that start with `prefix` (itself first when indexed), at most `limit`; and if capped.
 
     fts5vocab with a range on `term` walks only the terms in the range; each
     row's counts cost a walk of that term's postings, so the LIMIT bounds it.
     """
-    rows = [r[0] for r in con.execute("SELECT term FROM chunks_vocab WHERE term >= ? AND term < ? LIMIT ?",
-                                      [prefix, prefix + "\U0010ffff", limit + 1])]
-    return rows[:limit], len(rows) > limit
+    cache = _VOCAB.of(con)
+    key = ("starting", prefix, limit)
+    if key not in cache:
+        rows = [r[0] for r in con.execute("SELECT term FROM chunks_vocab WHERE term >= ? AND term < ? LIMIT ?",
+                                          [prefix, prefix + "\U0010ffff", limit + 1])]
+        cache[key] = (rows[:limit], len(rows) > limit)
+    return cache[key]
 
 
 def expand_words(con: apsw.Connection, pq: ParsedQuery) -> None:
-    """Look up, for every term not quoted, the indexed words its last token starts (notes when capped)."""
-    for t in [t for g in pq.groups for t in g] + pq.negated:
+    """Look up, for every term not quoted, the indexed words its last token starts (notes when capped).
+
+    Each lookup and each expanded term costs time in FTS5, so a query with
+    more than MAX_EXPANDED distinct terms to expand matches whole words.
+    """
+    terms = [t for t in [t for g in pq.groups for t in g] + pq.negated if not t.exact and
+             len(t.tokens[-1]) >= MIN_PREFIX]
+    if len({t.tokens[-1] for t in terms}) > MAX_EXPANDED:
+        pq.notes.append(f"more than {MAX_EXPANDED} words: each matched as a whole word (not at word starts)")
+        return
+    cache: dict[str, tuple[list[str], bool]] = {}
+    for t in terms:
         last = t.tokens[-1]
-        if t.exact or len(last) < MIN_PREFIX:
-            continue
-        words, capped = words_starting(con, last)
+        if last not in cache:
+            cache[last] = words_starting(con, last)
+        words, capped = cache[last]
         t.words = words
-        if capped:
+        if capped and not any(last in n for n in pq.notes):
             pq.notes.append(f"'{last}' starts more than {MAX_EXPANSION} indexed words: only the first "
                             f"{MAX_EXPANSION} were searched; type more of the word, or quote it for the whole word")
 
@@ -296,8 +345,9 @@ def known_terms(con: apsw.Connection, terms: set[str]) -> set[str]:
     every occurrence of a term before it answers, which for a common term is
     a walk over its whole posting list; EXISTS stops at the first.
     """
-    ordered = sorted(terms)
-    out: set[str] = set()
+    cache = _VOCAB.of(con)
+    out: set[str] = {t for t in terms if cache.get(("known", t))}
+    ordered = sorted(t for t in terms if ("known", t) not in cache)
     for k in range(0, len(ordered), _BATCH):
         part = ordered[k:k + _BATCH]
         sql = " UNION ALL ".join(
@@ -305,7 +355,9 @@ def known_terms(con: apsw.Connection, terms: set[str]) -> set[str]:
         args: list[str] = []
         for t in part:
             args += [t, '"' + t.replace('"', '""') + '"']
-        out |= {r[0] for r in con.execute(sql, args)}
+        found = {r[0] for r in con.execute(sql, args)}
+        cache.update({("known", t): t in found for t in part})
+        out |= found
     return out
 
 
@@ -331,5 +383,11 @@ def expand(con: apsw.Connection, pq: ParsedQuery) -> ParsedQuery:
         for seg in _segmentations(glued, known, MAX_VARIANTS):
             if seg not in variants:
                 variants.append(seg)
-    pq.variants = variants[:MAX_VARIANTS]
+    # Each phrase of common words costs a walk of their positions: bound the words in all variants.
+    kept: list[list[str]] = []
+    for v in variants[:MAX_VARIANTS]:
+        if len(kept) >= 2 and sum(map(len, kept)) + len(v) > MAX_VARIANT_WORDS:
+            break
+        kept.append(v)
+    pq.variants = kept
     return pq
