@@ -130,12 +130,12 @@ def _cut_right(text: str, end: int, hi: int) -> int:
     return hi
 
 
-def passage_bounds(text: str, start: int, end: int, budget: int) -> tuple[int, int]:
-    """[a, b) around [start, end): the sentence or line of the match, at least MIN_PASSAGE, at most `budget`.
+def passage_bounds(text: str, start: int, end: int, budget: int, shortest: int = MIN_PASSAGE) -> tuple[int, int]:
+    """[a, b) around [start, end): the sentence or line of the match, at least `shortest`, at most `budget`.
 
     Unit ends (sentence punctuation, line breaks) are looked for within
     `budget` characters each side; the passage takes the nearest on each side
-    and widens to the next ones while shorter than MIN_PASSAGE. Without one,
+    and widens to the next ones while shorter than `shortest`. Without one,
     or when the unit is too long, the side is cut at whitespace so the whole
     passage stays within `budget` with the match roughly centred.
     """
@@ -146,7 +146,7 @@ def passage_bounds(text: str, start: int, end: int, budget: int) -> tuple[int, i
     a = lefts[0] if lefts else (0 if lo == 0 else None)
     b = rights[0] if rights else (len(text) if hi == len(text) else None)
     li = ri = 0
-    while a is not None and b is not None and b - a < MIN_PASSAGE:
+    while a is not None and b is not None and b - a < shortest:
         if li + 1 < len(lefts) and (ri + 1 >= len(rights) or start - a <= b - end):
             li += 1
             a = lefts[li]

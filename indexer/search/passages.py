@@ -19,7 +19,8 @@ from reader.find import Match, MatchMode, find, passage_bounds
 from indexer.search.query import ParsedQuery, QTerm, Tier
 
 PASSAGES_PER_FILE = 1        # by default: the best one; `passages` asks for more (up to MAX_PASSAGES)
-CONTEXT = 120                # characters a passage holds at most (a line or a sentence)
+CONTEXT = 100                # characters a passage holds at most (a line or a sentence)
+SHORTEST = 40                # a sentence shorter than this takes the next one too
 MAX_MATCHES = 9              # matches looked at per chunk for the passages shown
 MAX_PASSAGE = 2 * CONTEXT    # a merged passage stops growing here: a new one starts
 WORD_LIMIT = 200             # matches of one word read in a chunk when looking for the closest cluster
@@ -30,7 +31,8 @@ class Passage:
     """One place in a file: the passage text, where it starts, its page and line, and the matches it shows.
 
     `matches` lists every match the passage shows as {offset, length, text}; all
-    offsets index Document.text, so each is one files_read accepts.
+    offsets index Document.text, so each is one files_read accepts. In the
+    answer (`to_dict`) a match is [offset, length]: its text is in the passage.
     """
 
     offset: int
@@ -44,7 +46,7 @@ class Passage:
 
     def to_dict(self) -> dict[str, Any]:
         return {"passage": self.passage, "passageOffset": self.passageOffset, "page": self.page, "line": self.line,
-                "matches": self.matches}
+                "matches": [[m["offset"], m["length"]] for m in self.matches]}
 
 
 @dataclass
@@ -151,7 +153,7 @@ def _merge(matches: list[Match], text: str, start: int, line: int, page_doc: Doc
     out: list[Passage] = []
     end = -1
     for m in sorted(matches, key=lambda m: m.offset):
-        a, b = passage_bounds(text, m.offset, m.offset + m.length, CONTEXT)
+        a, b = passage_bounds(text, m.offset, m.offset + m.length, CONTEXT, SHORTEST)
         item = {"offset": start + m.offset, "length": m.length, "text": m.text}
         if out and a <= end and max(b, end) - (out[-1].passageOffset - start) <= MAX_PASSAGE:
             last = out[-1]

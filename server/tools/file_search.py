@@ -210,13 +210,17 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         warnings = [w for w in warnings if not w.lower().startswith("nothing is indexed under")]
     hits = []
     for h in res.hits:
-        hit = {"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
-               "phrase": h.phrase, "more": h.more, "passages": [p.to_dict() for p in h.passages]}
+        # Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false.
+        hit = {"path": h.path, "fileId": h.fileId, "modified": iso_time(h.mtime), "more": h.more,
+               "passages": [p.to_dict() for p in h.passages]}
+        if not h.phrase:
+            hit["phrase"] = False
         if h.folder is not None:
             hit["folder"] = h.folder
         hits.append(hit)
     if hits:
-        hint = "more=true: more matches in the file; files_read(path, find=...) lists them, offset= reads on."
+        hint = ("matches: [offset, length]. more=true: more in the file; files_read(path, find=...) lists them, "
+                "offset= reads on.")
         if any(not h.phrase for h in res.hits):
             hint += " phrase=false: the words, not as the phrase."
         if res.truncated:

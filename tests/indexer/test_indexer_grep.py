@@ -115,7 +115,9 @@ def test_ranking_and_json_shape(corpus):
     assert set(d) >= {"query", "hits", "total", "truncated", "nextCursor", "tookMs"}
     assert set(d["hits"][0]) == {"path", "fileId", "kind", "mtime", "size", "score", "phrase", "more", "passages"}
     assert set(d["hits"][0]["passages"][0]) == {"passage", "passageOffset", "page", "line", "matches"}
-    assert set(d["hits"][0]["passages"][0]["matches"][0]) == {"offset", "length", "text"}
+    p0 = d["hits"][0]["passages"][0]
+    (at, n), *_ = p0["matches"]    # [offset, length]: the text is in the passage
+    assert p0["passage"][at - p0["passageOffset"]:at - p0["passageOffset"] + n].lower() == "lorem ipsum"
     assert "totalIsEstimate" not in d and "folder" not in d["hits"][0]
     assert ": " not in res.to_json()[:20] and "\n" not in res.to_json().replace("\\n", "")
 
