@@ -171,7 +171,8 @@ def coverage_warnings(index: "Index", path_prefix: str | None, total: int) -> li
         named = "; ".join(f"{p} ({s}: {r})" if r else f"{p} ({s})" for p, s, r in rows)
         kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if s != "pending")
         out.append(f"{failed} file(s) under {scope} have no searchable text ({kinds}): {named}")
-    last = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
+    value = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
+    last = float(value) if isinstance(value, (int, float)) else None
     if total == 0:
         anything = con.execute(f"SELECT 1 FROM files WHERE {cond} LIMIT 1", args).fetchall()
         if not anything:

@@ -16,7 +16,7 @@ from typing import Any
 from reader.document import Document
 from reader.find import Match, MatchMode, find, passage_bounds
 
-from indexer.search.query import ParsedQuery, QTerm, Tier
+from indexer.search.query import Mode, ParsedQuery, QTerm, Tier
 
 PASSAGES_PER_FILE = 1        # by default: the best one; `passages` asks for more (up to MAX_PASSAGES)
 CONTEXT = 100                # characters a passage holds at most (a line or a sentence)
@@ -84,7 +84,7 @@ def _phrase_matches(sub: Document, pq: ParsedQuery, tier: Tier, fallback: bool) 
     return [], 0
 
 
-def _term_matches(sub: Document, term: QTerm, mode: MatchMode, limit: int) -> list[Match]:
+def _term_matches(sub: Document, term: QTerm, mode: Mode, limit: int) -> list[Match]:
     """Matches of one term: as typed (punctuation is literal for find), else its tokens as a phrase."""
     for q in (term.text, " ".join(term.tokens)):
         res = _find(sub, q, term.find_mode(mode), limit, context=0)  # passages come after the choice

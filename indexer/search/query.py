@@ -221,12 +221,14 @@ class _VocabularyCache:
         self.by_con: dict[int, tuple[int, dict]] = {}
 
     def of(self, con: apsw.Connection) -> dict:
-        version = con.execute("PRAGMA data_version").fetchall()[0][0]
+        value = con.execute("PRAGMA data_version").fetchall()[0][0]
+        version = value if isinstance(value, int) else -1
         key = id(con)
         held = self.by_con.get(key)
         if held is None or held[0] != version or len(held[1]) > self.MAX_ENTRIES:
-            held = (version, {})
-            self.by_con[key] = held
+            fresh: dict = {}
+            self.by_con[key] = (version, fresh)
+            return fresh
         return held[1]
 
 
@@ -285,8 +287,9 @@ def _segmentations(s: str, known: set[str], limit: int) -> list[list[str]]:
     for i in range(n - 1, -1, -1):
         best = None
         for j in range(i + MIN_PIECE, n + 1):
-            if fewest[j] is not None and s[i:j] in known and (best is None or fewest[j] + 1 < best):
-                best = fewest[j] + 1
+            after = fewest[j]
+            if after is not None and s[i:j] in known and (best is None or after + 1 < best):
+                best = after + 1
         fewest[i] = best
     results: list[list[str]] = []
     if fewest[0] is None:
