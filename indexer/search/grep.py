@@ -233,15 +233,18 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     ranked when the page needed it, else a walk without bm25. Files holding
     an excluded word are left out whole (a chunk without it is not enough).
     """
-    tiers = pq.tiers()
     excluded: set[int] = set()
     notes: list[str] = []
     neg = pq.negation()
+    capped = False
     if neg:
         excluded, capped = files_matching(con, neg, NEG_CAP)
         if capped:
             notes.append("the excluded words are in very many places: files were left out where a passage holds "
                          "them, and may still hold them elsewhere")
+    # Files holding an excluded word are left out whole; only when there are too many to list does the
+    # exclusion fall back to FTS5's NOT, chunk by chunk (costly with common words, and weaker).
+    tiers = pq.tiers(negate=capped)
     if not all(ranked_cheaply(t.expr) for t in tiers):
         notes.append("a long query: files matching it are listed newest first, not by relevance")
     # Several words: the broadest tier (all of them, at word starts) first, without bm25 (cheap); its

@@ -131,8 +131,9 @@ def _word_matches(sub: Document, pq: ParsedQuery, tier: Tier, clusters: int) -> 
     """Matches of each group (any of its terms), from the places where all groups are closest; (matches, more)."""
     per_group = []
     distinct = {tuple((t.text.lower(), t.exact) for t in g): g for g in pq.groups}.values()  # "the the": once
+    limit = max(20, WORD_LIMIT // len(distinct))   # many words: fewer matches of each (cost grows with both)
     for g in distinct:
-        found = [m for t in g for m in _term_matches(sub, t, tier.mode, WORD_LIMIT)]
+        found = [m for t in g for m in _term_matches(sub, t, tier.mode, limit)]
         per_group.append(sorted(found, key=lambda m: m.offset))
     present = [ms for ms in per_group if ms]
     total = sum(len(ms) for ms in per_group)

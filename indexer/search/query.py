@@ -157,8 +157,11 @@ class ParsedQuery:
             return None
         return " OR ".join(t.start() for t in self.negated)
 
-    def tiers(self) -> list[Tier]:
-        """The expressions grep ranks with, best first, without repeats; the last one is the broadest."""
+    def tiers(self, negate: bool = True) -> list[Tier]:
+        """The expressions grep ranks with, best first, without repeats; the last one is the broadest.
+
+        negate=False leaves the excluded words out of the expressions (the caller excludes whole files).
+        """
         cands: list[Tier] = []
         if self.plain and (len(self.tokens) <= MAX_PHRASE_WORDS or self.quoted):
             cands += [Tier(self._phrase("whole_word"), True, "whole_word"),
@@ -167,7 +170,7 @@ class ParsedQuery:
             phrase = not self.plain
             cands += [Tier(self._all("whole_word"), phrase, "whole_word"),
                       Tier(self._all("word_start"), phrase, "word_start")]
-        neg = self.negation()
+        neg = self.negation() if negate else None
         out: list[Tier] = []
         for t in cands:
             expr = f"({t.expr}) NOT ({neg})" if neg else t.expr

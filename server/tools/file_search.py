@@ -219,8 +219,7 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
             hit["folder"] = h.folder
         hits.append(hit)
     if hits:
-        hint = ("matches: [offset, length]. more=true: more in the file; files_read(path, find=...) lists them, "
-                "offset= reads on.")
+        hint = "matches: [offset, length]; more=true: more in the file, files_read(path, find=...) lists them."
         if any(not h.phrase for h in res.hits):
             hint += " phrase=false: the words, not as the phrase."
         if res.truncated:
