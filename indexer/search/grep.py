@@ -253,6 +253,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     broad: Scan | None = scan(con, tiers[-1].expr, filt, fargs, ranked=False) if len(pq.groups) > 1 else None
     floor = broad.floor if broad is not None else None
     picks: list[_Pick] = []
+    seen: set[int] = set()
     windowed = floor is not None
     for k, tier in enumerate(tiers):
         if len(picks) >= want:
@@ -261,12 +262,15 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
         top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks},
                         floor=None if last else floor)
         picks += [_Pick(r, tier) for r in top.files]
+        seen |= top.scan.per_file.keys()
         windowed |= not top.scan.complete
         if last and broad is None:
             broad = top.scan
     if broad is None:
         broad = scan(con, tiers[-1].expr, filt, fargs, ranked=False)
     total, estimate = count_files(broad, excluded)
+    # Windows differ per tier: a file seen matching a narrower tier matches the broad one too.
+    total = max(total, len((seen | broad.per_file.keys()) - excluded))
     return _Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes)
 
 
