@@ -88,7 +88,7 @@ def test_search_benchmark(tmp_path, bench_report):
     with cf.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
         build(index, docs, 0, pool)
     index.writer().checkpoint()
-    figures: dict = {"documents": N_DOCS}
+    figures: dict = {"documents": N_DOCS, "load average at start (1 min, 2 CPUs shared)": round(os.getloadavg()[0], 2)}
     words = [vocab[1000], vocab[3000]]
     expanding = _expanding_word(vocab)
     kinds = {
@@ -133,6 +133,7 @@ def test_search_benchmark(tmp_path, bench_report):
     figures["2,000 repeated words: refused in ms"] = round((time.perf_counter() - t0) * 1000, 2)
     figures["2,000 repeated words: answer"] = refused
     index.close()
+    figures["load average at end (1 min)"] = round(os.getloadavg()[0], 2)
 
     budgets = [(f"grep top-10 p50 ms: {k}", v, 10.0, "<=") for k, v in lat.items()
                if not k.startswith("whole word")]
