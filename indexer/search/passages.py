@@ -19,7 +19,7 @@ from reader.find import Match, MatchMode, find, passage_bounds
 from indexer.search.query import Mode, ParsedQuery, QTerm, Tier
 
 PASSAGES_PER_FILE = 1        # by default: the best one; `passages` asks for more (up to MAX_PASSAGES)
-CONTEXT = 100                # characters a passage holds at most (a line or a sentence)
+CONTEXT = 90                 # characters a passage holds at most (a line or a sentence)
 SHORTEST = 40                # a sentence shorter than this takes the next one too
 MAX_MATCHES = 9              # matches looked at per chunk for the passages shown
 MAX_PASSAGE = 2 * CONTEXT    # a merged passage stops growing here: a new one starts
