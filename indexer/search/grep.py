@@ -216,6 +216,7 @@ class _Pick:
 
     ranked: Ranked
     tier: Tier
+    chunks: int = 1              # matching chunks of the file its tier's scan saw (2+: `more` needs no probe)
 
 
 @dataclass
@@ -263,7 +264,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
         last = k == len(tiers) - 1
         top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks},
                         floor=None if last else floor)
-        picks += [_Pick(r, tier) for r in top.files]
+        picks += [_Pick(r, tier, top.scan.per_file.get(r.fid, 1)) for r in top.files]
         seen |= top.scan.per_file.keys()
         windowed |= not top.scan.complete
         if last and broad is None:
@@ -310,7 +311,7 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
             nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
             joined = text + nxt[2] if nxt is not None else text
             found = chunk_passages(pq, pick.tier, start, line, joined, pg, rec.kind, per_file, fallback=True)
-        more = found.more or other_chunk_matches(con, ranking.broad, fid, rid)
+        more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
         folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                    size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
