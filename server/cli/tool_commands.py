@@ -84,12 +84,30 @@ TOOL_COMMANDS: tuple[ToolCommand, ...] = (
     ToolCommand("mail", "read", "mail_read", ("mail", "read", "42"), positional=("id",), artifact=("body",)),
     ToolCommand("mail", "compose", "mail_compose", ("mail", "compose", "--to", "bob@example.com", "--subject",
                                                      "Hi", "--body", "See you")),
+    ToolCommand("calendar", "list", "calendar_list_events", ("calendar", "list", "--start", "2026-12-01",
+                                                             "--end", "2026-12-08"),
+                records="events", ids=("uid", "calendar")),
+    ToolCommand("calendar", "create", "calendar_create_event", ("calendar", "create", "--title", "Dentist",
+                                                                "--start", "2026-12-10T09:00Z", "--dry-run")),
+    ToolCommand("calendar", "update", "calendar_update_event", ("calendar", "update", "--uid", "UID", "--start",
+                                                                "2026-12-10T10:00Z", "--dry-run")),
+    ToolCommand("calendar", "delete", "calendar_delete_event", ("calendar", "delete", "--uid", "UID",
+                                                                "--dry-run")),
+    ToolCommand("contacts", "search", "contacts_search", ("contacts", "search", "Bob"), records="people",
+                ids=("accountId",), positional=("query",)),
+    ToolCommand("meet", "create-room", "meet_create_room", ("meet", "create-room", "--name", "Standup",
+                                                            "--participants", "bob", "--dry-run")),
+    ToolCommand("meet", "schedule", "meet_schedule", ("meet", "schedule", "--title", "Review", "--start",
+                                                      "2026-12-10T14:00Z", "--participants", "bob", "--dry-run")),
 )
 
 GROUP_HELP = {
     "files": "Nextcloud files, as the MCP tools see them",
     "deck": "Deck boards and cards",
     "mail": "mail, as mcp-mail sees it (sending stays in its preview app)",
+    "calendar": "calendar events",
+    "contacts": "people in the address books and the account directory",
+    "meet": "Talk rooms and scheduled meetings",
 }
 
 
@@ -217,9 +235,10 @@ def _declare(p: argparse.ArgumentParser, cmd: ToolCommand, spec: dict[str, Any])
         if prop in cmd.positional or (cmd.records and prop == "cursor"):
             continue
         add_tool_argument(p, prop, schema, positional=False, required=prop in required)
-    if cmd.records:
+    if cmd.records and "cursor" in props:
         p.add_argument("--cursor", metavar="TOKEN", default=None,
                        help="page.next_cursor of the previous page (opaque; bound to this query and account)")
+    if cmd.records:
         fields = ", ".join(spec["records"][cmd.records])
         p.add_argument("--fields", metavar="A,B", default=None,
                        help=f"only these record fields ({fields}); {', '.join(cmd.ids)} always kept")

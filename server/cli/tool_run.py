@@ -95,7 +95,7 @@ def _run(cmd: ToolCommand, args: argparse.Namespace) -> int:
                        "run it, or --dry-run to see what it would do first", usage=True, status="needs_confirm")
     account = _account()
     binding = cursors.binding(cmd.tool, arguments, account) if cmd.records else ""
-    if cmd.records and args.cursor:
+    if cmd.records and getattr(args, "cursor", None):
         arguments["cursor"] = cursors.unwrap(args.cursor, binding)
     from server.cli.tool_exec import execute
 
@@ -117,10 +117,11 @@ def collection(cmd: ToolCommand, payload: dict[str, Any], fields: list[str] | No
         keep = set(fields) | set(cmd.ids)
         items = [{k: v for k, v in item.items() if k in keep} for item in items]
     nxt = payload.pop("nextCursor", None)
-    payload.pop("truncated", None)
+    # A tool without a cursor still says whether it cut the list: has_more, with no way on but a larger --limit.
+    cut = bool(payload.pop("truncated", False))
     if "nextCursor" in str(payload.get("hint", "")):
         del payload["hint"]     # the tool's "pass nextCursor" is said by page.next_cursor here
-    page = {"returned": len(items), "has_more": nxt is not None,
+    page = {"returned": len(items), "has_more": nxt is not None or cut,
             "next_cursor": cursors.wrap(nxt, binding) if nxt is not None else None}
     return {"items": items, "page": page, **payload}
 

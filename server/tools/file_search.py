@@ -187,14 +187,16 @@ def tool_warnings(warnings: list[str]) -> list[str]:
 
 
 # -- files_grep --------------------------------------------------------------------------------
-def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None) -> CallToolResult:
+def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None,
+         passages: int = 1) -> CallToolResult:
     """Ranked files with passages from the FTS5 index, after folding in what changed on the server."""
     if not query.strip():
         raise misuse("query is empty: give words or a phrase. Do not retry unchanged.", status="bad_query")
     folder = _folder(path)
     fresh = freshen(ctx, folder) if not cursor else Freshness([], folder_seen=False)
     try:
-        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True)
+        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True,
+                             passages=passages)
     except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
         raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
     if folder and res.total == 0 and not cursor and not fresh.folder_seen and fresh.failure is None:
@@ -211,7 +213,8 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         warnings += left_out
     payload = {"query": query, "hits": hits, "total": res.total, "sources": sources,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
-               "nextCursor": res.nextCursor, "hint": grep_hint(res, folder, cover, is_file=fresh.is_file),
+               "nextCursor": res.nextCursor,
+               "hint": " ".join([*(n + "." for n in res.notes), grep_hint(res, folder, cover, is_file=fresh.is_file)]),
                "warnings": warnings}
     return envelope(payload)
 
@@ -219,10 +222,12 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
 def hit_entry(h: Any) -> dict[str, Any]:
     """One grep hit as files_grep and `mcp-nextcloud grep --json` both show it (one shape for one thing).
 
-    A handle the index does not know (fileId of a plain local file) is left out, never sent as null.
+    Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false. A
+    handle the index does not know (fileId of a plain local file) is left out, never sent as null.
     """
-    hit = {"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
-           "phrase": h.phrase, "more": h.more, "passages": [p.to_dict() for p in h.passages], "folder": h.folder}
+    hit = {"path": h.path, "fileId": h.fileId, "modified": iso_time(h.mtime), "more": h.more,
+           "passages": [p.to_dict() for p in h.passages], "phrase": False if not h.phrase else None,
+           "folder": h.folder}
     return {k: v for k, v in hit.items() if v is not None}
 
 

@@ -38,6 +38,11 @@ WRITE_ARGS = {
     "deck create-card": ["--board", "Product Launch", "--stack", "To do", "--title", "Dry card"],
     "deck update-card": ["--board", "1", "--card", "1", "--title", "Renamed in a dry run"],
     "deck move-card": ["--board", "1", "--card", "1", "--stack", "Done"],
+    "calendar create": ["--title", "Dry event", "--start", "2026-12-10T09:00Z", "--attendees", "bob@example.invalid"],
+    "calendar update": ["--uid", "work-single-1@nextcloud.test", "--title", "Renamed in a dry run"],
+    "calendar delete": ["--uid", "work-single-1@nextcloud.test"],
+    "meet create-room": ["--name", "Dry room", "--participants", "bob"],
+    "meet schedule": ["--title", "Dry meeting", "--start", "2026-12-10T14:00Z", "--participants", "bob"],
 }
 
 
@@ -47,7 +52,7 @@ def _env(emulator: Emulator, tmp: Path, index: Path | None = None) -> dict[str, 
             "NEXTCLOUD_APP_PASSWORD": acct["app_password"],
             "MCP_NEXTCLOUD_INDEX": str(index or tmp / "index.db"), "MCP_NEXTCLOUD_JOURNAL": str(tmp / "journal.db"),
             "MCP_NEXTCLOUD_ARTIFACTS": str(tmp / "artifacts"), "XDG_CONFIG_HOME": str(tmp / "config"),
-            "XDG_DATA_HOME": str(tmp / "data")}
+            "XDG_DATA_HOME": str(tmp / "data"), "NEXTCLOUD_PUBLIC_URL": "https://cloud.example.test"}
 
 
 @pytest.fixture
@@ -143,7 +148,8 @@ def test_help_command_gives_exact_syntax(cli: Any) -> None:
 
 # -- collections -----------------------------------------------------------------------------------------
 
-COLLECTION_ARGS = {"files grep": ["install"], "mail contacts": ["a"]}
+COLLECTION_ARGS = {"files grep": ["install"], "mail contacts": ["a"], "contacts search": ["a"],
+                   "calendar list": ["--start", "2026-11-01", "--end", "2027-01-31"]}
 
 
 @pytest.mark.parametrize("cmd", COLLECTIONS, ids=lambda c: c.full_name)
@@ -163,7 +169,7 @@ def test_collections_page_with_limit_cursor_and_fields(cmd: Any, cli: Any, world
     assert all(set(item) <= {extra, *cmd.ids} for item in trimmed["items"])
     assert all(any(i in item for i in cmd.ids) for item in trimmed["items"])    # ids always kept
     assert trimmed["page"] == first["page"]                                     # the page is never trimmed
-    if first["page"]["has_more"]:
+    if first["page"]["next_cursor"]:
         code, out, _ = cli(*base, "--limit", "1", "--cursor", first["page"]["next_cursor"], "--json")
         assert code == 0
         assert _json(out)["items"] != first["items"]
