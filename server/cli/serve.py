@@ -74,16 +74,17 @@ def run_serve(args: argparse.Namespace) -> int:
     from nextcloud.errors import NextcloudError, no_credentials
 
     from server.app import build_server
+    from server.cli.output import for_person
     from server.context import open_context
     from server.mail_app import build_mail_server
 
     try:
         account = load_account()
     except NextcloudError as err:
-        print(f"mcp-nextcloud serve: {err}", file=sys.stderr)
+        print(f"mcp-nextcloud serve: {for_person(str(err))}", file=sys.stderr)
         return 2
     if account is None:
-        print(f"mcp-nextcloud serve: {no_credentials()}", file=sys.stderr)
+        print(f"mcp-nextcloud serve: {for_person(str(no_credentials()))}", file=sys.stderr)
         return 2
     ctx = open_context(account, index_path=args.index, telemetry_path=args.telemetry, settings=_settings(args))
     server = build_mail_server(ctx) if args.mail else build_server(ctx)
