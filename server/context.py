@@ -18,6 +18,9 @@ from typing import Any, Callable
 from server.telemetry import CallLog
 
 MB = 1024 * 1024
+# The one write limit: files_write's cap on content (UTF-8 bytes); the HTTP transport's body limit derives
+# from it (server/http_limits.py), so any content under the cap reaches the tool and gets its answer.
+MAX_WRITE_BYTES = 5 * MB
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class Settings:
     """Caps and intervals; every one is overridable from the environment or the serve flags."""
 
     max_read_bytes: int = 10 * MB          # files_read refuses larger files without downloading them
-    max_write_bytes: int = 5 * MB          # files_write refuses larger contents
+    max_write_bytes: int = MAX_WRITE_BYTES  # files_write refuses larger contents
     fly_max_bytes: int = 2 * MB            # grep indexes a changed file on the fly up to this size...
     fly_max_files: int = 10                # ...and at most this many per call; the rest go to warnings
     freshness_interval_s: float = 5.0      # grep asks the server "what changed?" at most this often
