@@ -64,6 +64,8 @@ class ServerContext:
     docs: "OrderedDict[tuple[Any, str], Any]" = field(default_factory=OrderedDict, init=False, repr=False)
     background: Any = field(default=None, init=False, repr=False)
     last_fresh_check: float = field(default=0.0, init=False)
+    # What opening found and repaired (a damaged call log set aside...): for `serve` to print on stderr.
+    notes: list[str] = field(default_factory=list, init=False)
 
     def client(self) -> Any:
         """The one Nextcloud client of this process, built on first use."""
@@ -137,9 +139,12 @@ def open_context(account: Any, *, index_path: Path | str | None = None, telemetr
                  settings: Settings | None = None, telemetry: bool = True) -> ServerContext:
     """A context for `account`: its index (default location unless given) and the call log."""
     from indexer.store.index import Index, default_index_path
-    from server.telemetry import default_telemetry_path
+    from server.telemetry import default_telemetry_path, open_call_log
 
     # The same default as `mcp-nextcloud index sync` and `grep`, so serve answers from what they built.
     index = Index.open(Path(index_path).expanduser() if index_path else default_index_path())
-    log = CallLog(telemetry_path or default_telemetry_path()) if telemetry else None
-    return ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env())
+    log, note = open_call_log(telemetry_path or default_telemetry_path()) if telemetry else (None, None)
+    ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env())
+    if note:
+        ctx.notes.append(note)
+    return ctx

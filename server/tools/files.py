@@ -75,7 +75,8 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset", ge=0)] = None,
         limit: Annotated[int | None, Field(
             description="Characters (8000, max 40000); with find: passages (20, max 100)", ge=1, le=40_000)] = None,
-        find: Annotated[str | None, Field(description="Words; end with * for a prefix (max 500)", max_length=500)] = None,
+        find: Annotated[str | None, Field(description="Words; end with * for a prefix (max 500)",
+                                          max_length=500)] = None,
         format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings, pages")] = None,
     ) -> Annotated[CallToolResult, ReadOut]:
         """Read any file (PDF, Office, text, image) in slices; find gives passages."""
@@ -86,7 +87,9 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     def files_write(
         path: TextPath = None,
         *,
-        content: Annotated[str, Field(description="Full new text", max_length=MAX_WRITE_BYTES)],
+        # The cap is in UTF-8 bytes, checked by the tool with its own message; declared here so the
+        # generic 32k-character default for strings does not apply.
+        content: Annotated[str, Field(description="Full new text", json_schema_extra={"maxLength": MAX_WRITE_BYTES})],
         etag: Annotated[str | None, Field(description="From files_read", max_length=MAX_ETAG)] = None,
         fileId: FileId = None,
     ) -> Annotated[CallToolResult, WriteOut]:
