@@ -7,6 +7,7 @@ stdout (compact JSON with --json), diagnostics to stderr; errors exit 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import os
@@ -16,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from server.cli.storage import index_problem
 
 
 def _dump(obj: Any) -> str:
@@ -36,13 +39,17 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
         try:
             return cmd(args)
         except apsw.Error as exc:
-            where = args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
-            return _fail(f"the index database {where} could not be used ({type(exc).__name__}: {exc}): "
-                         "point --index at another file, or move this one away to rebuild it; do not retry as is")
-        except (OSError, RuntimeError) as exc:
+            return _fail(index_problem(_where(args), exc))
+        except OSError as exc:
+            return _fail(index_problem(_where(args), exc) if exc.errno in (errno.ENOSPC, errno.EDQUOT) else f"{exc}")
+        except RuntimeError as exc:
             return _fail(f"{exc}")
 
     return run
+
+
+def _where(args: argparse.Namespace) -> str:
+    return args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
 
 
 def _add_index_arg(p: argparse.ArgumentParser) -> None:
@@ -156,12 +163,12 @@ def _cmd_grep(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.json:
         d = res.to_dict()
-        for hd, folder in zip(d["hits"], folders):
+        for hd, folder in zip(d["hits"], folders, strict=False):
             if folder:
                 hd["folder"] = folder
         print(_dump(d))
         return 0
-    for hit, folder in zip(res.hits, folders):
+    for hit, folder in zip(res.hits, folders, strict=False):
         where = f"  in {folder}" if folder and len(roots) > 1 else ""
         shown = sum(len(p.matches) or 1 for p in hit.passages)
         more = ", more in the file" if hit.more else ""

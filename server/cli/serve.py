@@ -83,6 +83,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from server import faultlog
     from server.app import build_server
+    from server.cli.storage import index_problem
     from server.context import open_context
     from server.telemetry import default_telemetry_path
 
@@ -108,7 +109,7 @@ def run_serve(args: argparse.Namespace) -> int:
             sock.close()
         if not _is_storage_error(exc):
             raise
-        print(f"mcp-nextcloud serve: {_index_problem(index_path, exc)}", file=sys.stderr)
+        print(f"mcp-nextcloud serve: {index_problem(index_path, exc)}", file=sys.stderr)
         return 2
     for note in ctx.notes:
         print(f"mcp-nextcloud serve: {note}", file=sys.stderr)
@@ -128,18 +129,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def _is_storage_error(exc: BaseException) -> bool:
     return isinstance(exc, OSError) or type(exc).__module__ == "apsw"
-
-
-def _index_problem(path: Path, exc: BaseException) -> str:
-    """One line for an index that cannot be opened: what is wrong and how to get a working one."""
-    if path.is_dir():
-        what = "is a folder, not an index file"
-    elif type(exc).__name__ in ("NotADBError", "CorruptError"):
-        what = "is damaged or not an index (SQLite says: " + str(exc) + ")"
-    else:
-        what = f"cannot be opened ({type(exc).__name__}: {exc})"
-    return (f"the index {path} {what}. Move it aside (or pass --index with another path) and run "
-            "`mcp-nextcloud index sync` to build a new one; nothing on the server is affected")
 
 
 def _bind(port: int) -> Any:
