@@ -145,6 +145,7 @@ def open_context(account: Any, *, index_path: Path | str | None = None, telemetr
     index = Index.open(Path(index_path).expanduser() if index_path else default_index_path())
     log, note = open_call_log(telemetry_path or default_telemetry_path()) if telemetry else (None, None)
     ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env())
+    ctx.notes.extend(getattr(index, "notes", []))
     if note:
         ctx.notes.append(note)
     return ctx

@@ -17,6 +17,8 @@ from typing import Any
 
 import platformdirs
 
+from indexer.store.filemodes import secure_database
+
 KINDS = ("ok", "refused", "misuse", "fault")
 
 _SCHEMA = """
@@ -46,7 +48,7 @@ class CallLog:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        secure_database(self.path)   # 0700 folder, 0600 log: private like the index beside it
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         # WAL + NORMAL: a commit costs no fsync, so logging stays off the latency budget.

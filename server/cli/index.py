@@ -61,7 +61,10 @@ def _open(args: argparse.Namespace):
     from indexer.store.index import Index, default_index_path
 
     path = Path(args.index).expanduser() if args.index else default_index_path()
-    return Index.open(path)
+    index = Index.open(path)
+    for note in index.notes:   # file modes repaired on open
+        print(f"note: {note}", file=sys.stderr)
+    return index
 
 
 _REMOTE_FROM = {"option": "--remote-path", "config": "the desktop client's config", "default": "assumed"}
