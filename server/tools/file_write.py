@@ -64,9 +64,13 @@ def _reindex(ctx: ServerContext, item: Any, data: bytes) -> None:
     """Index the text just written (cheap for text) so grep sees it before the next sync. Best effort."""
     try:
         import reader
+        from reader.extract import is_light
         from server.tools.file_read import _store
 
-        doc = reader.extract(data, item.name or item.path.rsplit("/", 1)[-1], item.mime)
+        name = item.name or item.path.rsplit("/", 1)[-1]
+        if not is_light(data, name, item.mime):
+            return  # text that is really a container: the next sync extracts it in a capped child
+        doc = reader.extract(data, name, item.mime)
         _store(ctx, item, doc)
         ctx.remember_document((item.file_id if item.file_id is not None else item.path, item.etag), doc)
     except Exception:  # the write succeeded; a stale index entry is corrected by the next sync
