@@ -52,6 +52,18 @@ class _PrivateRotatingFile(logging.handlers.RotatingFileHandler):
         return os.fdopen(fd, "a", encoding=self.encoding)
 
 
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler writing to whatever sys.stderr is when a fault happens (hosts and tests swap it)."""
+
+    @property  # type: ignore[override]
+    def stream(self):  # type: ignore[no-untyped-def]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def record(tool: str, exc: BaseException) -> None:
     """Log one internal fault of `tool` with its traceback (never raises)."""
     try:
@@ -72,7 +84,7 @@ def install(data_dir: Path | str, *, stderr: bool = True) -> Path:
     file_handler.setFormatter(fmt)
     LOGGER.addHandler(file_handler)
     if stderr:
-        err = logging.StreamHandler(sys.stderr)
+        err = _Stderr()
         err.setLevel(logging.WARNING)
         err.setFormatter(fmt)
         LOGGER.addHandler(err)

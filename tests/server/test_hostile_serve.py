@@ -60,7 +60,8 @@ def test_damaged_call_log_is_set_aside_not_fatal(world, tmp_path, kind):
     proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--interval", "0"], env=env, cwd=str(ROOT),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
     out, err = proc.communicate(json.dumps(init) + "\n", timeout=60)
     assert "Traceback" not in err and "set aside" in err, err
     assert json.loads(out.splitlines()[0])["result"]["serverInfo"]["name"] == "mcp-nextcloud"
