@@ -16,7 +16,7 @@ from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")), deadline=None, database=None,
+FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "100")), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 # Statuses that mean "our side broke": the only ones a fuzzed call may never produce.
@@ -49,19 +49,33 @@ def fuzz_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         ctx.close()
 
 
+# Values the hostile test found trouble with, drawn as often as all random JSON together.
+HOSTILE = st.sampled_from(["", "/", "/Documents", "/Documents/manual.md", "/Documents/\udc80.md", "..",
+                           "/../etc/passwd", "*", '"x", *', "\udc80", "a\x00b", "caf\u00e9", "ab\x07cd",
+                           'W/"1"', "2025-01-31", "read", "edit", "bob", "alice", "outline", "x" * 60_000,
+                           "9" * 100_000, "%", "[", "\\", -1, 0, 2**63, 10**30, 1e308, True, None])
 JSON_SCALARS = (st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
-                | st.floats(allow_nan=False) | st.text(max_size=60)
-                | st.sampled_from(["", "/", "/Documents", "/Documents/manual.md", "..", "/../etc/passwd", "*",
-                                   '"x", *', "\udc80", "a\x00b", "W/\"1\"", "2025-01-31", "read", "edit", "bob",
-                                   "outline", "x" * 40_000]))
-JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=8)
+                | st.floats(allow_nan=False) | st.text(max_size=60))
+JSON_VALUES = HOSTILE | st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                                     | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=8)
+
+
+# A valid value for arguments a tool requires, so a call with one hostile value reaches the tool's code.
+VALID = {"query": "budget", "content": "fuzz", "shareWith": "bob"}
 
 
 def _arguments(tool: Any) -> st.SearchStrategy[dict[str, Any]]:
-    names = sorted((tool.input_schema or {}).get("properties", {}))
-    keys = st.sampled_from(names + ["zzz", "offest"]) if names else st.sampled_from(["zzz"])
-    return st.dictionaries(keys, JSON_VALUES, max_size=len(names) + 1)
+    """One hostile or random value on an otherwise valid call, or many random ones, sometimes an unknown name."""
+    schema = tool.input_schema or {}
+    names = sorted(schema.get("properties", {}))
+    base = {name: VALID.get(name, "x") for name in schema.get("required", [])}
+    if not names:
+        return st.dictionaries(st.sampled_from(["zzz", ""]), JSON_VALUES, max_size=1)
+    one = st.builds(lambda k, v: {**base, k: v}, st.sampled_from(names), JSON_VALUES)
+    own = st.fixed_dictionaries({}, optional={n: JSON_VALUES for n in names})
+    extra = st.dictionaries(st.sampled_from(["zzz", "offest", "Path", ""]), JSON_VALUES, max_size=1)
+    many = st.builds(lambda a, b: {**base, **a, **b}, own, st.one_of(st.just({}), st.just({}), extra))
+    return st.one_of(one, one, one, many)
 
 
 def _check(name: str, args: dict[str, Any], result: Any, ctx: Any) -> None:
