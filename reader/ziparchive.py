@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import zipfile
 import zlib
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from .document import Limits, ReaderError
 
@@ -83,12 +83,12 @@ class CappedZipFile(zipfile.ZipFile):
             raise _bomb(self.kind, f"its members inflate {total / max(packed, 1):.0f}x together, to "
                                    f"{total // (1024 * 1024)} MiB (limit {limits.max_zip_ratio}x)")
 
-    def open(self, name: Any, mode: str = "r", pwd: bytes | None = None, *,  # type: ignore[override]
+    def open(self, name: Any, mode: str = "r", pwd: bytes | None = None, *,
              force_zip64: bool = False) -> IO[bytes]:
         if mode != "r":
             raise ValueError("CappedZipFile is read-only")
         inner = super().open(name, "r", pwd)
-        return _CappedMember(inner, self, getattr(name, "filename", name))
+        return cast(IO[bytes], _CappedMember(inner, self, getattr(name, "filename", name)))
 
     def count(self, produced: int) -> None:
         """Add inflated bytes to the archive's total; a zip-bomb error once it passes the budget."""

@@ -11,12 +11,14 @@ the data directory (mode 0600) and, for stdio, to stderr at warning level.
 """
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import os
 import sys
 import traceback
 from pathlib import Path
+from typing import TextIO
 
 LOGGER = logging.getLogger("mcp_nextcloud.faults")
 FILE_NAME = "faults.log"
@@ -46,17 +48,17 @@ def describe(exc: BaseException) -> str:
 class _PrivateRotatingFile(logging.handlers.RotatingFileHandler):
     """A rotating log whose every file (the rotated ones too) is created readable by its owner only."""
 
-    def _open(self):  # type: ignore[no-untyped-def]
+    def _open(self) -> io.TextIOWrapper:
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.fchmod(fd, 0o600)
-        return os.fdopen(fd, "a", encoding=self.encoding)
+        return io.TextIOWrapper(io.FileIO(fd, "a"), encoding=self.encoding or "utf-8")
 
 
-class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg,unused-ignore]
     """A handler writing to whatever sys.stderr is when a fault happens (hosts and tests swap it)."""
 
-    @property  # type: ignore[override]
-    def stream(self):  # type: ignore[no-untyped-def]
+    @property  # type: ignore[override,unused-ignore]
+    def stream(self) -> TextIO:
         return sys.stderr
 
     @stream.setter
