@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "NEXTCLOUD_URL / NEXTCLOUD_USER / NEXTCLOUD_APP_PASSWORD). Speaks stdio unless --http is given, and "
         "keeps the index fresh in the background.",
         epilog="Example: mcp-nextcloud serve --http --port 8765")
+    p.add_argument("--mail", action="store_true",
+                   help="serve mcp-mail instead: the Nextcloud Mail tools and their preview apps")
     p.add_argument("--http", action="store_true",
                    help="serve streamable HTTP on 127.0.0.1 (requires the bearer token printed on first use)")
     p.add_argument("--port", type=_port, default=8765, help="HTTP port, 1-65535 (default 8765; with --http)")
@@ -85,6 +87,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from server.app import build_server
     from server.cli.storage import index_problem
     from server.context import open_context
+    from server.mail_app import build_mail_server
     from server.telemetry import default_telemetry_path
 
     try:
@@ -115,7 +118,7 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"mcp-nextcloud serve: {note}", file=sys.stderr)
     faultlog.install((Path(args.telemetry).expanduser() if args.telemetry else default_telemetry_path()).parent,
                      stderr=True)
-    server = build_server(ctx)
+    server = build_mail_server(ctx) if args.mail else build_server(ctx)
     try:
         if not args.http:
             anyio.run(server.run_stdio_async)
