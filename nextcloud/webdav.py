@@ -32,6 +32,8 @@ MAX_SEARCH_LIMIT = 1000
 _ETAGC = r"[\x21\x23-\x7e]"
 _QUOTED_TAG = re.compile(rf'(?:W/)?"{_ETAGC}*"')
 _BARE_TAG = re.compile(rf"{_ETAGC}+")
+# What Nextcloud's SEARCH accepts for a content type: "type/subtype" or a "type/%" prefix.
+_MIME_QUERY = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/(?:[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*|%)")
 
 
 def entity_tag(etag: str) -> str | None:
@@ -189,7 +191,7 @@ class WebDAV:
             conds.append(f"<d:like><d:prop><d:displayname/></d:prop><d:literal>%{escape(name)}%</d:literal></d:like>")
         if mime:
             m = mime.strip().replace("*", "%")
-            if "/" not in m or m.startswith("%"):
+            if not _MIME_QUERY.fullmatch(m):   # Nextcloud answers anything else with a 500
                 raise error_for(SOURCE, 400, path=norm, detail="mime must be 'type/subtype' or a prefix like 'image/%'")
             op = "like" if m.endswith("%") else "eq"
             conds.append(f"<d:{op}><d:prop><d:getcontenttype/></d:prop><d:literal>{escape(m)}</d:literal></d:{op}>")
