@@ -135,13 +135,17 @@ def _is_storage_error(exc: BaseException) -> bool:
 
 
 def _bind(port: int) -> Any:
-    """A listening socket on 127.0.0.1:port, or None after printing why not (busy port, no permission)."""
+    """A socket bound to 127.0.0.1:port, or None after printing why not (busy port, no permission).
+
+    Bound, not yet listening: uvicorn listens once the app (and the bearer
+    token) are ready, so a connection is never accepted before there is a token.
+    """
     import socket
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does; a listening port still fails
     try:
         sock.bind(("127.0.0.1", port))
-        sock.listen(128)
     except OSError as exc:
         sock.close()
         import errno

@@ -71,8 +71,7 @@ def refuse_binary_content(ctx: ServerContext, target: str, item: Any | None) -> 
     if kind is None:
         kind = _sniffed_kind(ctx, item)
     if kind not in _TEXT_KINDS:
-        what = "an image" if kind == "image" else f"a {kind.upper()} document" if kind != "binary" else \
-            "binary data"
+        what = {"image": "an image", "binary": "binary data"}.get(kind, f"{kind.upper()} content")
         raise refused(f"{item.path} holds {what}, not text (judged by its content, whatever its name): "
                       "files_write would replace it with text and destroy it. Write a text file next to it "
                       "instead. Do not retry.", status="binary_file")

@@ -88,7 +88,14 @@ def many_members_pptx(count: int = 480) -> bytes:
     return out.getvalue()
 
 
-_CHILD = """
+# VmHWM: this process's own peak resident size (ru_maxrss would include the parent's at fork time).
+_PEAK = """
+def peak_kib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+"""
+_CHILD = _PEAK + """
 import json, resource, sys
 cap = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -98,7 +105,7 @@ try:
     out = {"ok": extract(data, sys.argv[3]).kind}
 except ReaderError as exc:
     out = {"code": exc.code, "message": str(exc)}
-out["peak_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+out["peak_kib"] = peak_kib()
 print(json.dumps(out))
 """
 
@@ -186,7 +193,7 @@ def test_inspect_checks_the_size_before_reading(tmp_path):
     assert "too large" in proc.stderr and "Traceback" not in proc.stderr
 
 
-_SYNC_CHILD = """
+_SYNC_CHILD = _PEAK + """
 import json, resource, sys
 cap = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -199,7 +206,7 @@ with Index.open(sys.argv[4]) as index, NextcloudClient(account) as client:
     report = sync(client, index, root="/Hostile")
     rec = index.get_file(path="/Hostile/notes.txt")
     print(json.dumps({"complete": report.complete, "status": rec.status, "reason": rec.reason,
-                      "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                      "peak_kib": peak_kib()}))
 """
 
 

@@ -40,7 +40,7 @@ def test_unknown_kind_is_judged_by_the_first_bytes(world, call, err):
     path = _hidden(world, "manual.pdf", "scan-without-extension")
     etag = world.emulator.state.find(ALICE, path).etag
     text = err(call("files_write", {"path": path, "content": "oops", "etag": etag}))
-    assert "a PDF document" in text
+    assert "holds PDF content" in text
     assert world.emulator.state.find(ALICE, path).data.startswith(b"%PDF-")
 
 
