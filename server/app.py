@@ -27,6 +27,7 @@ from server.arguments import check as check_arguments
 from server.context import ServerContext
 from server.envelope import result_bytes
 from server.errors import ToolFailure, from_nextcloud, from_reader, validation_message
+from server.tools.coverage import with_host_advice
 
 INSTRUCTIONS = (
     "Search and read the user's Nextcloud files. files_grep finds text inside documents; "
@@ -79,7 +80,8 @@ class NextcloudMCP(MCPServer):
                 check_arguments(name, self._argument_rules(name, tool), arguments)
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            failure = exc if isinstance(exc, ToolFailure) else _classify(name, exc)
+            failure = with_host_advice(self.context,
+                                       exc if isinstance(exc, ToolFailure) else _classify(name, exc))
             if failure.kind == "fault" and failure.status == "internal":
                 faultlog.record(name, exc.__cause__ or exc)
             if log is not None:

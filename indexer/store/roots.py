@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from indexer.local.desktop_config import find_sync_folder, normalize_remote_path
 from indexer.models import FileMeta, FileRecord, Root
@@ -42,6 +42,10 @@ class FolderOverlap(RuntimeError):
 
 class RemotePathConflict(RuntimeError):
     """Two sync folders in one index mirror the same (or nested) Nextcloud folders."""
+
+
+# What a sync of the account records in meta (indexer.remote.sync): forgotten with the account's files.
+ACCOUNT_META = ("last_sync_at", "last_sync", "changes_since", "last_full_sync_at", "last_sync_failure", "account")
 
 
 def _within(path: str, prefix: str) -> bool:
@@ -219,3 +223,27 @@ class RootsMixin:
         """Record that a local folder was just indexed in full (and which journal it has)."""
         with self._tx():
             self._con.execute("UPDATE roots SET indexed_at=?, journal=? WHERE id=?", (time.time(), journal, root_id))
+
+    def forget_root(self, root_id: int) -> int:
+        """Remove a local folder from the index: its files, their text and its roots row; return the file count."""
+        with self._tx():
+            root = self._root(root_id)
+            ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE root_id=?", (root_id,))]
+            for rec_id in ids:
+                self._drop_content(rec_id)
+                self._con.execute("DELETE FROM files WHERE id=?", (rec_id,))
+            self._con.execute("DELETE FROM roots WHERE id=?", (root_id,))
+            if root is not None:  # `index watch` without a folder must not pick a folder that is gone
+                self._con.execute("DELETE FROM meta WHERE key='local_root' AND value=?", (root.folder,))
+        return len(ids)
+
+    def forget_account(self) -> int:
+        """Remove the account's files (remote source), remembered folder etags and sync marks; return the count."""
+        with self._tx():
+            ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE source='remote'")]
+            for rec_id in ids:
+                self._drop_content(rec_id)
+                self._con.execute("DELETE FROM files WHERE id=?", (rec_id,))
+            self._con.execute("DELETE FROM folders")
+            self._con.execute("DELETE FROM meta WHERE key IN (?,?,?,?,?,?)", ACCOUNT_META)
+        return len(ids)

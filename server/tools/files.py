@@ -46,7 +46,7 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     @server.tool(annotations=READ_ONLY)
     def files_search(
         name: Annotated[str | None, Field(description="Part of the name, * wildcard", max_length=MAX_NAME)] = None,
-        mime: Annotated[str | None, Field(description="e.g. application/pdf or image/", max_length=MAX_NAME)] = None,
+        mime: Annotated[str | None, Field(description="e.g. application/pdf, image/", max_length=MAX_NAME)] = None,
         modifiedAfter: Annotated[str | None, Field(description="ISO date, e.g. 2025-01-31", max_length=64)] = None,
         path: Folder = None,
         limit: Annotated[int, Field(description="Max 100", ge=1, le=100)] = 20,
@@ -92,9 +92,12 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         content: Annotated[str, Field(description="Full new text", json_schema_extra={"maxLength": MAX_WRITE_BYTES})],
         etag: Annotated[str | None, Field(description="From files_read", max_length=MAX_ETAG)] = None,
         fileId: FileId = None,
+        # No published default (None = no): tools/list bytes are paid in every session.
+        createFolders: Annotated[bool | None, Field(description="Create missing folders")] = None,
     ) -> Annotated[CallToolResult, WriteOut]:
         """Write a text file: with etag only if unchanged, else only if new."""
-        return file_write.write(ctx, path=path, file_id=fileId, content=content, etag=etag)
+        return file_write.write(ctx, path=path, file_id=fileId, content=content, etag=etag,
+                                create_folders=bool(createFolders))
 
     @server.tool(annotations=SHARE)
     def files_share_internal(
@@ -105,5 +108,5 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
                                         min_length=1, max_length=200)],
         permissions: Annotated[Literal["read", "edit"], Field(description="Access")] = "read",
     ) -> Annotated[CallToolResult, ShareOut]:
-        """Share a file or folder with an account here (no public links)."""
+        """Share with an account here (no public links)."""
         return file_write.share(ctx, path=path, file_id=fileId, share_with=shareWith, permissions=permissions)
