@@ -2,15 +2,14 @@
 
 Every extraction runs in a child process (address space capped at 1.5 GiB, so a regression cannot take
 the machine's memory) that reports its peak resident size: a lying member declares 40 bytes and inflates
-to 512 MiB, so inflating it whole shows as a peak far above the reader's own (~150 MiB with its
-libraries). PEAK_LIMIT sits between the two.
+to 512 MiB, so inflating it whole peaks above 1 GiB, while the capped reader stays near 30-40 MiB.
+PEAK_LIMIT sits far from both. The hostile files come from fixtures/hostile_zips.py.
 """
 from __future__ import annotations
 
 import io
 import json
 import os
-import struct
 import subprocess
 import sys
 import zipfile
@@ -19,73 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.hostile_zips import lying_odf, lying_pptx, many_members_pptx, stored_zip
+
 ROOT = Path(__file__).resolve().parents[2]
 CAP = 1536 * 1024 * 1024
-LIE = 512 * 1024 * 1024
 PEAK_LIMIT_KIB = 320 * 1024
-
-
-def _deflate_zeros(size: int) -> bytes:
-    """A raw deflate stream of `size` zero bytes, built without holding them."""
-    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
-    block = bytes(1024 * 1024)
-    out = []
-    for _ in range(size // len(block)):
-        out.append(comp.compress(block))
-    out.append(comp.flush())
-    return b"".join(out)
-
-
-def _zip(members: list[tuple[str, bytes, int, int, int]]) -> bytes:
-    """A zip from (name, stored bytes, method, declared size, declared crc): the directory says what we say."""
-    body, central = io.BytesIO(), io.BytesIO()
-    for name, raw, method, size, crc in members:
-        offset = body.tell()
-        n = name.encode()
-        body.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21, crc, len(raw), size, len(n), 0))
-        body.write(n + raw)
-        central.write(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0x21, crc, len(raw),
-                                  size, len(n), 0, 0, 0, 0, 0, offset) + n)
-    cd = central.getvalue()
-    start = body.tell()
-    body.write(cd)
-    body.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(cd), start, 0))
-    return body.getvalue()
-
-
-def lying_odf(inflated: int = LIE) -> bytes:
-    """An ODF whose `mimetype` declares 40 bytes (with the CRC of those 40) but inflates to `inflated`."""
-    raw = _deflate_zeros(inflated)
-    return _zip([("mimetype", raw, zipfile.ZIP_DEFLATED, 40, zlib.crc32(bytes(40))),
-                 ("content.xml", b"<x/>", zipfile.ZIP_STORED, 4, zlib.crc32(b"<x/>"))])
-
-
-def lying_pptx(inflated: int = LIE) -> bytes:
-    src = (ROOT / "fixtures" / "docs" / "slides.pptx").read_bytes()
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(src)) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info in zin.infolist():
-            zout.writestr(info.filename, zin.read(info.filename))
-    members = []
-    with zipfile.ZipFile(io.BytesIO(out.getvalue())) as z:
-        for info in z.infolist():
-            data = z.read(info.filename)
-            raw = zlib.compress(data, 9)[2:-4]
-            members.append((info.filename, raw, zipfile.ZIP_DEFLATED, len(data), zlib.crc32(data)))
-    members.append(("ppt/media/lie.bin", _deflate_zeros(inflated), zipfile.ZIP_DEFLATED, 40,
-                    zlib.crc32(bytes(40))))
-    return _zip(members)
-
-
-def many_members_pptx(count: int = 480) -> bytes:
-    src = (ROOT / "fixtures" / "docs" / "slides.pptx").read_bytes()
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(src)) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info in zin.infolist():
-            zout.writestr(info.filename, zin.read(info.filename))
-        for i in range(count):
-            zout.writestr(f"ppt/media/pad{i}.bin", bytes(1024 * 1024))
-    return out.getvalue()
 
 
 # VmHWM: this process's own peak resident size (ru_maxrss would include the parent's at fork time).
@@ -152,7 +89,7 @@ def test_capped_reads_never_pass_the_declared_size_or_budget():
         with zf.open("mimetype") as member:
             assert member.read(1000) == bytes(40)   # the declared 40, not 64 MiB
         assert zf.produced == 40
-    honest = _zip([("a", b"x" * 1000, zipfile.ZIP_STORED, 1000, zlib.crc32(b"x" * 1000))])
+    honest = stored_zip([("a", b"x" * 1000, zipfile.ZIP_STORED, 1000, zlib.crc32(b"x" * 1000))])
     with CappedZipFile(honest, Limits(max_unzipped_bytes=2000), "odt") as zf:
         zf.read("a")
         zf.read("a")
