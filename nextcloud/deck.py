@@ -167,7 +167,7 @@ class Deck:
         if card.stack_id != int(to_stack):
             raise NextcloudError(
                 "server", f"Deck answered OK but card {card_id} is still in stack {card.stack_id}, not {to_stack}. "
-                "Re-read the board before trying again; retry once at most.", retry=True)
+                "Re-read the board before trying again; retry once at most.")
         return card
 
     def delete_card(self, board_id: int, stack_id: int, card_id: int) -> None:

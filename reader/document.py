@@ -6,7 +6,28 @@ objects (see `Document.to_dict` / `from_dict`) next to the extracted text.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
+
+
+class ReaderCode(StrEnum):
+    """Why the reader could not turn a file into text (a str: `err.code == "encrypted"` keeps working)."""
+
+    UNREADABLE = "unreadable"
+    UNSUPPORTED = "unsupported"
+    BINARY = "binary"
+    EMPTY = "empty"
+    ENCRYPTED = "encrypted"
+    CORRUPT = "corrupt"
+    ZIP_BOMB = "zip_bomb"
+    TOO_LARGE = "too_large"
+    TIMEOUT = "timeout"      # the time cap stopped it
+    MEMORY = "memory"        # the memory cap stopped it, or the extraction process died
+
+    @property
+    def is_fault(self) -> bool:
+        """Our side ran out of time or memory, rather than "this file cannot be read"."""
+        return self in (ReaderCode.TIMEOUT, ReaderCode.MEMORY)
 
 
 class ReaderError(Exception):
@@ -15,13 +36,25 @@ class ReaderError(Exception):
     `str(err)` is a complete instruction for a model or a person: the cause and
     the next action, and whether retrying makes sense, e.g.
     "encrypted PDF: ask the owner for an unencrypted copy; do not retry".
-    `code` is a short stable identifier (e.g. "encrypted", "corrupt",
-    "too_large", "timeout", "unsupported") for programs and telemetry.
+    `code` (a ReaderCode) is the stable identifier for programs and telemetry;
+    `category` is "fault" when a cap stopped the extraction, "refused" otherwise.
+    Retrying the same version never helps (`retry` is False): the reader is
+    deterministic, and its caps are the same next time.
     """
 
-    def __init__(self, message: str, *, code: str = "unreadable") -> None:
+    retry = False
+
+    def __init__(self, message: str, *, code: str = ReaderCode.UNREADABLE) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = ReaderCode(code)
+
+    @property
+    def category(self) -> str:
+        return "fault" if self.code.is_fault else "refused"
+
+    def __reduce__(self) -> Any:
+        # Exceptions pickle as cls(*args), which would drop the keyword-only `code`.
+        return type(self), (str(self),), {"code": self.code}
 
 
 @dataclass(frozen=True)

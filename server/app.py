@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from server.context import ServerContext
 from server.envelope import result_bytes
-from server.errors import ToolFailure, from_nextcloud, from_reader, validation_message
+from server.errors import ToolFailure, as_tool_failure, validation_message
 
 INSTRUCTIONS = (
     "Search and read the user's Nextcloud files. files_grep finds text inside documents; "
@@ -36,14 +36,11 @@ INSTRUCTIONS = (
 def _classify(name: str, exc: ToolError) -> ToolFailure:
     """The instruction and telemetry kind for a failed call."""
     cause = exc.__cause__
-    if isinstance(cause, ToolFailure):
-        return cause
+    known = as_tool_failure(cause) if cause is not None else None
+    if known is not None:
+        return known
     if isinstance(cause, ValidationError):
         return ToolFailure(validation_message(name, cause.errors()), kind="misuse", status="bad_argument")
-    if cause is not None and type(cause).__name__ == "NextcloudError":
-        return from_nextcloud(cause)
-    if cause is not None and type(cause).__name__ == "ReaderError":
-        return from_reader(cause)
     if cause is None and str(exc).startswith("Unknown tool"):
         return ToolFailure(f"{exc}. Call tools/list for the tools this server offers; do not retry this name.",
                            kind="misuse", status="unknown_tool")

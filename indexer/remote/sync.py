@@ -25,7 +25,7 @@ from reader.document import DEFAULT_LIMITS
 
 from indexer.jobs.store import JobCancelled
 from indexer.models import FileMeta, FileRecord
-from indexer.remote.fetch import DOWNLOAD_FAILED, Fetcher
+from indexer.remote.fetch import Fetcher
 from indexer.store.index import Index, IndexWriter
 
 SOURCE = "remote"
@@ -115,7 +115,7 @@ def _parent(path: str) -> str:
 
 def _retryable(rec: FileRecord) -> bool:
     """A record whose content is still owed: pending, or a download that failed last time."""
-    return rec.status == "pending" or (rec.status == "failed" and (rec.reason or "").startswith(DOWNLOAD_FAILED))
+    return rec.status == "pending" or rec.download_failed
 
 
 UNREADABLE_MIME_PREFIXES = ("video/", "audio/")

@@ -174,6 +174,11 @@ def _cmd_grep(args: argparse.Namespace) -> int:
                                                                   if res.nextCursor else ""))
     for w in res.warnings:
         print(f"note: {w}", file=sys.stderr)
+    if res.unindexed:
+        print("note: run the sync or index again to search the files not indexed yet", file=sys.stderr)
+    if res.nothing_indexed:
+        print("note: index or sync that folder first (mcp-nextcloud index add FOLDER), or check the path",
+              file=sys.stderr)
     return 0
 
 

@@ -11,7 +11,8 @@ import argparse
 import json
 from typing import Any
 
-from server.cli.sync import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code, index_path_for, print_error, print_job
+from server.cli.errors import print_error
+from server.cli.sync import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code, index_path_for, print_job
 
 PROG = "mcp-nextcloud jobs"
 

@@ -68,15 +68,16 @@ def run_serve(args: argparse.Namespace) -> int:
     from nextcloud.errors import NextcloudError, no_credentials
 
     from server.app import build_server
+    from server.cli.errors import person_text
     from server.context import open_context
 
     try:
         account = load_account()
     except NextcloudError as err:
-        print(f"mcp-nextcloud serve: {err}", file=sys.stderr)
+        print(f"mcp-nextcloud serve: {person_text(err)}", file=sys.stderr)
         return 2
     if account is None:
-        print(f"mcp-nextcloud serve: {no_credentials()}", file=sys.stderr)
+        print(f"mcp-nextcloud serve: {person_text(no_credentials())}", file=sys.stderr)
         return 2
     ctx = open_context(account, index_path=args.index, telemetry_path=args.telemetry, settings=_settings(args))
     server = build_server(ctx)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from server.cli.errors import print_error
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_RUNNING = 0, 1, 2, 75   # 75 = EX_TEMPFAIL: not finished yet
 
@@ -43,15 +44,6 @@ def index_path_for(explicit: str | None, account: Any | None = None) -> Path:
     if explicit:
         return Path(explicit).expanduser()
     return Path(default_index_path())
-
-
-def print_error(err: Any, as_json: bool, prog: str) -> None:
-    """An error as an instruction: one line on stderr, and {"error":...} on stdout with --json."""
-    message = str(err)
-    if as_json:
-        payload = err.to_dict() if hasattr(err, "to_dict") else {"message": message}
-        print(json.dumps({"error": payload}, separators=(",", ":"), ensure_ascii=False))
-    print(f"{prog}: {message}", file=sys.stderr)
 
 
 def print_job(job: Any, as_json: bool, **extra: Any) -> None:

@@ -9,7 +9,7 @@ small changed files are indexed on the fly, larger ones are named in
 by a full sync: when that is older than `settings.stale_after_s` the answer
 says so with its time, and a files_read that finds a file gone drops it from
 the index. A folder the server does not have is a wrong path, never an outage.
-Answers point only at tools: CLI advice from the index is removed.
+Answers point only at tools: the index states facts, this module adds the advice.
 """
 from __future__ import annotations
 
@@ -17,17 +17,18 @@ import base64
 import datetime as dt
 import hashlib
 import json
-import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from mcp.types import CallToolResult
 
+from indexer.models import iso_time
+from nextcloud.errors import NextcloudError, NotFoundError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, misuse
-from server.tools.resolve import check_path, file_entry, iso_time
+from server.tools.resolve import check_path, file_entry
 
 REMOTE_CURSOR = "r."
 
@@ -89,10 +90,8 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
     try:
         items = ctx.client().webdav.search(name=pattern, mime=mime, modified_after=since, path=folder or "/",
                                            limit=limit + 1, offset=offset)
-    except Exception as exc:
-        if type(exc).__name__ == "NextcloudError":
-            raise from_nextcloud(exc) from None
-        raise
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
     more = len(items) > limit
     items = items[:limit]
     payload: dict[str, Any] = {
@@ -174,22 +173,6 @@ def changes_since(ctx: ServerContext) -> float | None:
 
 
 CHANGES_SINCE_MARGIN_S = 2.0  # the same margin indexer.remote applies when it records the mark
-# CLI steps an agent cannot take: removed from what the index says before it reaches a tool answer.
-_CLI_ASIDE = re.compile(r"\s*\([^()]*mcp-nextcloud[^()]*\)")
-_CLI_CLAUSE = re.compile(r"(run the sync or index again|index or sync that folder first)[,;:]?\s*(or\s+)?", re.I)
-
-
-def tool_warnings(warnings: list[str]) -> list[str]:
-    """The index's warnings with CLI advice removed: tools point only at tools."""
-    out = []
-    for w in warnings:
-        text = _CLI_CLAUSE.sub("", _CLI_ASIDE.sub("", w)).strip()
-        if "mcp-nextcloud" in text:  # advice in a wording we do not know: keep only what precedes it
-            text = text.split("mcp-nextcloud", 1)[0].rstrip(" (`'\"-:;,")
-        if text:
-            out.append(text)
-    return out
-
 
 # -- files_grep --------------------------------------------------------------------------------
 def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None) -> CallToolResult:
@@ -202,11 +185,13 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor)
     except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
         raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
-    warnings = fresh.warnings + tool_warnings(list(res.warnings))
+    warnings = fresh.warnings + list(res.warnings)
+    if res.unindexed:
+        warnings.append("Files not indexed yet were not searched: read them with files_read.")
     if folder and res.total == 0 and not cursor:
         if not fresh.folder_seen:
             _check_folder(ctx, folder)  # one PROPFIND: a folder the server does not have is a wrong path
-        warnings = [w for w in warnings if not w.lower().startswith("nothing is indexed under")]
+        warnings = [w for w in warnings if w != res.nothing_indexed]  # the hint says what to do there
     hits = []
     for h in res.hits:
         hit = {"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
@@ -218,7 +203,8 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         hint = ("more=true: the file has matches beyond its passages, files_read(path, find=...) lists every one; "
                 "files_read(path, offset=...) reads around a passage.")
         if any(not h.phrase for h in res.hits):
-            hint += " phrase=false: the file holds the words but not as the phrase (quote the query for the phrase only)."
+            hint += (" phrase=false: the file holds the words but not as the phrase "
+                     "(quote the query for the phrase only).")
         if res.truncated:
             hint = "Pass nextCursor for more files. " + hint
         warnings += _deleted_since(ctx)
@@ -244,11 +230,10 @@ def _check_folder(ctx: ServerContext, folder: str) -> None:
     """Raise the wrong-path instruction when the server has no such folder; any other trouble is ignored."""
     try:
         ctx.client().webdav.stat(folder)
-    except Exception as exc:
-        if type(exc).__name__ != "NextcloudError":
-            raise
-        if getattr(exc, "kind", "") == "not_found":
-            raise _folder_missing(folder) from None
+    except NotFoundError:
+        raise _folder_missing(folder) from None
+    except NextcloudError:
+        pass
 
 
 def _deleted_since(ctx: ServerContext) -> list[str]:
@@ -289,10 +274,8 @@ def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
     try:
         changed = ctx.client().webdav.search(modified_after=since, path=folder or "/",
                                              limit=settings.fly_max_files * 3)
-    except Exception as exc:  # freshness is best effort; grep still answers from the index
-        if type(exc).__name__ != "NextcloudError":
-            raise
-        if folder and getattr(exc, "kind", "") == "not_found":
+    except NextcloudError as exc:  # freshness is best effort; grep still answers from the index
+        if folder and isinstance(exc, NotFoundError):
             raise _folder_missing(folder) from None
         return Freshness(["Could not ask the server what changed since the last sync; results may miss "
                           "recent edits."], folder_seen=False)

@@ -12,6 +12,7 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse, refused
@@ -32,10 +33,8 @@ def _nextcloud_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run a client call; a NextcloudError becomes the tool failure carrying its instruction."""
     try:
         return fn(*args, **kwargs)
-    except Exception as exc:
-        if type(exc).__name__ == "NextcloudError":
-            raise from_nextcloud(exc) from None
-        raise
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
 
 
 def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content: str,
@@ -125,10 +124,8 @@ def _share_with(ocs: Any, path: str, account: str, bits: int) -> tuple[Any, str 
     """
     try:
         share = ocs.create_share(path, account, permissions=bits, share_type=0)
-    except Exception as exc:
-        if type(exc).__name__ != "NextcloudError":
-            raise
-        if getattr(exc, "kind", "") not in ("forbidden", "bad_request", "conflict", "exists"):
+    except NextcloudError as exc:
+        if exc.kind not in ("forbidden", "bad_request", "conflict", "exists"):
             raise from_nextcloud(exc) from None
         share = _existing(ocs, path, account)
         if share is None:

@@ -11,7 +11,8 @@ import pytest
 
 from indexer.jobs.run import run_job
 from indexer.jobs.store import CANCELLED, SUCCEEDED, JobStore, jobs_path_for
-from indexer.remote.sync import DOWNLOAD_FAILED, sync
+from indexer.models import DOWNLOAD_FAILED
+from indexer.remote.sync import sync
 from indexer.store.index import Index
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
