@@ -15,6 +15,13 @@ STATUSES = ("indexed", "pending", "too_large", "unsupported", "failed")
 DOWNLOAD_FAILED = "download failed: "
 
 
+def too_large_reason(size: int, limit: int, *, downloaded: bool = True) -> str:
+    """The one reason recorded for a file over the extraction size cap (local or remote, before or after download)."""
+    where = "" if downloaded else "; not downloaded"
+    return (f"{size} bytes is above the {limit}-byte extraction limit{where}; it is listed but not searchable; "
+            "do not retry")
+
+
 def iso_time(ts: float | None) -> str | None:
     """Unix seconds -> ISO-8601 UTC with seconds ("2025-01-31T09:30:00Z"), the one format shown; None stays None."""
     if ts is None:

@@ -25,6 +25,8 @@ from typing import Any
 
 import apsw
 
+from indexer.models import iso_time
+
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED, INTERRUPTED = (
     "queued", "running", "succeeded", "failed", "cancelled", "interrupted")
 ACTIVE_STATES = (QUEUED, RUNNING)
@@ -114,8 +116,8 @@ class Job:
         out: dict[str, Any] = {
             "id": self.id, "kind": self.kind, "state": self.state,
             "progress": {"done": self.done, "total": self.total, "message": self.message},
-            "createdAt": _iso(self.created_at), "startedAt": _iso(self.started_at),
-            "finishedAt": _iso(self.finished_at), "attempts": self.attempts,
+            "createdAt": iso_time(self.created_at), "startedAt": iso_time(self.started_at),
+            "finishedAt": iso_time(self.finished_at), "attempts": self.attempts,
         }
         if self.cancel_requested and not self.finished:
             out["cancelRequested"] = True
@@ -129,12 +131,6 @@ class Job:
         elif self.state in ACTIVE_STATES:
             out["hint"] = f"still {self.state}; wait with 'mcp-nextcloud jobs wait {self.id} --timeout 60'"
         return out
-
-
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def jobs_path_for(index_path: str | os.PathLike[str]) -> Path:

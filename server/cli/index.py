@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import signal
 import sys
 import threading
@@ -36,7 +35,9 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
         try:
             return cmd(args)
         except apsw.Error as exc:
-            where = args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
+            from indexer.store.location import index_path
+
+            where = index_path(args.index)
             return _fail(f"the index database {where} could not be used ({type(exc).__name__}: {exc}): "
                          "point --index at another file, or move this one away to rebuild it; do not retry as is")
         except (OSError, RuntimeError) as exc:
@@ -51,10 +52,10 @@ def _add_index_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _open(args: argparse.Namespace):
-    from indexer.store.index import Index, default_index_path
+    from indexer.store.index import Index
+    from indexer.store.location import index_path
 
-    path = Path(args.index).expanduser() if args.index else default_index_path()
-    return Index.open(path)
+    return Index.open(index_path(args.index))
 
 
 _REMOTE_FROM = {"option": "--remote-path", "config": "the desktop client's config", "default": "assumed"}

@@ -11,8 +11,9 @@ import argparse
 import json
 from typing import Any
 
+from indexer.store.location import index_path
 from server.cli.errors import print_error
-from server.cli.sync import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code, index_path_for, print_job
+from server.cli.sync import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code, print_job
 
 PROG = "mcp-nextcloud jobs"
 
@@ -74,7 +75,7 @@ def _store(args: argparse.Namespace) -> Any:
         account = load_account()
     except NextcloudError:
         account = None      # the jobs of the default index are still readable
-    return JobStore(jobs_path_for(index_path_for(args.index, account))), account
+    return JobStore(jobs_path_for(index_path(args.index))), account
 
 
 def _with_job(args: argparse.Namespace, action: str) -> int:
@@ -117,7 +118,7 @@ def _do_resume(args: argparse.Namespace, store: Any, account: Any) -> Any:
         return None
     job = store.resume(job.id)
     if job.state == QUEUED and job.pid is None:
-        spawn(job.id, index_path_for(args.index, account), store=store)
+        spawn(job.id, index_path(args.index), store=store)
     return store.get(job.id)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from server.cli.errors import print_error
@@ -34,16 +33,6 @@ def register_sync(index_subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-file-bytes", type=int, default=None, metavar="N",
                    help="files larger than N bytes are recorded as too large and never downloaded")
     p.set_defaults(func=run_sync)
-
-
-def index_path_for(explicit: str | None, account: Any | None = None) -> Path:
-    """The index a command works on: --index, else what `mcp-nextcloud grep` uses by default
-    ($MCP_NEXTCLOUD_INDEX, else the platform data directory), so sync and grep meet."""
-    from indexer.store.index import default_index_path
-
-    if explicit:
-        return Path(explicit).expanduser()
-    return Path(default_index_path())
 
 
 def print_job(job: Any, as_json: bool, **extra: Any) -> None:
@@ -84,6 +73,7 @@ def exit_code(job: Any) -> int:
 def run_sync(args: argparse.Namespace) -> int:
     """Queue or join the account's sync, start its worker, answer with the job."""
     from indexer.jobs.worker import start_sync
+    from indexer.store.location import index_path
     from nextcloud.config import load_account
     from nextcloud.errors import NextcloudError, no_credentials
 
@@ -99,7 +89,7 @@ def run_sync(args: argparse.Namespace) -> int:
     if args.wait < 0:
         print_error(ValueError("--wait must be zero or a number of seconds"), args.json, prog)
         return EXIT_USAGE
-    job, joined = start_sync(index_path_for(args.index, account), account, wait=args.wait,
+    job, joined = start_sync(index_path(args.index), account, wait=args.wait,
                              max_file_bytes=args.max_file_bytes)
     print_job(job, args.json, joined=joined)
     return exit_code(job)

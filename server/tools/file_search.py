@@ -24,6 +24,7 @@ from typing import Any
 from mcp.types import CallToolResult
 
 from indexer.models import iso_time
+from indexer.remote import marks
 from nextcloud.errors import NextcloudError, NotFoundError
 from server.context import ServerContext
 from server.envelope import envelope
@@ -133,46 +134,10 @@ def _read_remote_cursor(cursor: str, binding: str) -> int:
 
 
 def _index_age(ctx: ServerContext) -> list[str] | None:
-    if _meta_time(ctx, "last_sync_at") is None:
+    if marks.read(ctx.index).last_sync_at is None:
         return ["The local index was never synced with the server; recent files may be missing."]
     return None
 
-
-def _meta_time(ctx: ServerContext, key: str) -> float | None:
-    """An ISO time from the index's meta table as unix seconds (None when absent or unreadable)."""
-    try:
-        value = ctx.index.get_meta(key)
-    except Exception:
-        return None
-    if not value:
-        return None
-    try:
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def changes_since(ctx: ServerContext) -> float | None:
-    """Since when the server must be asked what changed: the last complete sync's start, minus a margin.
-
-    Indexes written before that mark existed only hold the finish time
-    (`last_sync_at`) and the sync's duration: their start is derived from
-    both, with the same margin, so edits made during that sync are not missed.
-    """
-    mark = _meta_time(ctx, "changes_since")
-    if mark is not None:
-        return mark
-    finished = _meta_time(ctx, "last_sync_at")
-    if finished is None:
-        return None
-    try:
-        seconds = float(json.loads(ctx.index.get_meta("last_sync") or "{}").get("seconds") or 0.0)
-    except (ValueError, TypeError, AttributeError):
-        seconds = 0.0
-    return finished - seconds - CHANGES_SINCE_MARGIN_S
-
-
-CHANGES_SINCE_MARGIN_S = 2.0  # the same margin indexer.remote applies when it records the mark
 
 # -- files_grep --------------------------------------------------------------------------------
 def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None) -> CallToolResult:
@@ -238,7 +203,8 @@ def _check_folder(ctx: ServerContext, folder: str) -> None:
 
 def _deleted_since(ctx: ServerContext) -> list[str]:
     """Say when hits may name files deleted on the server: deletions are only seen by a full sync."""
-    last = _meta_time(ctx, "last_full_sync_at") or _meta_time(ctx, "last_sync_at")
+    synced = marks.read(ctx.index)
+    last = synced.last_full_sync_at or synced.last_sync_at
     if last is None or time.time() - last <= ctx.settings.stale_after_s:
         return []
     return [f"Files deleted on the server since the last full sync ({iso_time(last)}) may still be listed; "
@@ -265,7 +231,7 @@ def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
     if now - ctx.last_fresh_check < ctx.settings.freshness_interval_s:
         return Freshness([], folder_seen=False)
     ctx.last_fresh_check = now  # a failed check counts too: during an outage every grep must not wait on it
-    since = changes_since(ctx)
+    since = marks.read(ctx.index).changes_since
     if since is None:
         return Freshness([], folder_seen=False)  # never synced: grep's own coverage warnings say so
     from server.tools.file_read import load_document

@@ -300,7 +300,7 @@ def _meta_ts(index, key: str) -> float | None:
 def test_changes_since_mark_is_the_sync_start_minus_a_margin(tree_emulator, index):
     import time
 
-    from indexer.remote.sync import CHANGES_SINCE_MARGIN_S
+    from indexer.remote.marks import CHANGES_SINCE_MARGIN_S
 
     during: list[float] = []
 
