@@ -7,7 +7,6 @@ stdout (compact JSON with --json), diagnostics to stderr; errors exit 2.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import signal
 import sys
@@ -15,6 +14,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from server.cli import sync
 
 
 def _dump(obj: Any) -> str:
@@ -186,11 +187,13 @@ def _cmd_grep(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add `index ...` and `grep` to the root parser."""
     idx = subparsers.add_parser("index", help="build and inspect the local full-text index",
-                                description="Build and inspect the local full-text index.")
+                                description="Build and inspect the local full-text index.",
+                                epilog="Example: mcp-nextcloud index status")
     isub = idx.add_subparsers(dest="index_command", metavar="SUBCOMMAND")
     idx.set_defaults(func=lambda a: (idx.print_help(), 0)[1])
 
-    p = isub.add_parser("add", help="index a folder recursively (a Nextcloud sync folder uses its journal)")
+    p = isub.add_parser("add", help="index a folder recursively (a Nextcloud sync folder uses its journal)",
+                        epilog="Example: mcp-nextcloud index add ~/Nextcloud")
     p.add_argument("folder", help="folder to index")
     p.add_argument("--remote-path", metavar="NEXTCLOUD_FOLDER", default=None,
                    help="for a desktop-client sync folder: the Nextcloud folder it mirrors, e.g. /Work (default: "
@@ -199,28 +202,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_add))
 
-    p = isub.add_parser("watch", help="keep a folder's index current until Ctrl-C")
+    p = isub.add_parser("watch", help="keep a folder's index current until Ctrl-C",
+                        epilog="Example: mcp-nextcloud index watch ~/Nextcloud")
     p.add_argument("folder", nargs="?", help="folder to watch (default: the last one added)")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_watch))
 
-    p = isub.add_parser("status", help="counts by status, what failed and why, index size")
+    p = isub.add_parser("status", help="counts by status, what failed and why, index size",
+                        epilog="Example: mcp-nextcloud index status --json")
     p.add_argument("--json", action="store_true", help="compact JSON")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_status))
 
-    # The sync engineer's `index sync` plugs in here when server/cli_sync.py exists.
-    try:
-        cli_sync = importlib.import_module("server.cli.sync")
-    except ModuleNotFoundError as exc:
-        if exc.name != "server.cli.sync":
-            raise
-    else:
-        cli_sync.register_sync(isub)
+    sync.register_sync(isub)
 
     g = subparsers.add_parser("grep", help="search the text of indexed files",
                               description="Search the text of indexed files: words and phrases, insensitive to "
-                                          "case, accents and spaces; end a word with * for a prefix.")
+                                          "case, accents and spaces; end a word with * for a prefix.",
+                              epilog='Example: mcp-nextcloud grep "quarterly budget" --path /Documents --limit 5')
     g.add_argument("query", help='words or a phrase, e.g. "new app" or config*')
     g.add_argument("--path", default=None, help="only files at or below this folder, e.g. /Documents")
     g.add_argument("--kind", default=None, help="only these kinds, comma-separated (pdf,docx,xlsx,...)")
