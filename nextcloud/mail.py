@@ -100,7 +100,8 @@ class Mail:
         out = []
         for m in data or []:
             special = m.get("specialUse") or []
-            out.append(Mailbox(id=int(m.get("databaseId") or m.get("id") or 0), account_id=int(m.get("accountId") or account_id),
+            out.append(Mailbox(id=int(m.get("databaseId") or m.get("id") or 0),
+                               account_id=int(m.get("accountId") or account_id),
                                name=str(m.get("displayName") or m.get("name") or ""),
                                special_use=[str(s) for s in special] if isinstance(special, list) else [],
                                unread=int(m.get("unread") or 0)))

@@ -46,7 +46,8 @@ class ChatMessage:
 def room_from_json(d: dict, base_url: str = "") -> Room:
     t = int(d.get("type") or 0)
     token = str(d.get("token") or "")
-    return Room(token=token, name=str(d.get("name") or ""), display_name=str(d.get("displayName") or d.get("name") or ""),
+    return Room(token=token, name=str(d.get("name") or ""),
+                display_name=str(d.get("displayName") or d.get("name") or ""),
                 type=t, kind=ROOM_TYPES.get(t, str(t)), description=str(d.get("description") or ""),
                 unread=int(d.get("unreadMessages") or 0), last_activity=int(d.get("lastActivity") or 0),
                 url=f"{base_url.rstrip('/')}/index.php/call/{token}" if base_url and token else "")

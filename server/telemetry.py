@@ -73,7 +73,7 @@ class CallLog:
         with self._lock:
             cur = self._db.execute("SELECT at, tool, kind, status, duration_ms, bytes_out FROM calls ORDER BY id")
             cols = [c[0] for c in cur.description]
-            return [dict(zip(cols, r)) for r in cur.fetchall()]
+            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
     def summary(self) -> list[dict[str, Any]]:
         """Per tool: calls, count per kind, p50 duration, mean bytes returned, top failure statuses."""
@@ -116,4 +116,4 @@ def format_table(summary: list[dict[str, Any]]) -> str:
         rows.append((s["tool"], str(s["calls"]), str(s["ok"]), str(s["refused"]), str(s["misuse"]),
                      str(s["fault"]), f"{s['p50Ms']:.1f}", str(s["meanBytes"]), fails))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)

@@ -99,7 +99,8 @@ class RootsMixin:
                     self._reprefix(existing, prefix, notes)
                 self._con.execute("UPDATE roots SET journal=?, prefix=?, remote=?, remote_from=? WHERE id=?",
                                   (journal, prefix, target, origin, existing.id))
-                existing.journal, existing.prefix, existing.remote, existing.remote_from = journal, prefix, target, origin
+                existing.journal, existing.prefix = journal, prefix
+                existing.remote, existing.remote_from = target, origin
                 return existing
             now = time.time()
             rid = self._con.execute(

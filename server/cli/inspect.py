@@ -115,7 +115,8 @@ def _human(summary: dict[str, Any], result: dict[str, Any]) -> str:
     elif "outline" in result:
         o = result["outline"]
         for e in o["entries"]:
-            where = f"offset {e['offset']}, line {e['line']}" + (f", {summary['pageUnit']} {e['page']}" if "page" in e else "")
+            page_of = f", {summary['pageUnit']} {e['page']}" if "page" in e else ""
+            where = f"offset {e['offset']}, line {e['line']}{page_of}"
             lines.append(f"{'  ' * (e['level'] - 1)}- {e['title']}  ({where})")
         if o.get("structure"):
             lines.append("structure: " + json.dumps(o["structure"], separators=(",", ":"), ensure_ascii=False))

@@ -68,7 +68,8 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset", ge=0)] = None,
         limit: Annotated[int | None, Field(
             description="Characters (8000, max 40000); with find: passages (20, max 100)", ge=1, le=40_000)] = None,
-        find: Annotated[str | None, Field(description="Words; end with * for a prefix (max 500)", max_length=500)] = None,
+        find: Annotated[str | None,
+                        Field(description="Words; end with * for a prefix (max 500)", max_length=500)] = None,
         format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings, pages")] = None,
     ) -> Annotated[CallToolResult, ReadOut]:
         """Read any file (PDF, Office, text, image) in slices; find gives passages."""

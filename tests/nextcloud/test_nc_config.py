@@ -8,11 +8,13 @@ import pytest
 
 from nextcloud.config import Account, default_config_path, load_account, save_account
 
-ENV = {"NEXTCLOUD_URL": "https://env.example.com/", "NEXTCLOUD_USER": "envuser", "NEXTCLOUD_APP_PASSWORD": "env-secret-1"}
+ENV = {"NEXTCLOUD_URL": "https://env.example.com/", "NEXTCLOUD_USER": "envuser",
+       "NEXTCLOUD_APP_PASSWORD": "env-secret-1"}
 
 
 def test_save_is_0600_and_loads_back(tmp_path):
-    path = save_account(Account("cloud.example.com", "alice", "s3cret-app-pw", user_id="alice"), tmp_path / "c" / "a.json")
+    path = save_account(Account("cloud.example.com", "alice", "s3cret-app-pw", user_id="alice"),
+                        tmp_path / "c" / "a.json")
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     acct = load_account(path, env={})
     assert acct == Account("https://cloud.example.com", "alice", "s3cret-app-pw", user_id="alice")

@@ -63,7 +63,9 @@ def test_pdfminer_fallback_engine_agrees(extracted, miner):
     assert miner.engine == "pdfminer.six" and len(miner.pages) == 51
     assert [(e.title, e.level, e.page) for e in miner.outline] == [(e.title, e.level, e.page) for e in doc.outline]
     assert all(miner.text[e.offset:].startswith(e.title) for e in miner.outline)
-    words = lambda t: set(re.findall(r"\w{4,}", t.replace("ﬁ", "fi").replace("ﬂ", "fl").lower()))
+    def words(t: str) -> set[str]:
+        return set(re.findall(r"\w{4,}", t.replace("ﬁ", "fi").replace("ﬂ", "fl").lower()))
+
     primary, fallback = words(doc.text), words(miner.text)
     recall = len(primary & fallback) / len(primary)
     assert recall > 0.97, recall

@@ -181,7 +181,8 @@ def test_line_of() -> None:
 @settings(max_examples=100, deadline=None)
 @given(
     st.text(
-        alphabet=st.one_of(st.sampled_from("aAbéß ﬁ-\n\u00a0\u0301´`xyz.\r"), st.characters(exclude_categories=("Cs",))),
+        alphabet=st.one_of(st.sampled_from("aAbéß ﬁ-\n\u00a0\u0301´`xyz.\r"),
+                           st.characters(exclude_categories=("Cs",))),
         min_size=1,
         max_size=60,
     ),
@@ -254,4 +255,5 @@ def test_artefacts_in_the_fixture_manual(manual: Document, query: str, minimum: 
 def test_serialised_form_of_the_manual_gives_the_same_matches(manual: Document) -> None:
     fresh = Document(text=manual.text, kind=manual.kind, pages=manual.pages)
     fresh._normalized = NormalizedText.from_bytes(normalize(manual.text).to_bytes())
-    assert [m.to_dict() for m in find(fresh, "new app").matches] == [m.to_dict() for m in find(manual, "new app").matches]
+    expected = [m.to_dict() for m in find(manual, "new app").matches]
+    assert [m.to_dict() for m in find(fresh, "new app").matches] == expected
