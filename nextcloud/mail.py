@@ -65,7 +65,7 @@ def message_from_json(d: dict) -> Message:
                    to=_addresses(d.get("to")), date=int(d.get("dateInt") or d.get("date") or 0),
                    preview=str(d.get("previewText") or ""),
                    body=d.get("body") if isinstance(d.get("body"), str) else None,
-                   flags=d.get("flags") if isinstance(d.get("flags"), dict) else {})
+                   flags=flags if isinstance(flags := d.get("flags"), dict) else {})
 
 
 def build_filter(filters: Mapping[str, str] | None) -> str:

@@ -74,7 +74,8 @@ def _child(conn: Any, data: bytes, name: str, mime: str | None, limits: Limits, 
 def extract_isolated(data: bytes, name: str, mime: str | None = None, *, limits: Limits = DEFAULT_LIMITS,
                      memory_bytes: int | None = DEFAULT_MEMORY_BYTES) -> Document:
     """extract() in a child process: ReaderError "timeout" after limits.max_seconds, "memory" if it dies."""
-    ctx = multiprocessing.get_context(_CONTEXT)
+    ctx = (multiprocessing.get_context("forkserver") if _CONTEXT == "forkserver"
+           else multiprocessing.get_context("spawn"))
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, data, name, mime, limits, memory_bytes), daemon=True)
     proc.start()

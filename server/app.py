@@ -40,7 +40,7 @@ def _classify(name: str, exc: ToolError) -> ToolFailure:
     if known is not None:
         return known
     if isinstance(cause, ValidationError):
-        return ToolFailure(validation_message(name, cause.errors()), kind="misuse", status="bad_argument")
+        return ToolFailure(validation_message(name, list(cause.errors())), kind="misuse", status="bad_argument")
     if cause is None and str(exc).startswith("Unknown tool"):
         return ToolFailure(f"{exc}. Call tools/list for the tools this server offers; do not retry this name.",
                            kind="misuse", status="unknown_tool")

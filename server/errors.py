@@ -15,7 +15,7 @@ asked. The CLI words the same errors for a person (`server/cli/errors.py`).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -81,7 +81,7 @@ def unknown_file_id(file_id: int) -> ToolFailure:
                   "Do not guess identifiers; do not retry this fileId.", status="unknown_file_id")
 
 
-def validation_message(tool: str, errors: list[dict[str, Any]]) -> str:
+def validation_message(tool: str, errors: Sequence[Mapping[str, Any]]) -> str:
     """A pydantic argument error as one instruction line, without echoing the rejected values."""
     parts = []
     for e in errors[:5]:

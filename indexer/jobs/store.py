@@ -13,6 +13,8 @@ resuming is running it again under the same id.
 """
 from __future__ import annotations
 
+import builtins
+
 import json
 import os
 import socket
@@ -280,7 +282,7 @@ class JobStore:
                            "(SELECT id FROM jobs ORDER BY created_at DESC LIMIT ?)", (*FINAL_STATES, KEEP_JOBS))
         return self.get(job_id)
 
-    def _matching(self, kind: str, key: str) -> list[Job]:
+    def _matching(self, kind: str, key: str) -> builtins.list[Job]:
         rows = self._conn().execute(
             f"SELECT {','.join(_COLUMNS)} FROM jobs WHERE kind=? AND key=? AND state IN (?,?,?) "
             "ORDER BY created_at DESC", (kind, key, QUEUED, RUNNING, INTERRUPTED))
@@ -330,7 +332,8 @@ class JobStore:
     def heartbeat(self, job_id: str, *, done: int | None = None, total: int | None = None,
                   message: str | None = None) -> bool:
         """Record liveness (and progress when given); returns True when a cancel was requested."""
-        sets, args = ["heartbeat_at=?"], [time.time()]
+        sets = ["heartbeat_at=?"]
+        args: list[float | int | str] = [time.time()]
         for col, val in (("done", done), ("total", total), ("message", message)):
             if val is not None:
                 sets.append(f"{col}=?")

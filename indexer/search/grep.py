@@ -21,7 +21,7 @@ import json
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from indexer.models import iso_time
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
@@ -169,7 +169,7 @@ def coverage(index: "Index", path_prefix: str | None, result: GrepResult) -> Non
         named = "; ".join(f"{p} ({s}: {r})" if r else f"{p} ({s})" for p, s, r in rows)
         kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if s != "pending")
         out.append(f"{failed} file(s) under {scope} have no searchable text ({kinds}): {named}")
-    last = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
+    last = cast(float | None, con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0])
     if total == 0:
         anything = con.execute(f"SELECT 1 FROM files WHERE {cond} LIMIT 1", args).fetchall()
         if not anything:

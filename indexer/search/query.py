@@ -115,10 +115,11 @@ def _segmentations(s: str, known: set[str], limit: int) -> list[list[str]]:
     fewest: list[int | None] = [None] * (n + 1)
     fewest[n] = 0
     for i in range(n - 1, -1, -1):
-        best = None
+        best: int | None = None
         for j in range(i + MIN_PIECE, n + 1):
-            if fewest[j] is not None and s[i:j] in known and (best is None or fewest[j] + 1 < best):
-                best = fewest[j] + 1
+            pieces = fewest[j]
+            if pieces is not None and s[i:j] in known and (best is None or pieces + 1 < best):
+                best = pieces + 1
         fewest[i] = best
     results: list[list[str]] = []
     if fewest[0] is None:

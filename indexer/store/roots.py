@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from indexer.local.desktop_config import find_sync_folder, normalize_remote_path
 from indexer.models import FileMeta, FileRecord, Root
@@ -87,6 +87,8 @@ class RootsMixin:
                         raise FolderOverlap(
                             f"{folder} is inside {outer}, which this index already holds: its files are indexed "
                             f"from there; index {outer} again instead, or use another --index; do not retry as is")
+            target: str | None
+            origin: str | None
             if journal is not None:
                 target, origin = self._resolve_remote(folder, journal, remote, existing, notes)
                 self._check_remote_overlap(folder, target)
@@ -103,9 +105,9 @@ class RootsMixin:
                 existing.remote, existing.remote_from = target, origin
                 return existing
             now = time.time()
-            rid = self._con.execute(
+            rid = cast(int, self._con.execute(
                 "INSERT INTO roots(folder, prefix, journal, added_at, remote, remote_from) VALUES(?,?,?,?,?,?) "
-                "RETURNING id", (folder, prefix, journal, now, target, origin)).fetchall()[0][0]
+                "RETURNING id", (folder, prefix, journal, now, target, origin)).fetchall()[0][0])
             self._adopt_legacy(rid, folder, prefix, notes)
             return Root(rid, folder, prefix, journal, now, None, target, origin)
 
@@ -128,7 +130,7 @@ class RootsMixin:
     def _check_remote_overlap(self, folder: str, target: str) -> None:
         for other in (_row_to_root(r) for r in self._con.execute(
                 f"SELECT {ROOT_COLUMNS} FROM roots WHERE remote IS NOT NULL AND folder != ?", (folder,))):
-            if _within(target, other.remote) or _within(other.remote, target):
+            if other.remote is not None and (_within(target, other.remote) or _within(other.remote, target)):
                 raise RemotePathConflict(
                     f"{folder} mirrors the Nextcloud folder {target}, but the sync folder {other.folder} in this "
                     f"index already mirrors {other.remote}: their Nextcloud paths would collide. Two sync folders "
@@ -155,8 +157,9 @@ class RootsMixin:
     def _adopt_legacy(self, root_id: int, folder: str, prefix: str, notes: list[str]) -> None:
         """Give local records written before roots existed (schema v2) to the folder they live in."""
         lo, hi = folder.rstrip(os.sep) + os.sep, folder.rstrip(os.sep) + chr(ord(os.sep) + 1)
-        legacy = self._con.execute("SELECT id, path FROM files WHERE source='local' AND root_id IS NULL AND "
-                                   "local_path > ? AND local_path < ?", (lo, hi)).fetchall()
+        legacy = cast(list[tuple[int, str]], self._con.execute(
+            "SELECT id, path FROM files WHERE source='local' AND root_id IS NULL AND local_path > ? AND local_path < ?",
+            (lo, hi)).fetchall())
         if prefix:
             self._rename_all(root_id, [(rec_id, path, prefix + path) for rec_id, path in legacy], notes)
         for rec_id, _path in legacy:
@@ -166,8 +169,9 @@ class RootsMixin:
         """Move every record of `root` from its old prefix to `prefix`, keeping texts."""
         old = root.prefix
         moves = []
-        for rec_id, path in self._con.execute("SELECT id, path FROM files WHERE source='local' AND root_id=?",
-                                              (root.id,)).fetchall():
+        rows = cast(list[tuple[int, str]], self._con.execute(
+            "SELECT id, path FROM files WHERE source='local' AND root_id=?", (root.id,)).fetchall())
+        for rec_id, path in rows:
             rel = path[len(old):] if old and path.startswith(old + "/") else path
             moves.append((rec_id, path, prefix + rel))
         self._rename_all(root.id, moves, notes)

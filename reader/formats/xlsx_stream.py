@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Generator
 
 from defusedxml.ElementTree import iterparse
 from openpyxl.reader.excel import ExcelReader
@@ -209,7 +209,7 @@ class XlsxStream:
                     return f"{get_column_letter(min_col or 1)}{min_row or 1}:{get_column_letter(max_col)}{max_row}"
         return None
 
-    def rows(self, scan: SheetScan) -> Iterator[list[Any]]:
+    def rows(self, scan: SheetScan) -> Generator[list[Any], None, None]:
         """Yield each <row> of the sheet as a list of cell values (column A first, gaps as None).
 
         Lazy: stop iterating (and close the generator) at your budget and the rest

@@ -47,16 +47,24 @@ class CommandParser(argparse.ArgumentParser):
         self.commands: list[tuple[str, str, CommandParser]] = []
 
     def add_subparsers(self, **kwargs: Any) -> Any:
-        action = super().add_subparsers(**kwargs)   # nested parsers are CommandParsers too (parser_class)
-        add_parser = action.add_parser
+        # Nested parsers are CommandParsers too (argparse's parser_class defaults to type(self)).
+        return _Recorder(super().add_subparsers(**kwargs), self.commands)
 
-        def add_and_record(name: str, **options: Any) -> CommandParser:
-            child = add_parser(name, **options)
-            self.commands.append((name, options.get("help") or "", child))
-            return child
 
-        action.add_parser = add_and_record
-        return action
+class _Recorder:
+    """What `add_subparsers` returns: argparse's action, with `add_parser` recording each command."""
+
+    def __init__(self, action: Any, commands: list[tuple[str, str, CommandParser]]) -> None:
+        self._action = action
+        self._commands = commands
+
+    def add_parser(self, name: str, **options: Any) -> CommandParser:
+        child = self._action.add_parser(name, **options)
+        self._commands.append((name, options.get("help") or "", child))
+        return child
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._action, name)
 
 
 class RootParser(CommandParser):

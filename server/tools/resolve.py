@@ -50,6 +50,7 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
             raise misuse(f"path {norm} has fileId {item.file_id}, not {file_id}. Give only one of them "
                          "(the one files_search returned). Do not retry with both.", status="id_mismatch")
         return item
+    assert file_id is not None   # checked above: no path means a fileId
     try:
         return webdav.find_by_id(int(file_id))
     except NotFoundError:
