@@ -37,3 +37,15 @@ def test_the_allowed_offenders_still_exist():
     """An entry that no longer offends must go, so the list never hides a new long function."""
     still = {(where, name) for where, name, _ in _long_functions()}
     assert ALLOWED <= still, f"remove from ALLOWED (now short or gone): {sorted(ALLOWED - still)}"
+
+
+def test_errors_are_matched_with_isinstance_not_by_name():
+    """`type(exc).__name__ == "NextcloudError"` silently stops matching: errors are subclasses by category
+    (NotFoundError, MisuseError, ...). Import the class from nextcloud.errors (cheap: no httpx) instead."""
+    offenders = []
+    for top in CHECKED:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if "__name__" in line and ("Error\"" in line or "Error'" in line):
+                    offenders.append(f"{path.relative_to(ROOT).as_posix()}:{number}")
+    assert not offenders, "match errors with isinstance: " + ", ".join(offenders)
