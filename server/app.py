@@ -46,7 +46,8 @@ def _classify(name: str, exc: ToolError) -> ToolFailure:
                            kind="misuse", status="unknown_tool")
     if isinstance(exc, UnexpectedToolError) or cause is not None:
         return ToolFailure(f"{name} failed on our side (an internal error, logged on the server). "
-                           "Retry once; if it fails again, stop and report it.", kind="fault", status="internal")
+                           "Retry once; if it fails again, stop and report it.", kind="fault", status="internal",
+                           retry=True)
     return ToolFailure(str(exc), kind="fault", status="tool_error")
 
 

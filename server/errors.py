@@ -30,12 +30,17 @@ TELL_USER = "Tell the user (no tool can do this) to run"
 
 
 class ToolFailure(ToolError):
-    """A failure the model can act on: `str()` is cause + next action + retry statement."""
+    """A failure the model can act on: `str()` is cause + next action + retry statement.
 
-    def __init__(self, message: str, *, kind: str, status: str | int) -> None:
+    `kind` (refused / misuse / fault) and `status` feed the call log; `retry` says whether
+    retrying can help (the text says so too: this is for programs).
+    """
+
+    def __init__(self, message: str, *, kind: str, status: str | int, retry: bool = False) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = str(status)
+        self.retry = retry
 
 
 def misuse(message: str, *, status: str = "bad_argument") -> ToolFailure:
@@ -56,12 +61,12 @@ def agent_text(err: NextcloudError) -> str:
 def from_nextcloud(err: NextcloudError) -> ToolFailure:
     """A `NextcloudError` as a tool failure, worded for an agent."""
     status = err.status if err.status is not None else err.kind
-    return ToolFailure(agent_text(err), kind=err.category, status=status)
+    return ToolFailure(agent_text(err), kind=err.category, status=status, retry=err.retry)
 
 
 def from_reader(err: ReaderError) -> ToolFailure:
     """A `ReaderError` as a tool failure (its text is the instruction, its code the status)."""
-    return ToolFailure(str(err), kind=err.category, status=err.code.value)
+    return ToolFailure(str(err), kind=err.category, status=err.code.value, retry=err.retry)
 
 
 def as_tool_failure(exc: BaseException) -> ToolFailure | None:

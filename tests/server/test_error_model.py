@@ -72,6 +72,7 @@ def test_isinstance_matching_across_layers(world):
     assert isinstance(caught.value, NotFoundError)
     failure = as_tool_failure(caught.value)
     assert isinstance(failure, ToolFailure) and failure.kind == "misuse" and failure.status == "404"
+    assert failure.retry is False and as_tool_failure(error_for("webdav", 503)).retry is True
     assert "files_search" in str(failure) and "do not retry" in str(failure).lower()
     fault = as_tool_failure(ReaderError("took too long; do not retry until it changes", code="timeout"))
     assert fault is not None and (fault.kind, fault.status) == ("fault", "timeout")
