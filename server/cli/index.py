@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from server.cli import sync
+from server.cli.parser import Subcommands
 
 
 def _dump(obj: Any) -> str:
@@ -184,13 +185,13 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add `index ...` and `grep` to the root parser."""
     idx = subparsers.add_parser("index", help="build and inspect the local full-text index",
                                 description="Build and inspect the local full-text index.",
                                 epilog="Example: mcp-nextcloud index status")
-    isub = idx.add_subparsers(dest="index_command", metavar="SUBCOMMAND")
-    idx.set_defaults(func=lambda a: (idx.print_help(), 0)[1])
+    isub = idx.add_commands(dest="index_command", metavar="SUBCOMMAND")
+    idx.set_defaults(func=idx.help_command())
 
     p = isub.add_parser("add", help="index a folder recursively (a Nextcloud sync folder uses its journal)",
                         epilog="Example: mcp-nextcloud index add ~/Nextcloud")

@@ -13,18 +13,19 @@ from typing import Any
 
 from indexer.store.location import index_path
 from server.cli.errors import print_error
+from server.cli.parser import Subcommands
 from server.cli.sync import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code, print_job
 
 PROG = "mcp-nextcloud jobs"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add the `jobs` command group."""
     p = subparsers.add_parser("jobs", help="follow the background index-sync jobs",
                               description="Follow, wait for, cancel or resume background jobs (index sync) "
                               "from any terminal. Jobs live next to the index, in <index>.jobs.db.",
                               epilog="Example: mcp-nextcloud jobs list")
-    sub = p.add_subparsers(dest="jobs_command", metavar="ACTION")
+    sub = p.add_commands(dest="jobs_command", metavar="ACTION")
 
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--json", action="store_true", help="print compact JSON")
@@ -63,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common(ls)
     ls.set_defaults(func=_list)
 
-    p.set_defaults(func=lambda args: (p.print_help(), EXIT_OK)[1])
+    p.set_defaults(func=p.help_command())
 
 
 def _store(args: argparse.Namespace) -> Any:

@@ -10,8 +10,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from server.cli.parser import Subcommands
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subcommands) -> None:
     """Add the `login` command."""
     p = subparsers.add_parser("login", help="connect to a Nextcloud (opens a browser login, stores an app password)",
                               description="Run Nextcloud's Login Flow v2: open the printed URL, approve the "

@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.cli.parser import Subcommands
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subcommands) -> None:
     """Add serve, report and demo."""
     p = subparsers.add_parser(
         "serve", help="run the MCP server (stdio, or --http)",

@@ -12,11 +12,12 @@ import json
 from typing import Any
 
 from server.cli.errors import print_error
+from server.cli.parser import Subcommands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_RUNNING = 0, 1, 2, 75   # 75 = EX_TEMPFAIL: not finished yet
 
 
-def register_sync(index_subparsers: argparse._SubParsersAction) -> None:
+def register_sync(index_subparsers: Subcommands) -> None:
     """Add `sync` under `mcp-nextcloud index` (called by server/cli_index.py)."""
     p = index_subparsers.add_parser(
         "sync", help="sync the Nextcloud account into the index (a background job)",
