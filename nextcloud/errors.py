@@ -261,7 +261,7 @@ _CONDITIONS: dict[str, _Row] = {
     "deck_denied": _Row(
         "forbidden",
         "Deck refused access{where}: the board, stack or card does not exist or is not shared with this account",
-        "List the boards and their stacks to get valid ids; do not guess ids", DO_NOT_RETRY),
+        "Call deck_list_cards for valid board, stack and card ids; do not guess ids", DO_NOT_RETRY),
     "login_timeout": _Row(
         "login", "The login was not approved in the browser in time",
         "again and approve the login within the wait", DO_NOT_RETRY, step=LOGIN_STEP),

@@ -73,7 +73,7 @@ class NextcloudMCP(MCPServer):
 
 
 # Constraints still enforced by validation but not worth their bytes in every session's tools/list.
-_UNPUBLISHED = ("minLength", "maxLength", "minimum", "maximum")
+_UNPUBLISHED = ("minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems")
 
 
 def slim_schema(schema: Any) -> Any:
@@ -148,6 +148,7 @@ def _slim_tools(server: MCPServer) -> None:
 
 def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> NextcloudMCP:
     """The MCP server for one context: the file tools and whoami, with slim schemas."""
+    from server.tools import deck
     from server.tools import files
     from server.tools import whoami
 
@@ -163,6 +164,7 @@ def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> Next
     server.context = context
     whoami.register(server, context)
     files.register(server, context)
+    deck.register(server, context)
     _slim_tools(server)
     return server
 

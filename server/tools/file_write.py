@@ -16,7 +16,7 @@ from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse, refused
-from server.tools.resolve import check_path, file_ref, resolve
+from server.tools.resolve import check_path, file_ref, resolve, resolve_account
 
 BINARY_EXTENSIONS = frozenset("""
 pdf doc docx docm dot dotx xls xlsx xlsm xlsb ppt pptx pptm odt ods odp odg odf ott ots otp epub
@@ -88,7 +88,7 @@ def share(ctx: ServerContext, *, path: str | None, file_id: int | None, share_wi
                      status="bad_sharee")
     item = resolve(ctx, path, file_id)
     ocs = ctx.client().ocs
-    account, display = _resolve_sharee(_nextcloud_call(ocs.sharees, who, item_type="folder" if item.is_dir
+    account, display = resolve_account(_nextcloud_call(ocs.sharees, who, item_type="folder" if item.is_dir
                                                        else "file"), who)
     me = getattr(ctx.account, "user_id", None) or getattr(ctx.account, "user", None)
     if me and account.lower() == str(me).lower():
@@ -143,20 +143,3 @@ def _existing(ocs: Any, path: str, account: str) -> Any:
     """This account's user share of `path`, if one exists (one GET)."""
     shares = _nextcloud_call(ocs.list_shares, path)
     return next((s for s in shares if s.share_type == 0 and str(s.share_with).lower() == account.lower()), None)
-
-
-def _resolve_sharee(candidates: list[Any], who: str) -> tuple[str, str | None]:
-    """The one user account meant by `who`: exact id, else exact display name; otherwise a misuse error."""
-    users = [c for c in candidates if getattr(c, "kind", "user") == "user"]
-    low = who.lower()
-    exact = [c for c in users if str(c.id).lower() == low]
-    if not exact:
-        exact = [c for c in users if str(c.label).lower() == low]
-    if len(exact) == 1:
-        return str(exact[0].id), exact[0].label
-    listed = "; ".join(f"{c.id} ({c.label})" for c in (exact or users)[:8])
-    if not users:
-        raise misuse(f"No account on this Nextcloud matches {who!r}. Ask the user for the account id; "
-                     "public links are not available here. Do not retry with guesses.", status="unknown_sharee")
-    raise misuse(f"{who!r} does not name exactly one account. Candidates: {listed}. Call again with one of these "
-                 "account ids.", status="ambiguous_sharee")

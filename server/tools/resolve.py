@@ -96,3 +96,23 @@ def file_entry(item: Any) -> dict[str, Any]:
     if is_dir:
         entry["folder"] = True
     return entry
+
+
+def resolve_account(candidates: list[Any], who: str) -> tuple[str, str | None]:
+    """The one user account meant by `who` among OCS sharees: exact id, else exact display name; else a misuse error.
+
+    Shared by files_share_internal and deck_create_board (Deck stores an ACL for any name it is given).
+    """
+    users = [c for c in candidates if getattr(c, "kind", "user") == "user"]
+    low = who.lower()
+    exact = [c for c in users if str(c.id).lower() == low]
+    if not exact:
+        exact = [c for c in users if str(c.label).lower() == low]
+    if len(exact) == 1:
+        return str(exact[0].id), exact[0].label
+    listed = "; ".join(f"{c.id} ({c.label})" for c in (exact or users)[:8])
+    if not users:
+        raise misuse(f"No account on this Nextcloud matches {who!r}. Ask the user for the account id. "
+                     "Do not retry with guesses.", status="unknown_sharee")
+    raise misuse(f"{who!r} does not name exactly one account. Candidates: {listed}. Call again with one of these "
+                 "account ids.", status="ambiguous_sharee")
