@@ -81,7 +81,8 @@ def test_search_finds_by_subject_sender_and_flags(mcall: Any, ok: Any) -> None:
     assert [m["subject"] for m in rest["messages"]] == ["Welcome to the team"] and rest["truncated"] is False
     unread = ok(mcall("mail_search", {"unread": True, "limit": 50}))
     assert unread["messages"] and all(m["unread"] for m in unread["messages"])
-    sent = ok(mcall("mail_search", {"mailbox": "Sent"}))
+    # Other tests send from the same session emulator: look for the seeded sent message by its subject.
+    sent = ok(mcall("mail_search", {"mailbox": "Sent", "subject": "lunch"}))
     assert [m["subject"] for m in sent["messages"]] == ["Re: Lunch on Friday?"]
 
 
