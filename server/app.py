@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from server.context import ServerContext
 from server.envelope import result_bytes
 from server.errors import ToolFailure, as_tool_failure, validation_message
+from server.tools.coverage import with_host_advice
 
 INSTRUCTIONS = (
     "Search and read the user's Nextcloud files. files_grep finds text inside documents; "
@@ -62,7 +63,7 @@ class NextcloudMCP(MCPServer):
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            failure = _classify(name, exc)
+            failure = with_host_advice(self.context, _classify(name, exc))
             if log is not None:
                 log.record(name, failure.kind, failure.status, (time.perf_counter() - t0) * 1000, 0)
             raise failure from exc

@@ -36,11 +36,13 @@ class ToolFailure(ToolError):
     retrying can help (the text says so too: this is for programs).
     """
 
-    def __init__(self, message: str, *, kind: str, status: str | int, retry: bool = False) -> None:
+    def __init__(self, message: str, *, kind: str, status: str | int, retry: bool = False,
+                 cause: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = str(status)
         self.retry = retry
+        self.cause = cause   # the cause alone, when the failure came from the error table
 
 
 def misuse(message: str, *, status: str = "bad_argument") -> ToolFailure:
@@ -61,7 +63,7 @@ def agent_text(err: NextcloudError) -> str:
 def from_nextcloud(err: NextcloudError) -> ToolFailure:
     """A `NextcloudError` as a tool failure, worded for an agent."""
     status = err.status if err.status is not None else err.kind
-    return ToolFailure(agent_text(err), kind=err.category, status=status, retry=err.retry)
+    return ToolFailure(agent_text(err), kind=err.category, status=status, retry=err.retry, cause=err.cause)
 
 
 def from_reader(err: ReaderError) -> ToolFailure:

@@ -166,8 +166,10 @@ class _Syncer:
             self.report.cancelled = True
             self.report.complete = False
             self.fetcher.close()        # files already downloading are stored, not lost
-        except BaseException:
+        except BaseException as exc:
             self.fetcher.close(finish_started=False)
+            if isinstance(exc, Exception):
+                self._record_failure(exc)
             raise
         else:
             self.fetcher.close()
@@ -329,3 +331,12 @@ class _Syncer:
         """Record when this sync ran (see `indexer.remote.marks.record`)."""
         marks.record(self.writer, started=started, finished=time.time(), report=self.report.to_dict(),
                      whole_account=whole_account, complete=self.report.complete)
+        marks.record_account(self.writer, getattr(self.client, "account", None))
+
+    def _record_failure(self, exc: Exception) -> None:
+        """Remember why this sync stopped (the error table's kind and instruction); never masks the error."""
+        try:
+            marks.record_failure(self.writer, exc, at=time.time())
+            marks.record_account(self.writer, getattr(self.client, "account", None))
+        except Exception:  # noqa: BLE001 - the sync's own error is the one to report
+            pass

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from indexer.local.desktop_config import find_sync_folder, normalize_remote_path
 from indexer.models import FileMeta, FileRecord, Root
+from indexer.remote.marks import ACCOUNT_KEYS as ACCOUNT_META   # every meta key about the synced account
 from indexer.store.rows import ROOT_COLUMNS, _row_to_root, fold_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -224,3 +225,27 @@ class RootsMixin:
         """Record that a local folder was just indexed in full (and which journal it has)."""
         with self._tx():
             self._con.execute("UPDATE roots SET indexed_at=?, journal=? WHERE id=?", (time.time(), journal, root_id))
+
+    def forget_root(self, root_id: int) -> int:
+        """Remove a local folder from the index: its files, their text and its roots row; return the file count."""
+        with self._tx():
+            root = self._root(root_id)
+            ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE root_id=?", (root_id,))]
+            for rec_id in ids:
+                self._drop_content(rec_id)
+                self._con.execute("DELETE FROM files WHERE id=?", (rec_id,))
+            self._con.execute("DELETE FROM roots WHERE id=?", (root_id,))
+            if root is not None:  # `index watch` without a folder must not pick a folder that is gone
+                self._con.execute("DELETE FROM meta WHERE key='local_root' AND value=?", (root.folder,))
+        return len(ids)
+
+    def forget_account(self) -> int:
+        """Remove the account's files (remote source), remembered folder etags and sync marks; return the count."""
+        with self._tx():
+            ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE source='remote'")]
+            for rec_id in ids:
+                self._drop_content(rec_id)
+                self._con.execute("DELETE FROM files WHERE id=?", (rec_id,))
+            self._con.execute("DELETE FROM folders")
+            self._con.execute("DELETE FROM meta WHERE key IN (?,?,?,?,?,?)", ACCOUNT_META)
+        return len(ids)

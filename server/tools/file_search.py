@@ -9,7 +9,11 @@ small changed files are indexed on the fly, larger ones are named in
 by a full sync: when that is older than `settings.stale_after_s` the answer
 says so with its time, and a files_read that finds a file gone drops it from
 the index. A folder the server does not have is a wrong path, never an outage.
-Answers point only at tools: the index states facts, this module adds the advice.
+Answers point only at tools: the index states facts, this module adds the advice. Whether
+the index can vouch for an empty answer (sync running, failed, never run) is
+server.tools.coverage's; the bounded look at the server is server.tools.freshness's.
+Files of a plain local folder (no Nextcloud mapping) are left out: every hit
+must open with files_read.
 """
 from __future__ import annotations
 
@@ -17,18 +21,20 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import mimetypes
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from mcp.types import CallToolResult
 
 from indexer.models import iso_time
 from indexer.remote import marks
-from nextcloud.errors import NextcloudError, NotFoundError
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
-from server.errors import ToolFailure, from_nextcloud, misuse
+from server.errors import from_nextcloud, misuse
+from server.tools.coverage import ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings
+from server.tools.freshness import Freshness, check_folder, freshen, timed_out
 from server.tools.resolve import check_path, file_entry
 
 REMOTE_CURSOR = "r."
@@ -61,13 +67,13 @@ def search(ctx: ServerContext, *, name: str | None, mime: str | None, modified_a
     folder = _folder(path)
     since = parse_time(modified_after) if modified_after else None
     name = name.strip() if name and name.strip() else None
-    mime = mime.strip() if mime and mime.strip() else None
+    mime = check_mime(mime.strip()) if mime and mime.strip() else None
     binding = _binding(name, mime, since, folder)
     if cursor and cursor.startswith(REMOTE_CURSOR):
         return _remote_search(ctx, name, mime, since, folder, limit, _read_remote_cursor(cursor, binding), binding)
     try:
         res = ctx.index.search_names(name=name, mime=mime, modified_after=since, path_prefix=folder, limit=limit,
-                                     cursor=cursor)
+                                     cursor=cursor, account_only=True)
     except ValueError as exc:  # a cursor from another search: the indexer's text is the instruction
         raise misuse(str(exc), status="bad_cursor") from None
     if res.total == 0 and not cursor:
@@ -78,7 +84,7 @@ def search(ctx: ServerContext, *, name: str | None, mime: str | None, modified_a
         "truncated": res.truncated,
         "nextCursor": res.nextCursor,
         "hint": "Pass nextCursor for more." if res.truncated else None,
-        "warnings": _index_age(ctx),
+        "warnings": coverage(ctx).warnings,
     }
     return envelope(payload)
 
@@ -89,10 +95,13 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
     if mime and mime.endswith("/"):
         mime += "%"
     try:
-        items = ctx.client().webdav.search(name=pattern, mime=mime, modified_after=since, path=folder or "/",
-                                           limit=limit + 1, offset=offset)
+        # Best effort on a read path: one bounded attempt (the index had nothing; the server may be gone).
+        items = ctx.quick_client().webdav.search(name=pattern, mime=mime, modified_after=since, path=folder or "/",
+                                                 limit=limit + 1, offset=offset)
     except NextcloudError as exc:
-        raise from_nextcloud(exc) from None
+        if exc.kind not in ACCOUNT_KINDS | PASSING_KINDS:
+            raise from_nextcloud(exc) from None
+        return _unanswered(ctx, exc, folder)
     more = len(items) > limit
     items = items[:limit]
     payload: dict[str, Any] = {
@@ -107,6 +116,28 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
         payload["hint"] = "Pass nextCursor for more."
     payload["warnings"] = ["Listed by the server's search (not in the local index yet)."] if items else None
     return envelope(payload)
+
+
+def _unanswered(ctx: ServerContext, exc: NextcloudError, folder: str | None) -> CallToolResult:
+    """No match in the index and the server's search failed: say so, never a bare empty list."""
+    cover = coverage(ctx, check_failure=exc)
+    warnings = cover.warnings + ([] if exc.kind in ACCOUNT_KINDS else [timed_out(ctx, exc)])
+    return envelope({"files": [], "truncated": False, "hint": empty_hint(folder, cover.retry), "warnings": warnings})
+
+
+_TOP_LEVEL_TYPES = frozenset({"application", "audio", "font", "image", "model", "text", "video"})
+
+
+def check_mime(mime: str) -> str:
+    """A MIME type or prefix ("application/pdf", "image/"); a bare extension gets the type it stands for."""
+    if "/" in mime:
+        return mime
+    bare = mime.strip(".*").lower()
+    guess = bare + "/" if bare in _TOP_LEVEL_TYPES else mimetypes.guess_type("x." + bare)[0]
+    example = f"mime={guess!r}" if guess else "e.g. mime='application/pdf' or mime='image/'"
+    raise misuse(f"mime {mime!r} is not a MIME type: use {example} (type/subtype, or a prefix ending in /). "
+                 f"To match the file extension instead use name='*.{bare or 'ext'}'. Do not retry unchanged.",
+                 status="bad_mime")
 
 
 def _binding(*parts: Any) -> str:
@@ -133,12 +164,6 @@ def _read_remote_cursor(cursor: str, binding: str) -> int:
     return offset
 
 
-def _index_age(ctx: ServerContext) -> list[str] | None:
-    if marks.read(ctx.index).last_sync_at is None:
-        return ["The local index was never synced with the server; recent files may be missing."]
-    return None
-
-
 # -- files_grep --------------------------------------------------------------------------------
 def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None) -> CallToolResult:
     """Ranked files with passages from the FTS5 index, after folding in what changed on the server."""
@@ -147,16 +172,15 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     folder = _folder(path)
     fresh = freshen(ctx, folder) if not cursor else Freshness([], folder_seen=False)
     try:
-        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor)
+        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True)
     except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
         raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
-    warnings = fresh.warnings + list(res.warnings)
+    if folder and res.total == 0 and not cursor and not fresh.folder_seen and fresh.failure is None:
+        fresh = check_folder(ctx, folder)  # one PROPFIND: a folder the server does not have is a wrong path
+    cover = coverage(ctx, check_failure=fresh.failure)
+    warnings = cover.warnings + fresh.warnings + index_warnings(res, cover)
     if res.unindexed:
         warnings.append("Files not indexed yet were not searched: read them with files_read.")
-    if folder and res.total == 0 and not cursor:
-        if not fresh.folder_seen:
-            _check_folder(ctx, folder)  # one PROPFIND: a folder the server does not have is a wrong path
-        warnings = [w for w in warnings if w != res.nothing_indexed]  # the hint says what to do there
     hits = []
     for h in res.hits:
         hit = {"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
@@ -165,40 +189,12 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
             hit["folder"] = h.folder
         hits.append(hit)
     if hits:
-        hint = ("more=true: the file has matches beyond its passages, files_read(path, find=...) lists every one; "
-                "files_read(path, offset=...) reads around a passage.")
-        if any(not h.phrase for h in res.hits):
-            hint += (" phrase=false: the file holds the words but not as the phrase "
-                     "(quote the query for the phrase only).")
-        if res.truncated:
-            hint = "Pass nextCursor for more files. " + hint
         warnings += _deleted_since(ctx)
-    elif folder:
-        hint = (f"No indexed document under {folder} contains this. Try other words or a prefix (word*); "
-                f"files_search(path={folder!r}) lists the files there and files_read reads any of them.")
-    else:
-        hint = ("No indexed document contains this. Try fewer or other words, a prefix (word*), or files_search "
-                "if you know part of the file name.")
     payload = {"query": query, "hits": hits, "total": res.total,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
-               "nextCursor": res.nextCursor, "hint": hint, "warnings": warnings}
+               "nextCursor": res.nextCursor, "hint": grep_hint(res, folder, cover, is_file=fresh.is_file),
+               "warnings": warnings}
     return envelope(payload)
-
-
-def _folder_missing(folder: str) -> ToolFailure:
-    return misuse(f"The folder {folder} does not exist on the server. Confirm it with files_search (its name, "
-                  "or path=/ to list the top level), or drop path to search everything. "
-                  "Do not retry this path unchanged.", status="folder_not_found")
-
-
-def _check_folder(ctx: ServerContext, folder: str) -> None:
-    """Raise the wrong-path instruction when the server has no such folder; any other trouble is ignored."""
-    try:
-        ctx.client().webdav.stat(folder)
-    except NotFoundError:
-        raise _folder_missing(folder) from None
-    except NextcloudError:
-        pass
 
 
 def _deleted_since(ctx: ServerContext) -> list[str]:
@@ -209,63 +205,3 @@ def _deleted_since(ctx: ServerContext) -> list[str]:
         return []
     return [f"Files deleted on the server since the last full sync ({iso_time(last)}) may still be listed; "
             "files_read says so if one is gone."]
-
-
-@dataclass
-class Freshness:
-    """What the freshness check found: warnings, and whether the server confirmed the folder exists."""
-
-    warnings: list[str]
-    folder_seen: bool
-
-
-def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
-    """Index small files changed on the server since the last sync; name the rest.
-
-    Runs at most every `settings.freshness_interval_s` (one WebDAV SEARCH) so
-    a burst of greps costs one round trip, and never fails the grep for an
-    outage: a server that does not answer only produces a warning. A folder
-    the server does not have is the one failure: the path is wrong.
-    """
-    now = time.monotonic()
-    if now - ctx.last_fresh_check < ctx.settings.freshness_interval_s:
-        return Freshness([], folder_seen=False)
-    ctx.last_fresh_check = now  # a failed check counts too: during an outage every grep must not wait on it
-    since = marks.read(ctx.index).changes_since
-    if since is None:
-        return Freshness([], folder_seen=False)  # never synced: grep's own coverage warnings say so
-    from server.tools.file_read import load_document
-
-    settings = ctx.settings
-    try:
-        changed = ctx.client().webdav.search(modified_after=since, path=folder or "/",
-                                             limit=settings.fly_max_files * 3)
-    except NextcloudError as exc:  # freshness is best effort; grep still answers from the index
-        if folder and isinstance(exc, NotFoundError):
-            raise _folder_missing(folder) from None
-        return Freshness(["Could not ask the server what changed since the last sync; results may miss "
-                          "recent edits."], folder_seen=False)
-    skipped: list[str] = []
-    done = 0
-    for item in changed:
-        if item.is_dir:
-            continue
-        try:
-            rec = ctx.index.get_file(file_id=item.file_id) if item.file_id is not None else None
-        except Exception:
-            rec = None
-        if rec is not None and rec.etag == item.etag and rec.status != "pending":
-            continue  # already this version (the sync, files_read or files_write stored it)
-        if done >= settings.fly_max_files or int(item.size or 0) > settings.fly_max_bytes:
-            skipped.append(item.path)
-            continue
-        try:
-            load_document(ctx, item)  # download + extract + store in the index
-            done += 1
-        except Exception:  # an unreadable file is recorded by the index; it must not fail the grep
-            skipped.append(item.path)
-    if not skipped:
-        return Freshness([], folder_seen=True)
-    names = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
-    return Freshness([f"Changed on the server since the last sync and not searched yet: {names}. "
-                      "Read them with files_read."], folder_seen=True)
