@@ -121,3 +121,20 @@ def test_tool_layer_constructors_keep_their_signatures():
     assert (refused("y", status="too_large").kind, refused("y", status="too_large").status) == ("refused", "too_large")
     gone = from_nextcloud(error_for("deck", 403, path="card 9"))
     assert gone.kind == "refused" and gone.status == "403" and "do not guess ids" in str(gone)
+
+
+def test_a_recorded_sync_failure_keeps_its_parts_for_each_audience(tmp_path):
+    """The sync stores why it stopped in the index; a tool answer later words it for the agent, from its parts."""
+    from indexer.remote import marks
+    from indexer.store.index import Index
+
+    with Index.open(tmp_path / "i.db") as index:
+        marks.record_failure(index.writer(), error_for("webdav", 401), at=1_700_000_000)
+        failure = marks.read_failure(index)
+        assert failure is not None and failure.kind == "auth" and failure.at == "2023-11-14T22:13:20Z"
+        assert isinstance(failure.error, RefusedError)
+        assert "Run `mcp-nextcloud login URL`" in failure.message                      # the person's wording
+        assert "Tell the user (no tool can do this) to run" in str(from_nextcloud(failure.error))
+        marks.record_failure(index.writer(), ZeroDivisionError("secret detail"), at=1_700_000_000)
+        crash = marks.read_failure(index)
+        assert crash is not None and crash.error is None and "secret" not in crash.message
