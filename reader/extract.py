@@ -144,8 +144,8 @@ def extract(data: bytes, name: str, mime: str | None = None, *, limits: Limits =
     if len(data) > limits.max_bytes:
         raise ReaderError(
             f"file too large to read ({len(data) // (1024 * 1024)} MiB, limit "
-            f"{limits.max_bytes // (1024 * 1024)} MiB): use files_search to find the passage "
-            "instead, or ask for a smaller export; do not retry", code="too_large")
+            f"{limits.max_bytes // (1024 * 1024)} MiB): ask for a smaller export of it; do not retry",
+            code="too_large")
     try:
         kind = detect(data, name, mime)
         if not data:

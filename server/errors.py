@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from mcp.server.mcpserver.exceptions import ToolError
 
 from nextcloud.errors import NextcloudError
-from reader.document import ReaderError
+from reader.document import ReaderCode, ReaderError
 
 DO_NOT_RETRY = "Do not retry."
 
@@ -66,9 +66,19 @@ def from_nextcloud(err: NextcloudError) -> ToolFailure:
     return ToolFailure(agent_text(err), kind=err.category, status=status, retry=err.retry, cause=err.cause)
 
 
+# The reader knows no tools (it is pure); where a tool can do something about its refusal, the answer says so.
+_READER_TOOL_STEP = {
+    ReaderCode.TOO_LARGE: "files_grep finds passages in it if it is indexed.",
+}
+
+
 def from_reader(err: ReaderError) -> ToolFailure:
     """A `ReaderError` as a tool failure (its text is the instruction, its code the status)."""
-    return ToolFailure(str(err), kind=err.category, status=err.code.value, retry=err.retry)
+    text = str(err)
+    step = _READER_TOOL_STEP.get(err.code)
+    if step:
+        text = f"{text.rstrip('.')}. {step}"
+    return ToolFailure(text, kind=err.category, status=err.code.value, retry=err.retry)
 
 
 def as_tool_failure(exc: BaseException) -> ToolFailure | None:

@@ -15,7 +15,7 @@ from nextcloud.errors import (CODES, KINDS, Category, ErrorCode, FaultError, Mis
                               NotFoundError, RefusedError, error_for, no_credentials)
 from reader.document import ReaderCode, ReaderError
 from server.cli.errors import person_text
-from server.errors import ToolFailure, as_tool_failure, from_nextcloud, misuse, refused
+from server.errors import ToolFailure, as_tool_failure, from_nextcloud, from_reader, misuse, refused
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -138,3 +138,14 @@ def test_a_recorded_sync_failure_keeps_its_parts_for_each_audience(tmp_path):
         marks.record_failure(index.writer(), ZeroDivisionError("secret detail"), at=1_700_000_000)
         crash = marks.read_failure(index)
         assert crash is not None and crash.error is None and "secret" not in crash.message
+
+
+def test_the_reader_names_no_tool_and_the_tool_answer_adds_one():
+    from reader import DEFAULT_LIMITS, extract
+
+    limits = DEFAULT_LIMITS.__class__(max_bytes=10)
+    with pytest.raises(ReaderError) as caught:
+        extract(b"x" * 100, "big.txt", limits=limits)
+    assert caught.value.code is ReaderCode.TOO_LARGE and "files_" not in str(caught.value)
+    answer = str(from_reader(caught.value))
+    assert answer.startswith(str(caught.value)) and "files_grep" in answer and "do not retry" in answer
