@@ -26,6 +26,7 @@ from indexer.jobs.store import JobCancelled
 from indexer.models import FileMeta, FileRecord, too_large_reason
 from indexer.remote import marks
 from indexer.remote.fetch import Fetcher
+from indexer.store import selection as sel
 from indexer.store.index import Index, IndexWriter
 
 SOURCE = "remote"
@@ -59,6 +60,7 @@ class SyncReport:
     skipped_too_large: int = 0
     unsupported: int = 0
     unchanged: int = 0
+    over_budget: int = 0        # files left unindexed because the index reached its size budget
     failed: int = 0
     bytes_downloaded: int = 0
     seconds: float = 0.0
@@ -66,6 +68,7 @@ class SyncReport:
     cancelled: bool = False
     complete: bool = False
     failures: list[dict[str, str]] = field(default_factory=list)
+    budget_folders: list[str] = field(default_factory=list)   # folders with files the budget left out
 
     def to_dict(self) -> dict[str, Any]:
         """Compact, camelCase form for job results and tool answers."""
@@ -146,6 +149,7 @@ class _Syncer:
         self.done = 0
         self.total = 0
         self.transport_errors = 0
+        self.selection = sel.load(index)
         self.fetcher = Fetcher(self, pool=pool)
 
     # -- the walk ----------------------------------------------------------
@@ -155,6 +159,7 @@ class _Syncer:
         requests0 = getattr(self.client, "request_count", 0)
         root = _norm(root)
         try:
+            self._apply_selection()
             folder, children = self._list(root)
             if folder.etag and self.index.folder_etag(root) == folder.etag:
                 self.report.complete = True
@@ -190,7 +195,8 @@ class _Syncer:
         self.report.folders_visited += 1
         complete = True
         dirs = [c for c in children if c.is_dir and _norm(c.path) != path]
-        files = [c for c in children if not c.is_dir]
+        # Files of a folder the selection leaves out are not indexed (its subfolders may still be).
+        files = [c for c in children if not c.is_dir] if self.selection.covers(path) else []
         here_files = {_norm(c.path) for c in files}
         here_dirs = {_child_of(path, _norm(c.path)) for c in dirs}
         known: dict[str, FileRecord] = {}
@@ -215,8 +221,11 @@ class _Syncer:
             self.fetcher.flush()        # what is downloading finishes: the index stays whole
             raise
         complete &= self.fetcher.flush()
+        complete &= path not in self.report.budget_folders
         for sub in dirs:
             sub_path = _norm(sub.path)
+            if not self.selection.walk_into(sub_path):
+                continue        # excluded, or outside every included folder: never listed
             if sub.etag and self.index.folder_etag(sub_path) == sub.etag:
                 continue
             self._checkpoint()
@@ -276,6 +285,13 @@ class _Syncer:
                 rec.id, "too_large", too_large_reason(meta.size, self.max_file_bytes, downloaded=False))
             self.report.skipped_too_large += 1
             self.step(path)
+        elif self._over_budget():
+            # Recorded (so files_grep can say it is known but not indexed), not downloaded.
+            self.report.over_budget += 1
+            folder = _parent(path)
+            if folder not in self.report.budget_folders and len(self.report.budget_folders) < MAX_REPORTED_FAILURES:
+                self.report.budget_folders.append(folder)
+            self.step(path)
         elif _unreadable(meta.mime):
             # The reader turns down these bytes whatever they hold: downloading them would be waste.
             self.writer.record_failure(
@@ -284,6 +300,27 @@ class _Syncer:
             self.step(path)
         else:
             self.fetcher.add(rec, path)
+
+    # -- the selection ---------------------------------------------------------
+    def _apply_selection(self) -> None:
+        """When the user changed the selection: forget what it no longer covers, and walk it all anew.
+
+        Remembered folder etags only vouch for what was walked with the old
+        selection, so they are dropped; files now left out leave the index.
+        """
+        applied = self.index.get_meta(sel.META_APPLIED)
+        if applied == self.selection.to_json() or (applied is None and self.selection.whole_account):
+            return
+        for rec in self.index.files_under("/", source=SOURCE):
+            if not self.selection.covers(rec.path):
+                self.writer.remove(rec.id)
+                self.report.removed += 1
+        self.writer.clear_folder_etags()
+        self.writer.set_meta(sel.META_APPLIED, self.selection.to_json())
+
+    def _over_budget(self) -> bool:
+        budget = self.selection.max_index_bytes
+        return budget is not None and sel.index_bytes(self.index) >= budget
 
     # -- bookkeeping ---------------------------------------------------------
     def transport_ok(self) -> None:

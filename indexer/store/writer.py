@@ -228,6 +228,11 @@ class IndexWriter(RootsMixin):
             else:
                 self._con.execute("INSERT OR REPLACE INTO folders(path, etag) VALUES(?,?)", (p, etag))
 
+    def clear_folder_etags(self) -> None:
+        """Forget every remembered remote folder etag: the next sync walks the whole selection again."""
+        with self._tx():
+            self._con.execute("DELETE FROM folders")
+
     def set_meta(self, key: str, value: str) -> None:
         """Set a key/value (e.g. last_sync_at, last_indexed:<folder>)."""
         with self._tx():

@@ -142,6 +142,11 @@ def _cmd_status(args: argparse.Namespace) -> int:
     journals = {r["folder"]: r["journal"] for r in st.get("roots", [])}
     for part in st.get("parts", []):
         print("  " + _part_line(part, journals.get(part.get("folder"))))
+    chosen = st.get("selection")
+    if chosen:
+        budget = f", size budget {chosen['maxIndexBytes'] / 1e6:.0f} MB" if chosen.get("maxIndexBytes") else ""
+        left_out = f", never {', '.join(chosen['exclude'])}" if chosen["exclude"] else ""
+        print(f"  account folders indexed: {', '.join(chosen['include'])}{left_out}{budget}")
     for f in st["failures"]:
         print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}")
     return 0

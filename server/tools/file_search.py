@@ -33,9 +33,11 @@ from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse
-from server.tools.coverage import ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings
+from server.tools.coverage import (ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings,
+                                   read_state)
 from server.tools.freshness import Freshness, check_folder, freshen, timed_out
 from server.tools.resolve import check_path, file_entry
+from server.tools.server_search import augment
 
 REMOTE_CURSOR = "r."
 
@@ -190,7 +192,12 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         hits.append(hit)
     if hits:
         warnings += _deleted_since(ctx)
-    payload = {"query": query, "hits": hits, "total": res.total,
+    sources = None
+    if not cursor:   # the server's own search answers for what the index does not cover (first page only)
+        hits, left_out, sources = augment(ctx, query, folder=folder, hits=hits,
+                                          cold=cover.incomplete and read_state(ctx).last_full is None)
+        warnings += left_out
+    payload = {"query": query, "hits": hits, "total": res.total, "sources": sources,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
                "nextCursor": res.nextCursor, "hint": grep_hint(res, folder, cover, is_file=fresh.is_file),
                "warnings": warnings}
