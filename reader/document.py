@@ -23,29 +23,42 @@ class ReaderCode(StrEnum):
     TOO_LARGE = "too_large"
     TIMEOUT = "timeout"      # the time cap stopped it
     MEMORY = "memory"        # the memory cap stopped it, or the extraction process died
+    FAILED = "failed"        # the reader itself failed on this file (a bug; the indexer's pool reports it)
 
     @property
     def is_fault(self) -> bool:
-        """Our side ran out of time or memory, rather than "this file cannot be read"."""
-        return self in (ReaderCode.TIMEOUT, ReaderCode.MEMORY)
+        """Our side ran out of time or memory or broke, rather than "this file cannot be read"."""
+        return self in (ReaderCode.TIMEOUT, ReaderCode.MEMORY, ReaderCode.FAILED)
+
+
+DO_NOT_RETRY = "do not retry"
 
 
 class ReaderError(Exception):
     """A file the reader cannot turn into text.
 
-    `str(err)` is a complete instruction for a model or a person: the cause and
-    the next action, and whether retrying makes sense, e.g.
-    "encrypted PDF: ask the owner for an unencrypted copy; do not retry".
-    `code` (a ReaderCode) is the stable identifier for programs and telemetry;
-    `category` is "fault" when a cap stopped the extraction, "refused" otherwise.
-    Retrying the same version never helps (`retry` is False): the reader is
-    deterministic, and its caps are the same next time.
+    Kept in parts: `cause`, `action` (the next step) and `retry_text` (the
+    explicit retry statement); `str(err)` joins them into one instruction for a
+    model or a person, e.g. "encrypted PDF: ask the owner for an unencrypted
+    copy; do not retry". The reader is pure and names no tool: a front end adds
+    its own steps. `code` (a ReaderCode) is the stable identifier for programs
+    and telemetry; `category` is "fault" when a cap stopped the extraction,
+    "refused" otherwise. Retrying the same version never helps (`retry` is
+    False): the reader is deterministic, and its caps are the same next time.
+
+    `ReaderError(message, code=...)` (one text, no parts) still works: the text
+    is then the cause and already says whether to retry.
     """
 
     retry = False
 
-    def __init__(self, message: str, *, code: str = ReaderCode.UNREADABLE) -> None:
-        super().__init__(message)
+    def __init__(self, cause: str, action: str = "", *, code: str = ReaderCode.UNREADABLE,
+                 retry_text: str | None = None) -> None:
+        whole = not action and retry_text is None
+        self.cause = cause
+        self.action = action
+        self.retry_text = "" if whole else (retry_text or DO_NOT_RETRY)
+        super().__init__(cause if whole else cause + (f": {action}" if action else "") + f"; {self.retry_text}")
         self.code = ReaderCode(code)
 
     @property
@@ -53,8 +66,9 @@ class ReaderError(Exception):
         return "fault" if self.code.is_fault else "refused"
 
     def __reduce__(self) -> Any:
-        # Exceptions pickle as cls(*args), which would drop the keyword-only `code`.
-        return type(self), (str(self),), {"code": self.code}
+        # Exceptions pickle as cls(*args), which would drop the keyword-only parts: restore them as state.
+        return type(self), (str(self),), {"code": self.code, "cause": self.cause, "action": self.action,
+                                          "retry_text": self.retry_text}
 
 
 @dataclass(frozen=True)

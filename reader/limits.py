@@ -25,8 +25,8 @@ class Deadline:
         """Raise ReaderError(code="timeout") once the budget is spent."""
         if time.monotonic() > self.end:
             raise ReaderError(
-                f"extraction took longer than {self.seconds:g} s: {RETRY_WHEN_CHANGED}; "
-                "do not retry (read a smaller export of the file instead)",
+                f"extraction took longer than {self.seconds:g} s", RETRY_WHEN_CHANGED,
+                retry_text="do not retry (read a smaller export of the file instead)",
                 code="timeout",
             )
 
@@ -42,8 +42,8 @@ def open_zip(data: bytes, limits: Limits, kind: str) -> zipfile.ZipFile:
         infos = zf.infolist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise ReaderError(
-            f"corrupt {kind.upper()} file (not a readable zip archive: {type(exc).__name__}): "
-            "ask for a fresh copy of the file; do not retry until it changes",
+            f"corrupt {kind.upper()} file (not a readable zip archive: {type(exc).__name__})",
+            "ask for a fresh copy of the file", retry_text="do not retry until it changes",
             code="corrupt",
         ) from None
     total = 0
@@ -53,16 +53,15 @@ def open_zip(data: bytes, limits: Limits, kind: str) -> zipfile.ZipFile:
         if info.file_size > 1024 * 1024 and ratio > limits.max_zip_ratio:
             zf.close()
             raise ReaderError(
-                f"{kind.upper()} file refused as a zip bomb: member {info.filename!r} inflates "
-                f"{ratio:.0f}x (limit {limits.max_zip_ratio}x); do not retry — ask the owner for "
-                "a normal copy",
+                f"{kind.upper()} file refused as a zip bomb (member {info.filename!r} inflates "
+                f"{ratio:.0f}x, limit {limits.max_zip_ratio}x)", "ask the owner for a normal copy",
                 code="zip_bomb",
             )
     if total > limits.max_unzipped_bytes:
         zf.close()
         raise ReaderError(
             f"{kind.upper()} file refused as a zip bomb: it inflates to {total // (1024 * 1024)} MiB "
-            f"(limit {limits.max_unzipped_bytes // (1024 * 1024)} MiB); do not retry",
+            f"(limit {limits.max_unzipped_bytes // (1024 * 1024)} MiB)", "ask the owner for a normal copy",
             code="zip_bomb",
         )
     return zf
@@ -74,12 +73,12 @@ def read_member(zf: zipfile.ZipFile, name: str, kind: str) -> bytes:
         return zf.read(name)
     except KeyError:
         raise ReaderError(
-            f"corrupt {kind.upper()} file: {name} is missing; ask for a fresh copy; do not retry",
+            f"corrupt {kind.upper()} file: {name} is missing", "ask for a fresh copy",
             code="corrupt",
         ) from None
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ReaderError(
-            f"corrupt {kind.upper()} file ({type(exc).__name__} in {name}): ask for a fresh copy; "
-            "do not retry until it changes",
+            f"corrupt {kind.upper()} file ({type(exc).__name__} in {name})", "ask for a fresh copy",
+            retry_text="do not retry until it changes",
             code="corrupt",
         ) from None

@@ -72,8 +72,8 @@ class _LazyStrings:
         if not 0 <= index < len(self._strings):
             why = "a negative index" if index < 0 else f"the table holds {len(self._strings)}"
             raise ReaderError(
-                f"corrupt XLSX file: a cell refers to shared string #{index} but {why}; "
-                "ask for a fresh copy; do not retry until it changes", code="corrupt")
+                f"corrupt XLSX file: a cell refers to shared string #{index} but {why}", "ask for a fresh copy",
+                retry_text="do not retry until it changes", code="corrupt")
         return self._strings[index]
 
     def _advance(self) -> None:
@@ -159,8 +159,8 @@ class XlsxStream:
             if part is not None:
                 path = part.PartName[1:]
                 if path not in self._reader.valid_files:
-                    raise ReaderError(f"corrupt XLSX file: {path} is missing; ask for a fresh copy; "
-                                      "do not retry until it changes", code="corrupt")
+                    raise ReaderError(f"corrupt XLSX file: {path} is missing", "ask for a fresh copy",
+                                      retry_text="do not retry until it changes", code="corrupt")
                 self.shared_strings = _LazyStrings(self._reader.archive.open(path))
             self._reader.read_workbook()
             apply_stylesheet(self._reader.archive, self._reader.wb)

@@ -149,3 +149,21 @@ def test_the_reader_names_no_tool_and_the_tool_answer_adds_one():
     assert caught.value.code is ReaderCode.TOO_LARGE and "files_" not in str(caught.value)
     answer = str(from_reader(caught.value))
     assert answer.startswith(str(caught.value)) and "files_grep" in answer and "do not retry" in answer
+
+
+def test_reader_errors_keep_their_parts_across_the_process_boundary():
+    from reader.isolated import outcome_to_document, run_extract
+
+    legacy = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512     # an OLE container: a .doc-era file
+    outcome = pickle.loads(pickle.dumps(run_extract(legacy, "old.doc", memory_bytes=None)))
+    with pytest.raises(ReaderError) as caught:
+        outcome_to_document(outcome)
+    err = caught.value
+    assert err.code is ReaderCode.UNSUPPORTED and err.cause.startswith("legacy Office format")
+    assert err.action == "save it as docx, xlsx, pptx or PDF to read it" and err.retry_text == "do not retry"
+    assert str(err) == f"{err.cause}: {err.action}; {err.retry_text}"
+    # The extraction pool's own outcome for a reader bug (one text): a fault, never a crash of the caller.
+    with pytest.raises(ReaderError) as bug:
+        outcome_to_document(("error", "failed", "x.pdf: the reader failed (KeyError: 'x'); do not retry"))
+    assert bug.value.code is ReaderCode.FAILED and bug.value.category == "fault"
+    assert as_tool_failure(bug.value).kind == "fault"
