@@ -344,16 +344,29 @@ def error_for(source: str, status: int | None, *, condition: str | None = None,
                    "Stop and report it", DO_NOT_RETRY)
     where = f" ({path})" if path else ""
     app = APP_NAMES.get(source, source.capitalize())
+    cause, action, retry_text = row.cause.format(where=where, app=app), row.action.format(app=app), row.retry
+    if row.kind == "rate_limited" and retry_after:
+        cause += f": it asks to wait {wait_text(retry_after)} (Retry-After)"
+        action = "Wait that long before the next request"
+        retry_text = "Then one retry; stop and report if it is refused again."
     # The server's own words are added only where they say something the row cannot
     # (which field was bad, which rule refused). Where the row already tells the whole
     # story they are noise, or worse: a 401 lists every auth backend that failed, a 507
     # names a mount-relative path, a missing app's 404 says only "invalid query".
     self_explaining = row.kind in _SELF_EXPLAINING and not (row.kind == "not_found" and source != "webdav")
     cleaned = clean_detail(detail)
-    return NextcloudError(row.kind, cause=row.cause.format(where=where, app=app),
-                          action=row.action.format(app=app), retry_text=row.retry, user_step=row.step,
+    return NextcloudError(row.kind, cause=cause, action=action, retry_text=retry_text, user_step=row.step,
                           status=status, path=path, retry_after=retry_after, detail=cleaned,
                           shown_detail=None if self_explaining else cleaned)
+
+
+def wait_text(seconds: float) -> str:
+    """A Retry-After as a person says it: "45 s", "20 min", "about 1 h"."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    return f"about {seconds / 3600:.0f} h" if seconds < 36 * 3600 else f"about {seconds / 86400:.0f} days"
 
 
 def no_credentials() -> NextcloudError:

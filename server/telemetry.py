@@ -17,6 +17,8 @@ from typing import Any
 
 import platformdirs
 
+from indexer.store.filemodes import secure_database
+
 KINDS = ("ok", "refused", "misuse", "fault")
 
 _SCHEMA = """
@@ -46,7 +48,7 @@ class CallLog:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        secure_database(self.path)   # 0700 folder, 0600 log: private like the index beside it
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         # WAL + NORMAL: a commit costs no fsync, so logging stays off the latency budget.
@@ -103,6 +105,31 @@ class CallLog:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def open_call_log(path: Path | str) -> tuple[CallLog | None, str | None]:
+    """(log, note): the call log at `path`; a damaged one is set aside and a new one started.
+
+    The log is optional: a file that is not a database (or a damaged one) is
+    renamed `<name>.damaged-<unix time>` and a fresh log takes its place; if
+    even that fails (a folder in the way, no permission) calls go unlogged.
+    The note says which happened, for the person running the server.
+    """
+    path = Path(path)
+    try:
+        return CallLog(path), None
+    except (sqlite3.Error, OSError) as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+    if path.is_file():
+        aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+        try:
+            path.rename(aside)
+            return CallLog(path), (f"the call log {path} could not be opened ({problem}); it was set aside as "
+                                   f"{aside.name} and a new log started")
+        except (sqlite3.Error, OSError) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+    return None, (f"the call log {path} cannot be used ({problem}); calls are not logged. Remove or fix it "
+                  "to log them again")
 
 
 def format_table(summary: list[dict[str, Any]]) -> str:
