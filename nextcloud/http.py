@@ -274,6 +274,6 @@ class Transport:
 def _unknown_outcome(source: str, path: str | None, request_id: str) -> NextcloudError:
     """A write sent but unanswered: the error carries the request id, so the outcome can be traced and reconciled."""
     err = error_for(source, None, condition="unknown_outcome", path=path)
-    err.message = f"{err.message} Request id: {request_id}."
-    err.detail = f"request id {request_id}"
+    err.cause = f"{err.cause.rstrip('.')} (request id: {request_id})"
+    err.request_id = request_id    # type: ignore[attr-defined]  # for programs; the cause says it for people
     return err

@@ -8,7 +8,7 @@ Pure: no network, no database, no clock. Public API:
     page(doc, offset=0, limit=...) -> Slice
     normalize(text) -> NormalizedText   (serialisable; cached by the indexer)
 """
-from .document import DEFAULT_LIMITS, Document, ImageData, Limits, OutlineEntry, ReaderError
+from .document import DEFAULT_LIMITS, Document, ImageData, Limits, OutlineEntry, ReaderCode, ReaderError
 from .extract import extract
 from .find import FindResult, Match, find
 from .normalize import NormalizedText, normalize, normalize_query
@@ -17,6 +17,6 @@ from .slicing import Slice, page
 
 __all__ = [
     "DEFAULT_LIMITS", "Document", "FindResult", "ImageData", "Limits", "Match", "NormalizedText",
-    "Outline", "OutlineEntry", "ReaderError", "Slice", "extract", "find", "normalize",
+    "Outline", "OutlineEntry", "ReaderCode", "ReaderError", "Slice", "extract", "find", "normalize",
     "normalize_query", "outline", "page",
 ]

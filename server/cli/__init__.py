@@ -1,33 +1,35 @@
 """`mcp-nextcloud` command line: one entry point, one module per command group.
 
 Each command module exposes `register(subparsers)` which adds its sub-commands
-and sets `func` (taking the parsed args, returning an exit code). Root help is
-an index of the commands. Results go to stdout (compact JSON with --json);
-diagnostics go to stderr; no secret is ever printed.
+(each with an `Example:` epilog) and sets `func` (taking the parsed args,
+returning an exit code). Root help is an index of the commands. Results go to
+stdout (compact JSON with --json); diagnostics go to stderr; no secret is ever
+printed.
+
+Each command module keeps its top cheap (argparse, json, stdlib): heavy imports
+(mcp, apsw, the reader, icalendar via nextcloud.caldav) go inside the function
+that runs the command, so `mcp-nextcloud --help` and every other command stay
+fast (tests/server/test_cli_startup.py checks this).
 """
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
 
-from server.cli.registry import DeclaredParser, walk
+from server.cli import index, inspect, jobs, login, manifest, serve, tool_commands
+from server.cli.parser import CommandParser, RootParser, iter_commands
 
-# Command modules, in the order root help lists them. A module that is not
-# there yet (or fails to import) must not break the other commands. Each must
-# keep its module top cheap (argparse, json, stdlib): heavy imports (mcp, apsw,
-# the reader, icalendar via nextcloud.caldav) go inside the function that runs
-# the command, so `mcp-nextcloud --help` and every other command stay fast
-# (tests/server/test_cli_startup.py checks this).
+__all__ = ["CommandParser", "RootParser", "build_parser", "iter_commands", "main"]
+
+# Command modules, in the order root help lists them.
 COMMAND_MODULES = [
-    "server.cli.inspect",   # inspect FILE: what the reader makes of a local file
-    "server.cli.index",     # index add/watch/status/sync, grep
-    "server.cli.jobs",      # jobs status/wait/cancel
-    "server.cli.login",     # login URL
-    "server.cli.serve",     # serve, report, demo
-    "server.cli.tool_commands",  # whoami, files, deck, mail: one command per MCP tool
-    "server.cli.manifest",  # manifest, help COMMAND
+    inspect,   # inspect FILE: what the reader makes of a local file
+    index,     # index add/watch/status/sync, grep
+    jobs,      # jobs status/wait/cancel/resume/list
+    login,     # login URL
+    serve,     # serve, report, demo
+    tool_commands,  # whoami, files, deck, calendar, contacts, meet, mail: one command per MCP tool
+    manifest,  # manifest, help COMMAND
 ]
 
 ROOT_EPILOG = """\
@@ -35,58 +37,17 @@ Start with: mcp-nextcloud demo   (no account needed: an emulated Nextcloud, and 
 Then:       mcp-nextcloud login URL; mcp-nextcloud index sync; mcp-nextcloud serve
 Run 'mcp-nextcloud COMMAND --help' for a command's options and an example."""
 
-# Example lines for commands whose module does not set an epilog of its own yet
-# (server/cli_index.py); a module's own epilog always wins.
-FALLBACK_EXAMPLES = {
-    "index": "Example: mcp-nextcloud index status",
-    "index add": "Example: mcp-nextcloud index add ~/Nextcloud",
-    "index watch": "Example: mcp-nextcloud index watch ~/Nextcloud",
-    "index status": "Example: mcp-nextcloud index status --json",
-    "grep": 'Example: mcp-nextcloud grep "quarterly budget" --path /Documents --limit 5',
-}
 
-
-class _IndexFormatter(argparse.RawDescriptionHelpFormatter):
-    """Root help: wide enough that each command's summary stays on one line; the epilog as written."""
-
-    def __init__(self, prog: str) -> None:
-        super().__init__(prog, max_help_position=30, width=120)
-
-
-def iter_commands(parser: argparse.ArgumentParser, prefix: str = "") -> list[tuple[str, argparse.ArgumentParser]]:
-    """Every command and sub-command as ("index sync", its parser), depth first, in help order."""
-    return [(name, child) for name, child, _ in walk(parser, prefix)]  # type: ignore[arg-type]
-
-
-def _finish_help(parser: DeclaredParser) -> None:
-    """Root help as an index: name a group's actions on its line; give every command an example."""
-    for child in parser.declared.children:
-        inner = child.parser.declared.children
-        if inner and child.help and child.line is not None:
-            child.line.help = f"{child.help} ({', '.join(c.name for c in inner)})"
-    for name, command in iter_commands(parser):
-        if not command.epilog and name in FALLBACK_EXAMPLES:
-            command.epilog = FALLBACK_EXAMPLES[name]
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The root parser with every available command registered; cheap (no heavy imports)."""
-    parser = DeclaredParser(
+def build_parser() -> RootParser:
+    """The root parser with every command registered; cheap (no heavy imports)."""
+    parser = RootParser(
         prog="mcp-nextcloud",
         description="Search, read and act on your own Nextcloud from a terminal or an agent.",
         epilog=ROOT_EPILOG,
-        formatter_class=lambda prog: _IndexFormatter(prog),
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
+    sub = parser.add_commands(dest="command", metavar="COMMAND", title="commands")
+    for module in COMMAND_MODULES:
         module.register(sub)
-    _finish_help(parser)
     return parser
 
 

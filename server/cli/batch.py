@@ -16,6 +16,7 @@ from typing import Any
 
 from server.cli import toolspec
 from server.cli.output import CliError, dump, fail, plain
+from server.cli.parser import Subcommands
 from server.cli.tool_commands import DEFAULT_TIMEOUT_S, needs_confirm
 
 TOOL = "deck_create_card"
@@ -39,7 +40,7 @@ def input_schema() -> dict[str, Any]:
             "additionalProperties": False}
 
 
-def register(deck: argparse._SubParsersAction) -> None:
+def register(deck: Subcommands) -> None:
     """Add `deck create-cards` to the deck group."""
     p = deck.add_parser(
         "create-cards", help="create many cards from a JSON file (per-item outcomes; a rerun never repeats one)",

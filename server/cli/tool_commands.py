@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.cli import toolspec
+from server.cli.parser import Subcommands
 
 # Collection conventions (one owner): --fields splits on this, cursors are opaque.
 FIELDS_SEPARATOR = ","
@@ -196,7 +197,7 @@ def add_tool_argument(p: argparse.ArgumentParser, prop: str, schema: dict[str, A
     p.add_argument(option(prop), **kw)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add whoami and the files / deck / mail groups, one sub-command per MCP tool."""
     from server.cli import tool_run
 
@@ -211,13 +212,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                       epilog="Example: mcp-nextcloud " + " ".join(
                                           _quote(a) for a in next(c for c in commands
                                                                   if c.group == cmd.group).example))
-            groups[cmd.group] = g.add_subparsers(dest=f"{cmd.group}_command", metavar="ACTION")
-            g.set_defaults(func=lambda a, g=g: (g.print_help(), 0)[1])
+            groups[cmd.group] = g.add_commands(dest=f"{cmd.group}_command", metavar="ACTION")
+            g.set_defaults(func=g.help_command())
         where = groups[cmd.group] if cmd.group else subparsers
         summary = spec["description"].rstrip(".")
         rules = "".join(f"Rule: {c}\n" for c in cmd.constraints)
         p = where.add_parser(cmd.name, help=summary[:1].lower() + summary[1:], description=spec["description"],
-                             epilog=rules + "Example: mcp-nextcloud " + " ".join(_quote(a) for a in cmd.example))
+                             epilog=rules + "Example: mcp-nextcloud " + " ".join(_quote(a) for a in cmd.example),
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
         _declare(p, cmd, spec)
         p.set_defaults(func=tool_run.runner(cmd))
     from server.cli import batch

@@ -2,8 +2,9 @@
 
 Writes fail closed: without an etag a write can only create a new file, with
 one it replaces exactly the version that was read (a stale etag gets the
-re-read instruction from the error table). Binary formats are refused: a
-model rewriting a PDF or an .xlsx as text would destroy it.
+re-read instruction from the error table). Binary content is refused, judged
+by write_guard from what the file holds, not only its name: a model rewriting
+a PDF or an .xlsx as text would destroy it.
 """
 from __future__ import annotations
 
@@ -12,18 +13,12 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
+from nextcloud.errors import NextcloudError, NotFoundError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, misuse, refused
 from server.tools.resolve import check_path, file_ref, resolve, resolve_account
-
-BINARY_EXTENSIONS = frozenset("""
-pdf doc docx docm dot dotx xls xlsx xlsm xlsb ppt pptx pptm odt ods odp odg odf ott ots otp epub
-png jpg jpeg gif webp bmp tif tiff heic heif ico psd svgz raw cr2 nef
-zip gz tgz bz2 xz 7z rar tar zst jar apk exe dll so dylib bin iso dmg msi deb rpm
-mp3 mp4 m4a m4v mov avi mkv webm wav flac ogg opus aac wma wmv
-woff woff2 ttf otf eot sqlite db mdb accdb pages numbers key class pyc o a
-""".split())
+from server.tools.write_guard import entity_tag_or_none, refuse_binary_content, refuse_binary_name
 
 PERMISSIONS = {"read": 1, "edit_file": 1 | 2, "edit_folder": 1 | 2 | 4 | 8}
 
@@ -32,36 +27,33 @@ def _nextcloud_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run a client call; a NextcloudError becomes the tool failure carrying its instruction."""
     try:
         return fn(*args, **kwargs)
-    except Exception as exc:
-        if type(exc).__name__ == "NextcloudError":
-            raise from_nextcloud(exc) from None
-        raise
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
 
 
 def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content: str,
           etag: str | None, create_folders: bool = False) -> CallToolResult:
     """The files_write tool: see the module docstring."""
+    existing = None
     if path:
         target = check_path(path)
     elif file_id is not None:
-        target = resolve(ctx, None, file_id).path
+        existing = resolve(ctx, None, file_id)
+        target = existing.path
     else:
         raise misuse("Give path (to create or replace) or fileId (to replace). Do not retry without one.",
                      status="missing_file")
-    name = target.rsplit("/", 1)[-1]
-    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    if ext in BINARY_EXTENSIONS:
-        raise refused(f"{target} is a .{ext} file: files_write writes text files only (e.g. .md, .txt, .csv, "
-                      ".json) and would destroy this format. Write a text file next to it instead. Do not retry.",
-                      status="binary_file")
+    refuse_binary_name(target)
+    tag = entity_tag_or_none(etag)
     data = content.encode("utf-8")
     if len(data) > ctx.settings.max_write_bytes:
         raise refused(f"content is {len(data)} bytes, over the {ctx.settings.max_write_bytes}-byte write cap. "
                       "Write a shorter file or split it. Do not retry unchanged.", status="too_large")
-    etag = etag.strip() if etag and etag.strip() else None
-    item, made = _put(ctx, target, data, etag, create_folders)
+    if tag is not None:  # replacing: only text may be replaced by text
+        refuse_binary_content(ctx, target, existing)
+    item, made = _put(ctx, target, data, tag, create_folders)
     _reindex(ctx, item, data)
-    payload = {**file_ref(item), "etag": item.etag, "size": len(data), "created": etag is None,
+    payload = {**file_ref(item), "etag": item.etag, "size": len(data), "created": tag is None,
                "createdFolders": made or None,
                "hint": "Pass this etag to files_write for the next edit of this file."}
     return envelope(payload)
@@ -73,10 +65,8 @@ def _put(ctx: ServerContext, target: str, data: bytes, etag: str | None,
     webdav = ctx.client().webdav
     try:
         return webdav.put(target, data, etag=etag, create_only=etag is None), []
-    except Exception as exc:
-        if type(exc).__name__ != "NextcloudError":
-            raise
-        kind = getattr(exc, "kind", "")
+    except NextcloudError as exc:
+        kind = exc.kind
         if kind == "missing_parent":
             if not create_folders:
                 raise _missing_folder(target) from None
@@ -104,26 +94,24 @@ def _make_parents(ctx: ServerContext, target: str) -> list[str]:
         try:
             webdav.mkcol(folder)
             made.append(folder)
-        except Exception as exc:
-            if type(exc).__name__ != "NextcloudError":
-                raise
-            if getattr(exc, "kind", "") != "exists":
+        except NextcloudError as exc:
+            if exc.kind != "exists":
                 raise from_nextcloud(exc) from None
     return made
 
 
-def _explain_target(ctx: ServerContext, target: str, exc: Any) -> None:
+def _explain_target(ctx: ServerContext, target: str, exc: NextcloudError) -> None:
     """A 412 can also mean "no such file" (etag given) or "that is a folder": say which, after one stat."""
     try:
         item = ctx.client().webdav.stat(target)
-    except Exception as err:
-        if type(err).__name__ != "NextcloudError" or getattr(err, "kind", "") != "not_found":
-            return  # the original instruction stands
-        if getattr(exc, "kind", "") == "precondition":
+    except NotFoundError:
+        if exc.kind == "precondition":
             raise misuse(f"No file exists at {target}: the etag matches nothing there (the file was deleted or "
                          "moved, or the path is wrong). To create it, call files_write without etag; to edit a moved "
                          "file, find it with files_search. Do not retry with this etag.",
                          status="etag_no_file") from None
+        return
+    except Exception:  # noqa: BLE001 - the stat is only a second look: the original instruction stands
         return
     if item.is_dir:
         raise misuse(f"{target} is a folder, not a file: files_write writes files. Give a file name inside it, "
@@ -134,9 +122,13 @@ def _reindex(ctx: ServerContext, item: Any, data: bytes) -> None:
     """Index the text just written (cheap for text) so grep sees it before the next sync. Best effort."""
     try:
         import reader
+        from reader.extract import is_light
         from server.tools.file_read import _store
 
-        doc = reader.extract(data, item.name or item.path.rsplit("/", 1)[-1], item.mime)
+        name = item.name or item.path.rsplit("/", 1)[-1]
+        if not is_light(data, name, item.mime):
+            return  # text that is really a container: the next sync extracts it in a capped child
+        doc = reader.extract(data, name, item.mime)
         _store(ctx, item, doc)
         ctx.remember_document((item.file_id if item.file_id is not None else item.path, item.etag), doc)
     except Exception:  # the write succeeded; a stale index entry is corrected by the next sync
@@ -213,10 +205,8 @@ def _share_with(ocs: Any, path: str, account: str, bits: int) -> tuple[Any, str 
     """
     try:
         share = ocs.create_share(path, account, permissions=bits, share_type=0)
-    except Exception as exc:
-        if type(exc).__name__ != "NextcloudError":
-            raise
-        if getattr(exc, "kind", "") not in ("forbidden", "bad_request", "conflict", "exists"):
+    except NextcloudError as exc:
+        if exc.kind not in ("forbidden", "bad_request", "conflict", "exists"):
             raise from_nextcloud(exc) from None
         share = _existing(ocs, path, account)
         if share is None:

@@ -44,7 +44,7 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     """Add nextcloud_whoami to `server`."""
 
     # openWorldHint is left out where it would say false (as for every tool): see server/tools/files.py.
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True))
     def nextcloud_whoami() -> Annotated[CallToolResult, WhoamiOut]:
         """Who you act as, and which apps this server has."""
         return envelope(ctx.cached("whoami", WHOAMI_TTL_S, lambda: whoami_payload(ctx)))

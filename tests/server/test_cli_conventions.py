@@ -22,7 +22,7 @@ import pytest
 from fixtures.emulator.server import Emulator
 from server.cli import build_parser, main
 from server.cli import toolspec
-from server.cli.registry import walk
+from server.cli.manifest import walk
 from server.cli.tool_commands import TOOL_COMMANDS, all_commands, derived, is_write, needs_confirm, option
 from server.cli.tool_exec import SAFE_METHODS
 
@@ -107,11 +107,11 @@ def test_a_tool_without_a_declared_command_gets_one() -> None:
 @pytest.mark.parametrize("cmd", TOOL_COMMANDS, ids=lambda c: c.full_name)
 def test_command_arguments_are_the_tool_arguments(cmd: Any) -> None:
     parsers = {name: p for name, p, _ in walk(build_parser())}
-    declared = {a.action.dest for a in parsers[cmd.full_name].declared.arguments}
+    declared = {a.action.dest for a in parsers[cmd.full_name].arguments}
     props = set(SPECS[cmd.tool]["input"].get("properties", {}))
     assert props <= declared, f"{cmd.full_name} lacks {props - declared}"
     for prop in props - set(cmd.positional):
-        flags = next(a.flags for a in parsers[cmd.full_name].declared.arguments if a.action.dest == prop)
+        flags = next(a.flags for a in parsers[cmd.full_name].arguments if a.action.dest == prop)
         assert option(prop) in flags
 
 
@@ -124,7 +124,7 @@ def test_manifest_is_built_from_the_parser_and_is_stable(cli: Any) -> None:
     parsers = {name: p for name, p, _ in walk(build_parser())}
     assert [c["name"] for c in manifest["commands"]] == list(parsers)
     for entry in manifest["commands"]:
-        declared = [a for a in parsers[entry["name"]].declared.arguments]
+        declared = [a for a in parsers[entry["name"]].arguments]
         assert len(entry["arguments"]) == len(declared), entry["name"]
         for example in entry["examples"]:
             args = build_parser().parse_args(example)      # every example is executable as an argv
@@ -276,7 +276,7 @@ def test_a_write_whose_answer_never_came_reports_an_unknown_outcome_with_its_req
                           text=True, timeout=60)
     error = json.loads(done.stdout)["error"]
     assert done.returncode == 1 and error["status"] == "unknown_outcome" and error["retry"] is False
-    assert "Request id: " in error["message"]
+    assert "request id: " in error["message"]
     posts = [p for m, p, _ in emu.requests if m == "POST" and p.endswith("/cards")]
     assert len(posts) == 1                                     # no second layer retried the write
     assert _cards_titled(emu, env, "Maybe made") == ["Maybe made"]   # it did happen: reading state says so
@@ -412,7 +412,7 @@ def test_serve_http_says_nothing_about_serving_when_the_port_is_taken(world: Any
         port = busy.getsockname()[1]
         done = subprocess.run([sys.executable, "-m", "server", "serve", "--http", "--port", str(port), "--interval",
                                "0"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert done.returncode == 2 and f"127.0.0.1:{port} is already in use" in done.stderr
     assert "serving" not in done.stderr and "token" not in done.stderr
 
 
