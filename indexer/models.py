@@ -6,6 +6,10 @@ file; `FileRecord` adds what the index made of it (status, reason, engine).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
+
+# progress(done, total, current path): how indexing and sync report progress; only the CLI draws it.
+ProgressFn = Callable[[int, int, str], None]
 
 STATUSES = ("indexed", "pending", "too_large", "unsupported", "failed")
 

@@ -8,9 +8,10 @@ that vanished while a file with the same size, mtime and content hash
 appeared is a move: the record takes the new path and keeps its text. Each
 folder is a root with its own path prefix (see `indexer.store.roots`): a sync folder's
 files get their Nextcloud paths (the Nextcloud folder it mirrors, from
-`remote_path`, the desktop client's config or "/", + the journal's path). Each
-stored file is its own transaction, so a kill at any moment loses at most the
-files in flight; the next run skips everything already stored.
+`remote_path`, the desktop client's config or "/", + the journal's path).
+Results go to the index's writer thread, which commits whatever has queued
+up together, so a kill at any moment loses at most the files not yet
+committed; the next run skips everything already stored.
 """
 from __future__ import annotations
 
@@ -19,18 +20,19 @@ import fnmatch
 import hashlib
 import mimetypes
 import os
-import sys
 import time
+from collections import deque
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from typing import Callable, Iterator
 
 from indexer.local.desktop_config import RemotePathError, normalize_remote_path
 from indexer.local.journal import Journal, open_journal
-from indexer.models import FileMeta, FileRecord, Root
-from indexer.jobs.pool import ExtractionPool, finish
+from indexer.models import FileMeta, FileRecord, ProgressFn, Root
+from indexer.jobs.pool import Extracted, ExtractionPool, Extractor, store_outcome
 from indexer.store.index import Index, IndexWriter
-from indexer.store.writer import PathCollision
+from indexer.store.writer import PathCollision, WriteTx
 
 # Not user documents: client state, partial downloads, editor lock/backup files.
 IGNORED_PATTERNS = (
@@ -128,29 +130,6 @@ class IndexReport:
         return asdict(self)
 
 
-class Progress:
-    """files done/total and rate on stderr, only when stderr is a terminal."""
-
-    def __init__(self, total: int, stream: TextIO | None = None, enabled: bool | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
-        self.total, self.done, self.t0, self._last = total, 0, time.monotonic(), 0.0
-
-    def step(self, n: int = 1) -> None:
-        self.done += n
-        now = time.monotonic()
-        if self.enabled and (now - self._last > 0.2 or self.done == self.total):
-            self._last = now
-            rate = self.done / max(now - self.t0, 1e-6)
-            self.stream.write(f"\rindexing: {self.done}/{self.total} files ({rate:.1f} files/s)")
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _read(path: str) -> bytes | None:
     try:
         with open(path, "rb") as fh:
@@ -159,43 +138,39 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def index_one(writer: IndexWriter, root: str, abs_path: str, *, pool: ExtractionPool | None,
+def _too_large(size: int, limit: int) -> str:
+    return f"{size} bytes is above the {limit}-byte extraction limit; it is listed but not searchable; do not retry"
+
+
+def index_one(writer: IndexWriter, root: str, abs_path: str, *, pool: Extractor,
               journal: Journal | None = None, root_rec: Root | None = None) -> FileRecord | None:
     """(Re)index one file now (used by watch); None when it vanished, is ignored or collides."""
-    if is_ignored_path(root, abs_path):
+    if is_ignored_path(root, abs_path) or not os.path.isfile(abs_path):
         return None
     try:
         st = os.stat(abs_path)
-    except FileNotFoundError:
-        return None
-    if not os.path.isfile(abs_path):
-        return None
-    try:
         rec, needs = writer.upsert(file_meta(root, abs_path, st, journal, root_rec))
-    except PathCollision:
+    except (FileNotFoundError, PathCollision):
         return None
     if not needs:
         return rec
-    limit = pool.limits.max_bytes if pool else None
-    if limit is not None and st.st_size > limit:
-        writer.record_failure(rec.id, "too_large", f"{st.st_size} bytes is above the {limit}-byte extraction "
-                              "limit; it is listed but not searchable; do not retry")
-        return writer.record(rec.id)
+    if st.st_size > pool.limits.max_bytes:
+        return writer.call(lambda tx: tx.record_failure(rec.id, "too_large", _too_large(st.st_size,
+                                                                                        pool.limits.max_bytes)))
     data = _read(abs_path)
     if data is None:
         return None
-    writer.set_hash(rec.id, content_hash(data))
+    digest = content_hash(data)
     try:
-        outcome = pool.extract(data, os.path.basename(abs_path), rec.mime) if pool else _extract_here(data, rec)
+        outcome: Extracted | BaseException = pool.submit(data, os.path.basename(abs_path), rec.mime).result()
     except Exception as exc:  # ReaderError and anything else: recorded, never raised
         outcome = exc
-    return finish(writer, rec, outcome)
+    return writer.call(lambda tx: _store_hashed(tx, rec, digest, outcome))
 
 
-def _extract_here(data: bytes, rec: FileRecord):
-    from reader import extract
-
-    return extract(data, os.path.basename(rec.path), rec.mime)
+def _store_hashed(tx: WriteTx, rec: FileRecord, digest: str, outcome: Extracted | BaseException) -> FileRecord:
+    tx.set_hash(rec.id, digest)  # same commit as the text: they always agree
+    return store_outcome(tx, rec, outcome)
 
 
 class _MoveSources:
@@ -226,8 +201,14 @@ def _default_remote_note(root: str) -> str:
             f"subfolder, run: mcp-nextcloud index add {root} --remote-path /That/Folder")
 
 
-def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | None = None,
-                 progress: Progress | bool | None = None,
+def _default_remote_note(root: str) -> str:
+    return (f"{root} is a Nextcloud sync folder but no desktop-client config (nextcloud.cfg) says which Nextcloud "
+            "folder it mirrors, so its files are taken to be at the top of the account (/); if it syncs a "
+            f"subfolder, run: mcp-nextcloud index add {root} --remote-path /That/Folder")
+
+
+def index_folder(index: Index, folder: str | Path, *, pool: Extractor | None = None,
+                 progress: ProgressFn | None = None,
                  on_extracted: Callable[[FileRecord], None] | None = None,
                  remote_path: str | None = None) -> IndexReport:
     """Index `folder` recursively into `index`; see the module docstring.
@@ -235,13 +216,36 @@ def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | Non
     `remote_path` states which Nextcloud folder a sync folder mirrors ("/Work");
     it wins over the desktop client's config and is remembered for later runs.
     A plain folder (no journal) with `remote_path` raises RemotePathError.
+    `progress(done, total, path)` is called as files are dealt with (the CLI
+    draws it); `pool` defaults to an ExtractionPool made (and closed) here.
     """
+    t0 = time.monotonic()
     root = os.path.abspath(os.fspath(folder))
     if not os.path.isdir(root):
         raise FileNotFoundError(f"{root} is not a folder: give the path of a folder to index")
-    t0 = time.monotonic()
     writer = index.writer()
     journal = open_journal(root)
+    report, root_rec = _open_root(writer, root, journal, remote_path)
+    files = list(walk(root))
+    report.scanned = len(files)
+    ticker = _Ticker(len(files), progress)
+    recorded = _record_files(index, writer, root, files, journal, root_rec)
+    report.moved, report.unchanged = recorded.moved, recorded.unchanged
+    report.warnings.extend(recorded.warnings)
+    ticker.step(recorded.unchanged)
+    with _own_or_given(pool) as extractor:
+        report.extracted, report.failed = _extract_files(writer, extractor, recorded.todo, ticker, on_extracted)
+    report.removed = _remove_unseen(index, writer, root_rec, recorded.seen)
+    now = f"{time.time():.3f}"
+    writer.call(lambda tx: (tx.roots.set_indexed(root_rec.id, report.journal), tx.set_meta("last_indexed_at", now),
+                            tx.set_meta("local_root", root)))
+    report.seconds = round(time.monotonic() - t0, 3)
+    return report
+
+
+def _open_root(writer: IndexWriter, root: str, journal: Journal | None,
+               remote_path: str | None) -> tuple[IndexReport, Root]:
+    """Register the folder as a root; the report that starts with what that said."""
     if remote_path is not None:
         remote_path = normalize_remote_path(remote_path)
         if journal is None:
@@ -250,103 +254,161 @@ def index_folder(index: Index, folder: str | Path, *, pool: ExtractionPool | Non
                 "has no Nextcloud path: index it without --remote-path (it gets its own folder name as its path), "
                 "or give the sync folder itself; do not retry as is")
     notes: list[str] = []
-    root_rec = writer.register_root(root, journal=journal.path.name if journal else None, remote=remote_path,
-                                    notes=notes)
-    report = IndexReport(folder=root, journal=journal.path.name if journal else None, path=root_rec.prefix or "/",
+    journal_name = journal.path.name if journal else None
+    root_rec = writer.register_root(root, journal=journal_name, remote=remote_path, notes=notes)
+    report = IndexReport(folder=root, journal=journal_name, path=root_rec.prefix or "/",
                          remote_path=root_rec.remote, remote_path_from=root_rec.remote_from, warnings=notes)
     if root_rec.remote_from == "default":
         report.warnings.append(_default_remote_note(root))
-    files = list(walk(root))
-    report.scanned = len(files)
-    prog = progress if isinstance(progress, Progress) else Progress(len(files), enabled=progress)
-    own_pool = pool is None
-    pool = pool or ExtractionPool()
-    seen: set[str] = set()
-    in_flight: dict[cf.Future, tuple[FileRecord, str]] = {}   # future -> (record, hash of its bytes)
-    max_in_flight = pool.workers * 2  # bounds memory: at most this many files' bytes held at once
+    return report, root_rec
 
-    def drain(block_until: int) -> None:
-        while len(in_flight) > block_until:
-            done, _ = cf.wait(list(in_flight), return_when=cf.FIRST_COMPLETED)
-            stored = []
-            with writer.transaction():  # everything finished so far in one commit
-                for fut in done:
-                    rec, digest = in_flight.pop(fut)
-                    writer.set_hash(rec.id, digest)  # same commit as the text: they always agree
-                    try:
-                        outcome = fut.result()
-                    except Exception as exc:
-                        outcome = exc
-                    stored.append(finish(writer, rec, outcome))
-            for new in stored:
-                if new.status == "indexed":
-                    report.extracted += 1
-                    if on_extracted:
-                        on_extracted(new)
-                else:
-                    report.failed += 1
-                prog.step()
 
-    try:
-        known = {rec.local_path: rec for rec in index.root_records(root_rec.id)}
-        walked = {os.path.abspath(abs_path) for abs_path, _rel, _st in files}
-        gone = _MoveSources(rec for lp, rec in known.items() if lp not in walked)
-        # Phase 1: record every file (pending when new or changed), a few hundred per commit.
-        todo: list[tuple[FileRecord, str, os.stat_result]] = []
-        for i in range(0, len(files), 500):
-            with writer.transaction():
-                for abs_path, _rel, st in files[i:i + 500]:
-                    meta = file_meta(root, abs_path, st, journal, root_rec)
-                    seen.add(meta.local_path)
-                    old = known.get(meta.local_path)
-                    # A new path, or one whose file was replaced (mv b a): maybe a vanished file's bytes.
-                    if old is None or (old.size, round(old.mtime, 3)) != (meta.size, round(meta.mtime, 3)):
-                        source = gone.take(meta)
-                    else:
-                        source = None
-                    try:
-                        if source is not None:
-                            writer.move(source.id, meta, report.warnings)  # same bytes elsewhere: keep the text
-                            report.moved += 1
-                            report.unchanged += 1
-                            continue
-                        rec, needs = writer.upsert(meta, report.warnings)
-                    except PathCollision as exc:
-                        report.warnings.append(str(exc))
-                        continue
-                    if needs:
-                        todo.append((rec, abs_path, st))
-                    else:
-                        report.unchanged += 1
-        prog.step(report.unchanged)
-        # Phase 2: extract what changed, storing results as they come back.
-        for rec, abs_path, st in todo:
-            if st.st_size > pool.limits.max_bytes:
-                writer.record_failure(rec.id, "too_large", f"{st.st_size} bytes is above the "
-                                      f"{pool.limits.max_bytes}-byte extraction limit; it is listed but not "
-                                      "searchable; do not retry")
-                report.failed += 1
-                prog.step()
+class _Ticker:
+    """Counts files dealt with and tells the caller's progress callback."""
+
+    def __init__(self, total: int, progress: ProgressFn | None) -> None:
+        self.total, self.done, self.progress = total, 0, progress
+
+    def step(self, n: int = 1, path: str = "") -> None:
+        self.done += n
+        if self.progress is not None and n:
+            self.progress(self.done, self.total, path)
+
+
+@dataclass
+class _Recorded:
+    """Phase 1's outcome: what needs extraction, what was seen, and the counts."""
+
+    todo: list[tuple[FileRecord, str, os.stat_result]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    moved: int = 0
+    unchanged: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+RECORD_BATCH = 500   # files recorded per writer call (one commit)
+
+
+def _record_files(index: Index, writer: IndexWriter, root: str, files: list[tuple[str, str, os.stat_result]],
+                  journal: Journal | None, root_rec: Root) -> _Recorded:
+    """Phase 1: record every file (pending when new or changed); a file whose bytes vanished elsewhere is a move."""
+    known = {rec.local_path: rec for rec in index.root_records(root_rec.id)}
+    walked = {os.path.abspath(abs_path) for abs_path, _rel, _st in files}
+    gone = _MoveSources(rec for lp, rec in known.items() if lp not in walked)
+    out = _Recorded()
+    plan = []
+    for abs_path, _rel, st in files:
+        meta = file_meta(root, abs_path, st, journal, root_rec)
+        old = known.get(meta.local_path)
+        # A new path, or one whose file was replaced (mv b a): maybe a vanished file's bytes (hashed here,
+        # not on the writer thread).
+        same_stat = old is not None and (old.size, round(old.mtime, 3)) == (meta.size, round(meta.mtime, 3))
+        plan.append((meta, abs_path, st, None if same_stat else gone.take(meta)))
+    for i in range(0, len(plan), RECORD_BATCH):
+        writer.call(lambda tx, batch=plan[i:i + RECORD_BATCH]: _record_batch(tx, batch, out))
+    return out
+
+
+def _record_batch(tx: WriteTx, batch: list[tuple[FileMeta, str, os.stat_result, FileRecord | None]],
+                  out: _Recorded) -> None:
+    for meta, abs_path, st, source in batch:
+        out.seen.add(meta.local_path or abs_path)
+        try:
+            if source is not None:
+                tx.move(source.id, meta, out.warnings)  # same bytes elsewhere: keep the text
+                out.moved += 1
+                out.unchanged += 1
                 continue
-            data = _read(abs_path)
-            if data is None:  # deleted since the walk
-                writer.remove(rec.id)
-                prog.step()
-                continue
-            in_flight[pool.submit(data, os.path.basename(abs_path), rec.mime)] = (rec, content_hash(data))
-            drain(max_in_flight)
-        drain(0)
-        # Whatever of this folder was not seen is gone (moved records carry their new local path).
-        for rec in index.root_records(root_rec.id):
-            if rec.local_path not in seen:
-                writer.remove(rec.id)
-                report.removed += 1
-        writer.set_root_indexed(root_rec.id, report.journal)
-        writer.set_meta("last_indexed_at", f"{time.time():.3f}")
-        writer.set_meta("local_root", root)
-    finally:
-        prog.close()
-        if own_pool:
-            pool.close()
-    report.seconds = round(time.monotonic() - t0, 3)
-    return report
+            rec, needs = tx.upsert(meta, out.warnings)
+        except PathCollision as exc:
+            out.warnings.append(str(exc))
+            continue
+        if needs:
+            out.todo.append((rec, abs_path, st))
+        else:
+            out.unchanged += 1
+
+
+def _extract_files(writer: IndexWriter, pool: Extractor, todo: list[tuple[FileRecord, str, os.stat_result]],
+                   ticker: _Ticker, on_extracted: Callable[[FileRecord], None] | None) -> tuple[int, int]:
+    """Phase 2: extract what changed and store results as they come back; return (extracted, failed).
+
+    At most `window` files are between reading and being stored, which bounds
+    memory; the writer commits whatever results have queued up together.
+    """
+    window = max(16, 4 * pool.workers)
+    pending: deque[cf.Future[FileRecord | None]] = deque()
+    extracted = failed = 0
+    for rec, abs_path, st in todo:
+        pending.append(_extract_and_store(writer, pool, rec, abs_path, st))
+        while pending and (len(pending) > window or pending[0].done()):
+            extracted, failed = _account(pending.popleft().result(), extracted, failed, ticker, on_extracted)
+    while pending:
+        extracted, failed = _account(pending.popleft().result(), extracted, failed, ticker, on_extracted)
+    return extracted, failed
+
+
+def _extract_and_store(writer: IndexWriter, pool: Extractor, rec: FileRecord, abs_path: str,
+                       st: os.stat_result) -> "cf.Future[FileRecord | None]":
+    """Start one file: read it, extract it in the pool, then store the outcome on the writer (not waited for)."""
+    if st.st_size > pool.limits.max_bytes:
+        return writer.submit(lambda tx: tx.record_failure(rec.id, "too_large",
+                                                          _too_large(st.st_size, pool.limits.max_bytes)))
+    data = _read(abs_path)
+    if data is None:  # deleted since the walk
+        return writer.submit(lambda tx: tx.remove(rec.id))
+    digest = content_hash(data)
+    out: cf.Future[FileRecord | None] = cf.Future()
+
+    def extracted(done: cf.Future) -> None:
+        try:
+            outcome: Extracted | BaseException = done.result()
+        except BaseException as exc:  # ReaderError and anything else: recorded, never raised
+            outcome = exc
+        try:
+            stored = writer.submit(lambda tx: _store_hashed(tx, rec, digest, outcome))
+        except BaseException as exc:  # the writer is closed
+            out.set_exception(exc)
+            return
+        stored.add_done_callback(lambda s: _copy(s, out))
+
+    pool.submit(data, os.path.basename(abs_path), rec.mime).add_done_callback(extracted)
+    return out
+
+
+def _copy(src: cf.Future, dst: cf.Future) -> None:
+    exc = src.exception()
+    if exc is not None:
+        dst.set_exception(exc)
+    else:
+        dst.set_result(src.result())
+
+
+def _account(rec: FileRecord | None, extracted: int, failed: int, ticker: _Ticker,
+             on_extracted: Callable[[FileRecord], None] | None) -> tuple[int, int]:
+    if rec is not None and rec.status == "indexed":
+        extracted += 1
+        if on_extracted:
+            on_extracted(rec)
+    elif rec is not None and rec.status != "pending":
+        failed += 1
+    ticker.step(1, rec.path if rec else "")
+    return extracted, failed
+
+
+def _remove_unseen(index: Index, writer: IndexWriter, root_rec: Root, seen: set[str]) -> int:
+    """Phase 3: whatever of this folder was not seen is gone (moved records carry their new local path)."""
+    gone = [rec.id for rec in index.root_records(root_rec.id) if rec.local_path not in seen]
+    if gone:
+        writer.call(lambda tx: [tx.remove(rec_id) for rec_id in gone])
+    return len(gone)
+
+
+@contextmanager
+def _own_or_given(pool: Extractor | None) -> Iterator[Extractor]:
+    """The caller's extractor, or an ExtractionPool made and closed here."""
+    if pool is not None:
+        yield pool
+        return
+    with ExtractionPool() as own:
+        yield own

@@ -11,16 +11,13 @@ import concurrent.futures as cf
 import io
 import posixpath
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from nextcloud.errors import NextcloudError
-from reader.document import ReaderError
 
+from indexer.jobs.pool import IN_PROCESS, Extracted, ExtractionPool, Extractor, finish, index_bytes
 from indexer.models import FileRecord
-from indexer.jobs.pool import ExtractionPool, finish, index_bytes
-
-if TYPE_CHECKING:  # pragma: no cover
-    from indexer.remote.sync import _Syncer
+from indexer.store.writer import IndexWriter
 
 # Reason prefix of a failed download: unlike an extraction failure (kept until
 # the file changes), a failed download is retried at the next sync.
@@ -36,12 +33,29 @@ def inline(rec: FileRecord, size: int) -> bool:
     return size <= INLINE_MAX_BYTES and (rec.mime or "").split(";")[0].strip() in INLINE_MIMES
 
 
-class Fetcher:
-    """Downloads (threads) and extractions (pool) in flight for one sync."""
+class FetchSink(Protocol):
+    """What a Fetcher reports to (as ripgrep's searcher reports to a Sink): the sync that owns it."""
 
-    def __init__(self, owner: "_Syncer", *, pool: Any, threads: int = DOWNLOAD_THREADS) -> None:
-        self.owner = owner
-        self.pool = pool
+    def fetched(self, path: str, nbytes: int) -> None:
+        """A download completed."""
+
+    def fetch_failed(self, path: str, exc: NextcloudError) -> None:
+        """A download failed (it is recorded on the file next); raise to stop the sync (the server is gone)."""
+
+    def stored(self, path: str, rec: FileRecord) -> None:
+        """An extraction outcome was stored: `rec` says indexed or failed, and why."""
+
+    def done(self, path: str) -> None:
+        """One file is dealt with (progress)."""
+
+
+class Fetcher:
+    """Downloads (threads) and extractions (an Extractor) in flight for one sync."""
+
+    def __init__(self, dav: Any, writer: IndexWriter, sink: FetchSink, *, max_file_bytes: int,
+                 pool: Extractor | None = None, threads: int = DOWNLOAD_THREADS) -> None:
+        self.dav, self.writer, self.sink, self.max_file_bytes = dav, writer, sink, max_file_bytes
+        self._given = pool
         self._own_pool: ExtractionPool | None = None
         self.threads = max(1, threads)
         self._executor = cf.ThreadPoolExecutor(self.threads, thread_name_prefix="sync-download")
@@ -52,8 +66,7 @@ class Fetcher:
     # -- downloads -------------------------------------------------------------
     def add(self, rec: FileRecord, path: str) -> None:
         """Start downloading a file; completes the oldest downloads beyond the window."""
-        dav, cap = self.owner.dav, self.owner.max_file_bytes
-        self.downloads.append((rec, path, self._executor.submit(_download, dav, path, cap)))
+        self.downloads.append((rec, path, self._executor.submit(_download, self.dav, path, self.max_file_bytes)))
         while len(self.downloads) > self.threads:
             self._complete(*self.downloads.popleft())
 
@@ -65,54 +78,43 @@ class Fetcher:
         return not owed
 
     def _complete(self, rec: FileRecord, path: str, fut: cf.Future) -> None:
-        owner = self.owner
         try:
             data: bytes = fut.result()
         except NextcloudError as exc:
-            owner.transport_failure(exc)       # may re-raise: the server is gone
+            self.sink.fetch_failed(path, exc)  # may raise: the server is gone
             if exc.kind == "too_large":        # the server sent more than PROPFIND said
-                owner.writer.record_failure(rec.id, "too_large", str(exc))
-                owner.report.skipped_too_large += 1
+                self.writer.record_failure(rec.id, "too_large", str(exc))
             else:
-                owner.writer.record_failure(rec.id, "failed", DOWNLOAD_FAILED + str(exc))
-                owner.fail(path, DOWNLOAD_FAILED + str(exc))
+                self.writer.record_failure(rec.id, "failed", DOWNLOAD_FAILED + str(exc))
                 self.owed = True
-            owner.step(path)
+            self.sink.done(path)
             return
-        owner.transport_ok()
-        owner.report.downloaded += 1
-        owner.report.bytes_downloaded += len(data)
-        if self.pool is False or inline(rec, len(data)):
-            self._account(path, index_bytes(owner.writer, rec, data, pool=None))
+        self.sink.fetched(path, len(data))
+        if inline(rec, len(data)):
+            self.sink.stored(path, index_bytes(self.writer, rec, data, IN_PROCESS))
         else:
-            fut2 = self._pool().submit(data, posixpath.basename(path), rec.mime)
-            self.extractions.append((rec, path, fut2))
-            self.drain(keep=2 * getattr(self.pool, "workers", 1))
-        owner.step(path)
+            pool = self._pool()
+            self.extractions.append((rec, path, pool.submit(data, posixpath.basename(path), rec.mime)))
+            self.drain(keep=2 * pool.workers)
+        self.sink.done(path)
 
     # -- extractions -----------------------------------------------------------
-    def _pool(self) -> ExtractionPool:
-        if self.pool is None:
-            self.pool = self._own_pool = ExtractionPool()
-        return self.pool
+    def _pool(self) -> Extractor:
+        if self._given is not None:
+            return self._given
+        if self._own_pool is None:
+            self._own_pool = ExtractionPool()
+        return self._own_pool
 
     def drain(self, keep: int = 0) -> None:
         """Store finished extractions, oldest first, until at most `keep` are in flight."""
         while len(self.extractions) > keep:
             rec, path, fut = self.extractions.popleft()
             try:
-                outcome: Any = fut.result()
-            except ReaderError as exc:
+                outcome: Extracted | BaseException = fut.result()
+            except Exception as exc:  # noqa: BLE001 - ReaderError, or a pool failure: costs this one file
                 outcome = exc
-            except Exception as exc:  # noqa: BLE001 - a pool failure costs this one file
-                outcome = exc
-            self._account(path, finish(self.owner.writer, rec, outcome))
-
-    def _account(self, path: str, out: FileRecord) -> None:
-        if out.status == "indexed":
-            self.owner.report.indexed += 1
-        elif out.status == "failed":
-            self.owner.fail(path, out.reason or "extraction failed")
+            self.sink.stored(path, finish(self.writer, rec, outcome))
 
     def close(self, *, finish_started: bool = True) -> None:
         """Store what is in flight (so nothing started is lost) unless the sync is failing; release threads."""

@@ -18,13 +18,14 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from nextcloud.errors import NextcloudError
 from reader.document import DEFAULT_LIMITS
 
+from indexer.jobs.pool import Extractor
 from indexer.jobs.store import JobCancelled
-from indexer.models import FileMeta, FileRecord
+from indexer.models import FileMeta, FileRecord, ProgressFn
 from indexer.remote.fetch import DOWNLOAD_FAILED, Fetcher
 from indexer.store.index import Index, IndexWriter
 
@@ -44,7 +45,6 @@ MAX_CONSECUTIVE_TRANSPORT_ERRORS = 5
 TRANSPORT_KINDS = ("network", "timeout", "auth", "no_credentials")
 MAX_REPORTED_FAILURES = 20
 
-ProgressFn = Callable[[int, int, str], None]
 
 
 class _Job(Protocol):
@@ -87,14 +87,15 @@ class SyncReport:
         return out
 
 
-def sync(client: Any, index: Index, *, pool: Any = None, root: str = "/",
+def sync(client: Any, index: Index, *, pool: Extractor | None = None, root: str = "/",
          max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, job: _Job | None = None,
          progress: ProgressFn | None = None) -> SyncReport:
     """Bring the index in step with the account below `root`; return what was done.
 
-    `pool`: an ExtractionPool to share; None creates one on the first file that
-    needs it (closed at the end); False extracts everything in this process.
-    Small plain-text files are always extracted in this process (cheap, safe).
+    `pool`: an ExtractionPool to share, or `IN_PROCESS` to extract everything in
+    this process; None creates a pool on the first file that needs one (closed
+    at the end). Small plain-text files are always extracted in this process
+    (cheap, safe).
 
     Raises NextcloudError when the root cannot be listed or the server stops
     answering (the work done so far is kept); per-file failures are recorded
@@ -139,22 +140,23 @@ def _child_of(folder: str, path: str) -> str | None:
 
 
 class _Syncer:
-    def __init__(self, client: Any, index: Index, *, pool: Any, max_file_bytes: int,
+    """One sync's walk; the FetchSink its Fetcher reports to."""
+
+    def __init__(self, client: Any, index: Index, *, pool: Extractor | None, max_file_bytes: int,
                  job: _Job | None, progress: ProgressFn | None) -> None:
         self.client = client
         self.dav = client.webdav
         self.index = index
         self.writer: IndexWriter = index.writer()
-        self.pool = pool
         self.max_file_bytes = max_file_bytes
         self.job = job
         self.progress_fn = progress
         self.report = SyncReport()
         self.missing: dict[int, str] = {}       # rec id -> path no longer seen (removed at the end)
-        self.done = 0
+        self.files_done = 0
         self.total = 0
         self.transport_errors = 0
-        self.fetcher = Fetcher(self, pool=pool)
+        self.fetcher = Fetcher(self.dav, self.writer, self, max_file_bytes=max_file_bytes, pool=pool)
 
     # -- the walk ----------------------------------------------------------
     def run(self, root: str) -> SyncReport:
@@ -291,6 +293,28 @@ class _Syncer:
         else:
             self.fetcher.add(rec, path)
 
+    # -- what the Fetcher reports (FetchSink) ----------------------------------
+    def fetched(self, path: str, nbytes: int) -> None:
+        self.transport_ok()
+        self.report.downloaded += 1
+        self.report.bytes_downloaded += nbytes
+
+    def fetch_failed(self, path: str, exc: NextcloudError) -> None:
+        self.transport_failure(exc)         # may re-raise: the server is gone
+        if exc.kind == "too_large":
+            self.report.skipped_too_large += 1
+        else:
+            self.fail(path, DOWNLOAD_FAILED + str(exc))
+
+    def stored(self, path: str, rec: FileRecord) -> None:
+        if rec.status == "indexed":
+            self.report.indexed += 1
+        elif rec.status == "failed":
+            self.fail(path, rec.reason or "extraction failed")
+
+    def done(self, path: str) -> None:
+        self.step(path)
+
     # -- bookkeeping ---------------------------------------------------------
     def transport_ok(self) -> None:
         self.transport_errors = 0
@@ -311,13 +335,12 @@ class _Syncer:
         if len(self.report.failures) < MAX_REPORTED_FAILURES:
             self.report.failures.append({"path": path, "reason": reason})
 
-    def step(self, path: str) -> bool:
-        self.done += 1
+    def step(self, path: str) -> None:
+        self.files_done += 1
         if self.job is not None:
-            self.job.progress(done=self.done, total=self.total, message=path)
+            self.job.progress(done=self.files_done, total=self.total, message=path)
         if self.progress_fn is not None:
-            self.progress_fn(self.done, self.total, path)
-        return True
+            self.progress_fn(self.files_done, self.total, path)
 
     def _checkpoint(self) -> None:
         """A safe point between files: honour a cancel request here."""

@@ -1,8 +1,9 @@
 """The index database: one SQLite file per account (apsw, WAL).
 
-Exactly one writer connection per process (`Index.writer()`, serialised by a
-lock so sync threads and files_read cache writes can share it) and one
-read-only connection per reading thread. grep and name search live in
+One writer per Index (`Index.writer()`: a thread that owns the write
+connection and takes work from a queue, so sync threads, the local indexer
+and files_read cache writes share it) and one read-only connection per
+reading thread. grep and name search live in
 `indexer.search.grep` / `indexer.search.names`; this module owns the connections and rows.
 """
 from __future__ import annotations
@@ -43,21 +44,16 @@ def default_index_path(account: str = "local") -> Path:
     return Path(user_data_dir("mcp-nextcloud")) / f"{safe}.db"
 
 
-# One writer per database file per process, shared by every Index opened on it.
-_WRITERS: dict[str, tuple["IndexWriter", int]] = {}
-_WRITERS_LOCK = threading.Lock()
-
-
 class Index:
     """Read side of the index: grep, name search, records and cached documents."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._key = str(path.resolve())
         self._local = threading.local()
         self._readers: list[apsw.Connection] = []
         self._readers_lock = threading.Lock()
         self._writer: IndexWriter | None = None
+        self._writer_lock = threading.Lock()
         self._closed = False
 
     @classmethod
@@ -88,21 +84,24 @@ class Index:
                 self._readers.append(con)
         return con
 
-    def writer(self) -> "IndexWriter":
-        """The single writer of this process for this database (created lazily)."""
-        if self._writer is None:
-            with _WRITERS_LOCK:
-                entry = _WRITERS.get(self._key)
-                w = entry[0] if entry else IndexWriter(self.path)
-                _WRITERS[self._key] = (w, (entry[1] if entry else 0) + 1)
-                self._writer = w
-        return self._writer
+    def writer(self) -> IndexWriter:
+        """This index's one writer (its thread starts on first use)."""
+        with self._writer_lock:
+            if self._closed:
+                raise RuntimeError("index is closed: open it again with Index.open(path)")
+            if self._writer is None:
+                self._writer = IndexWriter(self.path)
+            return self._writer
 
     def close(self) -> None:
-        """Close this thread's and every other reader connection, and release the writer."""
-        if self._closed:
-            return
-        self._closed = True
+        """Finish and stop the writer (what was queued is committed), then close every reader connection."""
+        with self._writer_lock:
+            if self._closed:
+                return
+            self._closed = True
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
         with self._readers_lock:
             for con in self._readers:
                 try:
@@ -110,15 +109,6 @@ class Index:
                 except apsw.Error:
                     pass
             self._readers.clear()
-        if self._writer is not None:
-            with _WRITERS_LOCK:
-                w, n = _WRITERS.get(self._key, (self._writer, 1))
-                if n <= 1:
-                    _WRITERS.pop(self._key, None)
-                    w.close()
-                else:
-                    _WRITERS[self._key] = (w, n - 1)
-            self._writer = None
 
     def __enter__(self) -> "Index":
         return self

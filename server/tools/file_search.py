@@ -276,10 +276,9 @@ def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
     outage: a server that does not answer only produces a warning. A folder
     the server does not have is the one failure: the path is wrong.
     """
-    now = time.monotonic()
-    if now - ctx.last_fresh_check < ctx.settings.freshness_interval_s:
+    # A failed check counts too: during an outage every grep must not wait on it.
+    if not ctx.claim_fresh_check(ctx.settings.freshness_interval_s):
         return Freshness([], folder_seen=False)
-    ctx.last_fresh_check = now  # a failed check counts too: during an outage every grep must not wait on it
     since = changes_since(ctx)
     if since is None:
         return Freshness([], folder_seen=False)  # never synced: grep's own coverage warnings say so
