@@ -61,7 +61,7 @@ class ServerContext:
     docs: "OrderedDict[tuple[Any, str], Any]" = field(default_factory=OrderedDict, init=False, repr=False)
     background: Any = field(default=None, init=False, repr=False)
     _extractor: Any = field(default=None, init=False, repr=False)
-    _last_fresh_check: float = field(default=0.0, init=False, repr=False)
+    _last_fresh_check: float = field(default=float("-inf"), init=False, repr=False)  # never checked
 
     def client(self) -> Any:
         """The one Nextcloud client of this process, built on first use."""
