@@ -22,10 +22,10 @@ import mimetypes
 import os
 import time
 from collections import deque
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from indexer.local.desktop_config import RemotePathError, normalize_remote_path
 from indexer.local.journal import Journal, open_journal
@@ -331,69 +331,93 @@ def _record_batch(tx: WriteTx, batch: list[tuple[FileMeta, str, os.stat_result, 
 
 def _extract_files(writer: IndexWriter, pool: Extractor, todo: list[tuple[FileRecord, str, os.stat_result]],
                    ticker: _Ticker, on_extracted: Callable[[FileRecord], None] | None) -> tuple[int, int]:
-    """Phase 2: extract what changed and store results as they come back; return (extracted, failed).
+    """Phase 2: extract what changed, storing results as they come back; return (extracted, failed).
 
-    At most `window` files are between reading and being stored, which bounds
-    memory; the writer commits whatever results have queued up together.
+    Whatever finished since the last look goes to the writer as one function
+    (one savepoint, see IndexWriter), without waiting for it; at most `window`
+    files are read and not yet stored, which bounds memory.
     """
     window = max(16, 4 * pool.workers)
-    pending: deque[cf.Future[FileRecord | None]] = deque()
-    extracted = failed = 0
-    for rec, abs_path, st in todo:
-        pending.append(_extract_and_store(writer, pool, rec, abs_path, st))
-        while pending and (len(pending) > window or pending[0].done()):
-            extracted, failed = _account(pending.popleft().result(), extracted, failed, ticker, on_extracted)
-    while pending:
-        extracted, failed = _account(pending.popleft().result(), extracted, failed, ticker, on_extracted)
-    return extracted, failed
+    extracting: dict[cf.Future, tuple[FileRecord, str]] = {}
+    ready: list[_Store | None] = []
+    storing: deque[cf.Future[list[FileRecord | None]]] = deque()
+    counts = _Counts(ticker, on_extracted)
+    with _bulk_if_large(writer, len(todo)):
+        for rec, abs_path, st in todo:
+            ready.append(_start(pool, rec, abs_path, st, extracting))
+            _collect(extracting, ready, block_above=window)
+            if any(ready):
+                storing.append(writer.submit(_store_all(ready)))
+            ready = []
+            while storing and (len(storing) > window or storing[0].done()):
+                counts.add(storing.popleft().result())
+        _collect(extracting, ready, block_above=0)
+        storing.append(writer.submit(_store_all(ready)))
+        while storing:
+            counts.add(storing.popleft().result())
+    return counts.extracted, counts.failed
 
 
-def _extract_and_store(writer: IndexWriter, pool: Extractor, rec: FileRecord, abs_path: str,
-                       st: os.stat_result) -> "cf.Future[FileRecord | None]":
-    """Start one file: read it, extract it in the pool, then store the outcome on the writer (not waited for)."""
-    if st.st_size > pool.limits.max_bytes:
-        return writer.submit(lambda tx: tx.record_failure(rec.id, "too_large",
-                                                          _too_large(st.st_size, pool.limits.max_bytes)))
+# One file's write: a function of the writer's transaction returning the record as stored (None: nothing).
+_Store = Callable[[WriteTx], "FileRecord | None"]
+BULK_MIN_FILES = 2000   # a load this large merges FTS segments once at its end (IndexWriter.bulk)
+
+
+def _bulk_if_large(writer: IndexWriter, n: int) -> Any:
+    return writer.bulk() if n >= BULK_MIN_FILES else nullcontext()
+
+
+def _start(pool: Extractor, rec: FileRecord, abs_path: str, st: os.stat_result,
+           extracting: dict[cf.Future, tuple[FileRecord, str]]) -> _Store | None:
+    """Read one file and start its extraction; a file too large or gone is settled at once (its write returned)."""
+    limit = pool.limits.max_bytes
+    if st.st_size > limit:
+        return lambda tx: tx.record_failure(rec.id, "too_large", _too_large(st.st_size, limit))
     data = _read(abs_path)
     if data is None:  # deleted since the walk
-        return writer.submit(lambda tx: tx.remove(rec.id))
-    digest = content_hash(data)
-    out: cf.Future[FileRecord | None] = cf.Future()
+        return lambda tx: tx.remove(rec.id)
+    extracting[pool.submit(data, os.path.basename(abs_path), rec.mime)] = (rec, content_hash(data))
+    return None
 
-    def extracted(done: cf.Future) -> None:
-        try:
-            outcome: Extracted | BaseException = done.result()
-        except BaseException as exc:  # ReaderError and anything else: recorded, never raised
-            outcome = exc
-        try:
-            stored = writer.submit(lambda tx: _store_hashed(tx, rec, digest, outcome))
-        except BaseException as exc:  # the writer is closed
-            out.set_exception(exc)
+
+def _collect(extracting: dict[cf.Future, tuple[FileRecord, str]], ready: list[_Store | None], *,
+             block_above: int) -> None:
+    """Move finished extractions to `ready` (waiting while more than `block_above` are running)."""
+    while extracting:
+        done, _ = cf.wait(list(extracting), timeout=None if len(extracting) > block_above else 0,
+                          return_when=cf.FIRST_COMPLETED)
+        if not done:
             return
-        stored.add_done_callback(lambda s: _copy(s, out))
-
-    pool.submit(data, os.path.basename(abs_path), rec.mime).add_done_callback(extracted)
-    return out
-
-
-def _copy(src: cf.Future, dst: cf.Future) -> None:
-    exc = src.exception()
-    if exc is not None:
-        dst.set_exception(exc)
-    else:
-        dst.set_result(src.result())
+        for fut in done:
+            rec, digest = extracting.pop(fut)
+            try:
+                outcome: Extracted | BaseException = fut.result()
+            except BaseException as exc:  # ReaderError and anything else: recorded, never raised
+                outcome = exc
+            ready.append(lambda tx, rec=rec, digest=digest, outcome=outcome: _store_hashed(tx, rec, digest, outcome))
 
 
-def _account(rec: FileRecord | None, extracted: int, failed: int, ticker: _Ticker,
-             on_extracted: Callable[[FileRecord], None] | None) -> tuple[int, int]:
-    if rec is not None and rec.status == "indexed":
-        extracted += 1
-        if on_extracted:
-            on_extracted(rec)
-    elif rec is not None and rec.status != "pending":
-        failed += 1
-    ticker.step(1, rec.path if rec else "")
-    return extracted, failed
+def _store_all(stores: list[_Store | None]) -> Callable[[WriteTx], list[FileRecord | None]]:
+    todo = [s for s in stores if s is not None]
+    return lambda tx: [store(tx) for store in todo]
+
+
+class _Counts:
+    """Phase 2's counts, from records as stored; tells the progress callback and `on_extracted`."""
+
+    def __init__(self, ticker: _Ticker, on_extracted: Callable[[FileRecord], None] | None) -> None:
+        self.ticker, self.on_extracted = ticker, on_extracted
+        self.extracted = self.failed = 0
+
+    def add(self, recs: list[FileRecord | None]) -> None:
+        for rec in recs:
+            if rec is not None and rec.status == "indexed":
+                self.extracted += 1
+                if self.on_extracted:
+                    self.on_extracted(rec)
+            elif rec is not None and rec.status != "pending":
+                self.failed += 1
+            self.ticker.step(1, rec.path if rec else "")
 
 
 def _remove_unseen(index: Index, writer: IndexWriter, root_rec: Root, seen: set[str]) -> int:
