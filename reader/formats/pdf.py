@@ -6,17 +6,13 @@ heading's offset on its page (or the page start when the title is not found).
 from __future__ import annotations
 
 import io
-import logging
 import threading
 
 from ..document import Document, Limits, OutlineEntry, ReaderError
 from ..limits import Deadline
 from ._common import PagedText
 
-# pdfminer logs a warning per damaged object ("MediaBox missing ..."); the Document's
-# warnings already say the file is damaged, so keep those lines out of the user's log.
-logging.getLogger("pdfminer").setLevel(logging.ERROR)
-
+# pdfminer logs a warning per damaged object; the application keeps it quiet (server/cli/logs.py).
 # PDFium is not thread-safe (pypdfium2 docs): in-process callers on several threads take turns.
 _PDFIUM_LOCK = threading.Lock()
 
