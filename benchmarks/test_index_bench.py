@@ -144,7 +144,7 @@ def build(index: Index, docs: list[str], start: int, pool: cf.ProcessPoolExecuto
         results = pool.map(_prepare, ((docs[i], i) for i in range(start, len(docs))), chunksize=16)
         pending: collections.deque = collections.deque()
         batch: list = []
-        for item in zip(recs, results):
+        for item in zip(recs, results, strict=True):
             batch.append(item)
             if len(batch) == BATCH:
                 pending.append(w.submit(lambda tx, b=batch: [tx.store(r, p) for r, p in b]))

@@ -127,7 +127,8 @@ def _serve(conn: Any, limits: Limits, memory_bytes: int | None) -> None:
             return
         if msg is None:
             return
-        out = _work(*msg[:3], limits, msg[3])
+        data, name, mime, rows = msg
+        out = _work(data, name, mime, limits, rows)
         conn.send(out)
         if out[0] == "error" and out[1] == "memory":
             return  # the heap may be in a bad state: the parent starts a fresh worker

@@ -378,7 +378,7 @@ class JobStore:
 
 
 def _to_job(row: Any) -> Job:
-    d = dict(zip(_COLUMNS, row))
+    d = dict(zip(_COLUMNS, row, strict=True))
     d["result"] = json.loads(d["result"]) if d["result"] else None
     d["cancel_requested"] = bool(d["cancel_requested"])
     return Job(**d)

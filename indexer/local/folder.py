@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import fnmatch
+import functools
 import hashlib
 import mimetypes
 import os
@@ -201,12 +202,6 @@ def _default_remote_note(root: str) -> str:
             f"subfolder, run: mcp-nextcloud index add {root} --remote-path /That/Folder")
 
 
-def _default_remote_note(root: str) -> str:
-    return (f"{root} is a Nextcloud sync folder but no desktop-client config (nextcloud.cfg) says which Nextcloud "
-            "folder it mirrors, so its files are taken to be at the top of the account (/); if it syncs a "
-            f"subfolder, run: mcp-nextcloud index add {root} --remote-path /That/Folder")
-
-
 def index_folder(index: Index, folder: str | Path, *, pool: Extractor | None = None,
                  progress: ProgressFn | None = None,
                  on_extracted: Callable[[FileRecord], None] | None = None,
@@ -236,11 +231,15 @@ def index_folder(index: Index, folder: str | Path, *, pool: Extractor | None = N
     with _own_or_given(pool) as extractor:
         report.extracted, report.failed = _extract_files(writer, extractor, recorded.todo, ticker, on_extracted)
     report.removed = _remove_unseen(index, writer, root_rec, recorded.seen)
-    now = f"{time.time():.3f}"
-    writer.call(lambda tx: (tx.roots.set_indexed(root_rec.id, report.journal), tx.set_meta("last_indexed_at", now),
-                            tx.set_meta("local_root", root)))
+    writer.call(lambda tx: _mark_indexed(tx, root_rec, report.journal, root))
     report.seconds = round(time.monotonic() - t0, 3)
     return report
+
+
+def _mark_indexed(tx: WriteTx, root_rec: Root, journal: str | None, root: str) -> None:
+    tx.roots.set_indexed(root_rec.id, journal)
+    tx.set_meta("last_indexed_at", f"{time.time():.3f}")
+    tx.set_meta("local_root", root)
 
 
 def _open_root(writer: IndexWriter, root: str, journal: Journal | None,
@@ -305,7 +304,8 @@ def _record_files(index: Index, writer: IndexWriter, root: str, files: list[tupl
         same_stat = old is not None and (old.size, round(old.mtime, 3)) == (meta.size, round(meta.mtime, 3))
         plan.append((meta, abs_path, st, None if same_stat else gone.take(meta)))
     for i in range(0, len(plan), RECORD_BATCH):
-        writer.call(lambda tx, batch=plan[i:i + RECORD_BATCH]: _record_batch(tx, batch, out))
+        batch = plan[i:i + RECORD_BATCH]
+        writer.call(functools.partial(_record_batch, batch=batch, out=out))
     return out
 
 
@@ -394,7 +394,7 @@ def _collect(extracting: dict[cf.Future, tuple[FileRecord, str]], ready: list[_S
                 outcome: Extracted | BaseException = fut.result()
             except BaseException as exc:  # ReaderError and anything else: recorded, never raised
                 outcome = exc
-            ready.append(lambda tx, rec=rec, digest=digest, outcome=outcome: _store_hashed(tx, rec, digest, outcome))
+            ready.append(functools.partial(_store_hashed, rec=rec, digest=digest, outcome=outcome))
 
 
 def _store_all(stores: list[_Store | None]) -> Callable[[WriteTx], list[FileRecord | None]]:
@@ -420,11 +420,17 @@ class _Counts:
             self.ticker.step(1, rec.path if rec else "")
 
 
+def remove_all(tx: WriteTx, ids: list[int]) -> None:
+    """Forget these records (a writer function)."""
+    for rec_id in ids:
+        tx.remove(rec_id)
+
+
 def _remove_unseen(index: Index, writer: IndexWriter, root_rec: Root, seen: set[str]) -> int:
     """Phase 3: whatever of this folder was not seen is gone (moved records carry their new local path)."""
     gone = [rec.id for rec in index.root_records(root_rec.id) if rec.local_path not in seen]
     if gone:
-        writer.call(lambda tx: [tx.remove(rec_id) for rec_id in gone])
+        writer.call(functools.partial(remove_all, ids=gone))
     return len(gone)
 
 

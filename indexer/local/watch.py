@@ -12,6 +12,7 @@ index holds (fileId/etag per path) and looking only at the rows that differ.
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -21,7 +22,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from indexer.local.journal import open_journal
-from indexer.local.folder import file_meta, index_one, is_ignored_path, walk
+from indexer.local.folder import remove_all, file_meta, index_one, is_ignored_path, walk
 from indexer.jobs.pool import ExtractionPool, Extractor
 from indexer.models import FileMeta, FileRecord
 from indexer.store.index import Index
@@ -88,8 +89,10 @@ class FolderWatcher:
         self.index = index
         self.root = os.path.abspath(folder)
         # Extraction always runs capped in worker processes; a pool we create is ours to close.
-        self._own_pool = ExtractionPool() if pool is None else None
-        self.pool: Extractor = pool if pool is not None else self._own_pool
+        self._own_pool: ExtractionPool | None = None
+        if pool is None:
+            pool = self._own_pool = ExtractionPool()
+        self.pool: Extractor = pool
         self.debounce = debounce
         self.on_change = on_change
         self._due: dict[str, tuple[float, bool, bool]] = {}   # path -> (due time, is_dir, gone_dir)
@@ -135,7 +138,7 @@ class FolderWatcher:
         rows = self.index.conn().execute(
             "SELECT id, local_path FROM files WHERE source='local' AND local_path=? AND root_id=?",
             (src, rid)).fetchall()
-        pairs = [(r.id, r.local_path) for r in recs] + [tuple(r) for r in rows]
+        pairs = [(r.id, r.local_path or "") for r in recs] + [(int(str(i)), str(lp)) for i, lp in rows]
         metas = []
         for rec_id, old_local in pairs:
             new_local = dest + old_local[len(src):]
@@ -232,10 +235,10 @@ class FolderWatcher:
         removed = 0
         # (Deleted-folder events are not always flagged is_directory, so always look below the path too.)
         ids = [rec.id for rec in self.index.iter_local(path)]
-        ids += [rec_id for (rec_id,) in self.index.conn().execute(
+        ids += [int(str(rec_id)) for (rec_id,) in self.index.conn().execute(
             "SELECT id FROM files WHERE source='local' AND local_path=?", (os.path.abspath(path),)).fetchall()]
         if ids:
-            writer.call(lambda tx: [tx.remove(rec_id) for rec_id in ids])
+            writer.call(functools.partial(remove_all, ids=ids))
             removed = len(ids)
         if removed:
             self._notify(path, None)

@@ -125,12 +125,14 @@ class Index:
         if path is not None:
             p = "/" + path.strip("/")
             rows = con.execute(
-                f"SELECT {FILE_COLUMNS} FROM files WHERE path=? ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
+                f"SELECT {FILE_COLUMNS} FROM files WHERE path=? "
+                "ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
                 (p,),
             ).fetchall()
         else:
             rows = con.execute(
-                f"SELECT {FILE_COLUMNS} FROM files WHERE file_id=? ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
+                f"SELECT {FILE_COLUMNS} FROM files WHERE file_id=? "
+                "ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
                 (file_id,),
             ).fetchall()
         return _row_to_record(rows[0]) if rows else None
@@ -257,7 +259,7 @@ class Index:
     def grep(self, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
              modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
              scope: str = "") -> "GrepResult":
-        """Files whose text contains `query` (words/phrase, case/accent/whitespace-insensitive), ranked, with passages."""
+        """Files whose text contains `query` (case/accent/whitespace-insensitive), ranked, with passages."""
         from indexer.search.grep import grep
 
         return grep(self, query, path_prefix=path_prefix, kinds=kinds, modified_after=modified_after,

@@ -74,7 +74,7 @@ class WriteTx:
                 (path, fold_name(path), meta.source, meta.file_id, meta.etag, meta.size, meta.mtime, meta.mime,
                  meta.local_path, meta.root_id),
             ).fetchall()[0][0]
-            return self._must(rec_id), True
+            return self._must(int(str(rec_id))), True
         unchanged = _unchanged(old, meta)
         if old.path != path:
             # A move: whatever sat at the destination is replaced by the moved file.
@@ -164,7 +164,7 @@ class WriteTx:
         if source is not None:
             sql += " AND source=?"
             args.append(source)
-        ids = [r[0] for r in self.con.execute(sql, args).fetchall()]
+        ids = [int(str(r[0])) for r in self.con.execute(sql, args).fetchall()]
         for rec_id in ids:
             self.rows.delete(rec_id)
         return len(ids)

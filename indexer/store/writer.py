@@ -306,7 +306,7 @@ def fts_config(con: apsw.Connection) -> dict[str, int]:
         rows = con.execute("SELECT k, v FROM chunks_fts_config WHERE k IN ('automerge', 'crisismerge')").fetchall()
     except apsw.SQLError:  # no FTS table yet
         return dict(FTS_DEFAULTS)
-    return {**FTS_DEFAULTS, **{k: int(v) for k, v in rows}}
+    return {**FTS_DEFAULTS, **{str(k): int(str(v)) for k, v in rows}}
 
 
 def _restore_merge_settings(con: apsw.Connection) -> None:

@@ -164,12 +164,12 @@ def _cmd_grep(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if args.json:
         d = res.to_dict()
-        for hd, folder in zip(d["hits"], folders):
+        for hd, folder in zip(d["hits"], folders, strict=True):
             if folder:
                 hd["folder"] = folder
         print(_dump(d))
         return 0
-    for hit, folder in zip(res.hits, folders):
+    for hit, folder in zip(res.hits, folders, strict=True):
         where = f"  in {folder}" if folder and len(roots) > 1 else ""
         shown = sum(len(p.matches) or 1 for p in hit.passages)
         more = ", more in the file" if hit.more else ""

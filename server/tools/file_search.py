@@ -218,7 +218,8 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         hint = ("more=true: the file has matches beyond its passages, files_read(path, find=...) lists every one; "
                 "files_read(path, offset=...) reads around a passage.")
         if any(not h.phrase for h in res.hits):
-            hint += " phrase=false: the file holds the words but not as the phrase (quote the query for the phrase only)."
+            hint += (" phrase=false: the file holds the words but not as the phrase "
+                     "(quote the query for the phrase only).")
         if res.truncated:
             hint = "Pass nextCursor for more files. " + hint
         warnings += _deleted_since(ctx)

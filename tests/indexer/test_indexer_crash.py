@@ -96,7 +96,7 @@ with w.bulk():
 
 
 def test_kill_9_during_a_bulk_load_leaves_normal_merge_settings(tmp_path):
-    """A bulk load turns FTS merging down in the table's persistent config; after kill -9 the next writer restores it."""
+    """A bulk load turns FTS merging down in the table's persistent config; after kill -9 a new writer restores it."""
     from indexer.store.writer import FTS_BULK, FTS_DEFAULTS, fts_config
 
     db = tmp_path / "bulk.db"

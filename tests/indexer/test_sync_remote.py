@@ -244,7 +244,8 @@ def test_cancel_stops_between_files_and_the_next_sync_finishes_the_rest(tree_emu
             store.request_cancel(job.id)       # as `jobs cancel` from another process would
 
     with client_for(tree_emulator) as client:
-        final = run_job(store, job.id, lambda h: sync(client, index, pool=IN_PROCESS, job=h, progress=progress).to_dict())
+        final = run_job(store, job.id,
+                        lambda h: sync(client, index, pool=IN_PROCESS, job=h, progress=progress).to_dict())
         assert final.state == CANCELLED
         assert final.result["cancelled"] is True and final.result["indexed"] < len(TREE)
         assert index.folder_etag("/") is None                 # the walk is not recorded as finished
