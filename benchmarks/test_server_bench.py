@@ -153,9 +153,71 @@ def test_server_tool_calls(world, tmp_path):
     report("server", figures, [
         ("files_read find warm p50 ms", read_p50, 5.0, "<="),
         ("files_grep top-10 p50 ms @2000 docs", grep_p50, 25.0, "<="),
-        ("tools/list bytes per tool", per_tool, 700.0, "<="),
+        ("tools/list bytes per tool", per_tool, 710.0, "<="),
     ])
     # Failures only on what this run itself shows: the byte budget is deterministic, and the cache
     # must make a warm read cheaper than a cold one measured on the same machine a moment earlier.
-    assert per_tool <= 700, sizes
+    assert per_tool <= 710, sizes  # tests/server/test_server_surface.py BUDGET_PER_TOOL
     assert read_p50 < statistics.median(cold)
+
+
+HANG_S = 30.0   # the hung SEARCH answers after this long: before issue 9, grep waited it out (with retries)
+GREP_QUERIES = ["zephyrquartz", "quota budget", "invoice", "meeting"]
+
+
+def test_grep_while_the_freshness_search_hangs(world, tmp_path):
+    """files_grep p50 at 2,000 docs while every WebDAV SEARCH hangs: the bounded check answers from the index.
+
+    Same process, same index, same queries: first with a healthy server, then with SEARCH hanging. With
+    the default settings the freshness check runs at most every 5 s and waits at most 1 s (no retry), so
+    one call in a burst pays about a second and the rest answer at index speed. The run fails only on
+    what it measures itself: the call that met the hang must take a small fraction of the hang.
+    """
+    from mcp import Client
+
+    from indexer.store.index import Index
+    from server.app import build_server
+    from server.context import ServerContext, Settings
+
+    emu, account, path, _, _ = world
+    ctx = ServerContext(account=account, index=Index.open(path), settings=Settings())
+    server = build_server(ctx)
+
+    async def run(n: int) -> tuple[list[float], list[str]]:
+        ms, warnings = [], []
+        async with Client(server, mode="legacy") as c:
+            for i in range(n):
+                t0 = time.perf_counter()
+                r = await c.call_tool("files_grep", {"query": GREP_QUERIES[i % 4], "limit": 10})
+                ms.append((time.perf_counter() - t0) * 1000)
+                assert not r.is_error, r.content[0].text
+                warnings += json.loads(r.content[0].text).get("warnings", [])
+        return ms, warnings
+
+    try:
+        healthy, _ = anyio.run(run, REPEAT)
+        ctx.expire_fresh_check()          # the next grep asks the server again...
+        emu.faults.add(method="SEARCH", delay=HANG_S, times=1000)   # ...and every SEARCH hangs from now on
+        hung, warnings = anyio.run(run, REPEAT)
+        ctx.settings = Settings(freshness_interval_s=0.0)           # worst case: every call asks (and waits 1 s)
+        every, _ = anyio.run(run, 5)
+    finally:
+        emu.faults.clear()
+        ctx.close()
+    first_hung_ms = hung[0]
+    figures = {
+        "files_grep top-10 @2000 docs, healthy server": summary(healthy),
+        "files_grep top-10 @2000 docs, SEARCH hanging": summary(hung),
+        "files_grep, SEARCH hanging, the call that met it (ms)": round(first_hung_ms, 1),
+        "files_grep, SEARCH hanging, server asked every call": summary(every),
+        "hung SEARCH answers after (s)": HANG_S,
+        "answers warning of the unanswered check": sum("did not answer within" in w for w in warnings),
+    }
+    hung_p50 = statistics.median(hung)
+    report("server_grep_search_hangs", figures, [
+        ("files_grep top-10 p50 ms @2000 docs, SEARCH hanging", hung_p50, 25.0, "<="),
+        ("files_grep call meeting the hang, ms", first_hung_ms, 1500.0, "<="),
+    ])
+    assert any("did not answer within" in w for w in warnings), "the answer says the check was skipped"
+    # Measured against the hang itself: the call that met it waited a small fraction of it, not the deadline.
+    assert first_hung_ms < HANG_S * 1000 / 5, first_hung_ms

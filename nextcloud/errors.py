@@ -115,7 +115,8 @@ _CONDITIONS: dict[str, _Row] = {
         "Check the network and that the server is up",
         "Retry once; if it fails again, stop and report."),
     "unknown_outcome": _Row(
-        "unknown_outcome", "The connection failed after the write was sent{where}: the write may or may not have happened",
+        "unknown_outcome",
+        "The connection failed after the write was sent{where}: the write may or may not have happened",
         "Re-read (files_read / stat) before trying again",
         "Do not retry blindly."),
     "too_large": _Row(
@@ -135,8 +136,9 @@ _CONDITIONS: dict[str, _Row] = {
         "bad_request", "The requested byte range{where} lies beyond the end of the file",
         "Stat the file for its size and ask for a range inside it", DO_NOT_RETRY),
     "deck_denied": _Row(
-        "forbidden", "Deck refused access{where}: the board, stack or card does not exist or is not shared with this account",
-        "List the boards and their stacks to get valid ids; do not guess ids", DO_NOT_RETRY),
+        "forbidden",
+        "Deck refused access{where}: the board, stack or card does not exist or is not shared with this account",
+        "Call deck_list_cards for valid board, stack and card ids; do not guess ids", DO_NOT_RETRY),
     "login_timeout": _Row(
         "login", "The login was not approved in the browser in time",
         "Run `mcp-nextcloud login URL` again and approve the login within the wait", DO_NOT_RETRY),

@@ -1,8 +1,12 @@
-"""Mail app OCS API (/ocs/v2.php/apps/mail): accounts, mailboxes, messages, one message, send.
+"""Mail app API: the OCS routes (/ocs/v2.php/apps/mail: accounts, mailboxes, messages, one message, send)
+and the two internal web routes no OCS route replaces (/index.php/apps/mail/api: recipient autocompletion
+and drafts).
 
 Always sends `limit` (the server returns a single message without it) and
 builds filters from key:value pairs with URL-encoded values (bare words are
-ignored by the server).
+ignored by the server). Sending and saving a draft are never retried, not
+even after a 429: Mail's limit is 5 sends per 100 s per user, and a second
+attempt could send the message twice.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from .http import Transport
 
 SOURCE = "mail"
 BASE = "/ocs/v2.php/apps/mail"
+WEB = "/index.php/apps/mail/api"
 FILTER_KEYS = frozenset({"subject", "from", "to", "cc", "bcc", "body", "tags", "start", "end", "is", "not",
                          "flags", "match", "mentions"})
 
@@ -46,6 +51,15 @@ class Message:
     preview: str = ""
     body: str | None = None
     flags: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Recipient:
+    """An address Mail knows: from the user's contacts ("contacts") or collected from mail ("collector")."""
+
+    email: str
+    label: str = ""
+    source: str = ""
 
 
 def _addresses(value: Any) -> list[str]:
@@ -124,9 +138,40 @@ class Mail:
         return message_from_json(self._call("GET", f"/message/{int(message_id)}", path=f"message {message_id}"))
 
     def send(self, account_id: int, from_email: str, to: list[str], subject: str, body: str, *,
-             cc: list[str] | None = None, is_html: bool = False) -> None:
-        """Send a message (not retried: a repeat would send it twice)."""
+             cc: list[str] | None = None, bcc: list[str] | None = None, is_html: bool = False) -> None:
+        """Send a message (not retried, not even after a 429: a repeat would send it twice)."""
         payload = {"accountId": int(account_id), "fromEmail": from_email, "subject": subject, "body": body,
-                   "isHtml": is_html, "to": [{"email": e, "label": e} for e in to],
-                   "cc": [{"email": e, "label": e} for e in cc or []]}
-        self._call("POST", "/message/send", path="send mail", body=payload)
+                   "isHtml": is_html, "to": _people(to), "cc": _people(cc), "bcc": _people(bcc)}
+        resp = self._t.request("POST", BASE + "/message/send", source=SOURCE, path="send mail",
+                               params={"format": "json"}, json_body=payload, idempotent=False, no_retry=(429,))
+        self._t.ocs_data(resp, source=SOURCE, path="send mail")
+
+    def autocomplete(self, term: str) -> list[Recipient]:
+        """Addresses Mail would suggest for `term`: the user's contacts and the addresses collected from mail."""
+        resp = self._t.request("GET", WEB + "/autoComplete", source=SOURCE, path="mail recipients",
+                               params={"term": term})
+        data = self._t.json(resp, source=SOURCE, path="mail recipients")
+        out = []
+        for r in data if isinstance(data, list) else []:
+            if isinstance(r, dict) and r.get("email"):
+                out.append(Recipient(email=str(r["email"]), label=str(r.get("label") or ""),
+                                     source=str(r.get("source") or "")))
+        return out
+
+    def save_draft(self, account_id: int, subject: str, body: str, to: list[str], *,
+                   cc: list[str] | None = None, bcc: list[str] | None = None) -> int:
+        """Save a plain-text draft in the account (Mail moves it to the Drafts mailbox); its local id."""
+        payload = {"accountId": int(account_id), "subject": subject, "body": body, "editorBody": body,
+                   "isHtml": False, "to": _people(to), "cc": _people(cc), "bcc": _people(bcc)}
+        resp = self._t.request("POST", WEB + "/drafts", source=SOURCE, path="save draft", json_body=payload,
+                               idempotent=False, no_retry=(429,))
+        data = self._t.json(resp, source=SOURCE, path="save draft")
+        try:
+            return int(data["data"]["id"])
+        except (KeyError, TypeError, ValueError):
+            raise NextcloudError("invalid_response", "Mail saved no draft id. Check the Drafts mailbox before "
+                                 "saving again; do not retry blindly.") from None
+
+
+def _people(addresses: list[str] | None) -> list[dict[str, str]]:
+    return [{"email": e, "label": e} for e in addresses or []]

@@ -2,8 +2,10 @@
 
 Headings, bookmarks, slide titles or sheet names with offset, page and line
 (so `page(doc, offset=entry.offset)` starts there), plus a format skeleton
-(CSV header and first rows, JSON keys and types, sheet dimensions). Capped, and
-says so when cut.
+(CSV header and first rows, JSON keys and types, sheet dimensions). It fits a
+byte budget (OUTLINE_BUDGET by default, see outline_budget.py): top levels
+first, deeper levels collapsed into counts, `offset` expands the section it
+points into; it says so when anything is left out.
 """
 from __future__ import annotations
 
@@ -16,8 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .document import Document, OutlineEntry
+from .outline_budget import fit_structure, json_bytes, select_entries
 
-MAX_ENTRIES = 200
+# Bytes of compact JSON for the whole outline: it is read before anything else, so it stays small.
+OUTLINE_BUDGET = 4096
+_HINT_ROOM = 360  # bytes kept for the hint and the fields that announce a cut
+MAX_SHEETS = 200
 MAX_TITLE = 120
 _SAMPLE_ROWS = 5
 _JSON_PARSE_MAX = 5_000_000  # characters: a larger JSON keeps the extractor's skeleton only
@@ -41,27 +47,39 @@ class Outline:
     pages: int = 1
     page_unit: str = "page"
     hint: str | None = None
+    subsections: list[int] = field(default_factory=list)  # per entry: entries below it left out (collapsed)
+    entry_count: int = 0            # entries in the whole document
+    next_offset: int | None = None  # outline again from here for the entries after the ones shown
 
     def to_dict(self) -> dict[str, Any]:
-        entries = []
-        for e in self.entries:
-            d: dict[str, Any] = {"title": e.title, "level": e.level, "offset": e.offset, "line": e.line}
-            if e.page is not None:
-                d["page"] = e.page
-            entries.append(d)
+        entries = [entry_dict(e, self.subsections[n] if n < len(self.subsections) else 0)
+                   for n, e in enumerate(self.entries)]
         out: dict[str, Any] = {
             "kind": self.kind,
             "entries": entries,
+            "entryCount": self.entry_count,
             "truncated": self.truncated,
             "total": self.total,
             "pages": self.pages,
             "pageUnit": self.page_unit,
         }
+        if self.next_offset is not None:
+            out["nextOffset"] = self.next_offset
         if self.structure:
             out["structure"] = self.structure
         if self.hint:
             out["hint"] = self.hint
         return out
+
+
+def entry_dict(e: OutlineEntry, subsections: int = 0) -> dict[str, Any]:
+    """One entry as sent: title, level, offset, line, page when the format has pages, collapsed count."""
+    d: dict[str, Any] = {"title": e.title, "level": e.level, "offset": e.offset, "line": e.line}
+    if e.page is not None:
+        d["page"] = e.page
+    if subsections:
+        d["subsections"] = subsections
+    return d
 
 
 def _title(text: str) -> str:
@@ -163,7 +181,7 @@ def _small(structure: dict[str, Any]) -> dict[str, Any]:
         out["sheets"] = [
             {**sh, "firstRows": sh["firstRows"][:_SAMPLE_ROWS]}
             if isinstance(sh, dict) and isinstance(sh.get("firstRows"), list) else sh
-            for sh in out["sheets"][:MAX_ENTRIES]
+            for sh in out["sheets"][:MAX_SHEETS]
         ]
     return out
 
@@ -181,8 +199,8 @@ def _structure(doc: Document) -> dict[str, Any]:
     return {}
 
 
-def outline(doc: Document) -> Outline:
-    """The document's outline: its own entries, else headings / pages / sheets derived from it."""
+def _all_entries(doc: Document) -> list[OutlineEntry]:
+    """Every entry of the document, offsets clamped, page and line filled in."""
     if doc.outline:
         entries = [OutlineEntry(e.title, e.level, e.offset, e.page, e.line) for e in doc.outline]
     elif doc.kind in ("markdown", "text", "html", "docx", "odt"):
@@ -194,9 +212,6 @@ def outline(doc: Document) -> Outline:
         entries = _page_entries(doc)
     else:
         entries = []
-    total_entries = len(entries)
-    truncated = total_entries > MAX_ENTRIES
-    entries = entries[:MAX_ENTRIES]
     line_starts = [0] + [m.end() for m in re.finditer("\n", doc.text)] if entries else [0]
     for e in entries:
         e.offset = max(0, min(e.offset, len(doc.text)))
@@ -204,22 +219,81 @@ def outline(doc: Document) -> Outline:
             e.page = doc.page_of(e.offset)
         if e.line is None:
             e.line = bisect.bisect_right(line_starts, e.offset)
-    hint = None
-    structure = _structure(doc)
-    if truncated:
-        hint = f"showing the first {MAX_ENTRIES} of {total_entries} entries: use find to reach a later section"
-    elif not entries and structure:
-        hint = ("no headings: `structure` shows the shape (header and first rows, or the key skeleton); "
+    return entries
+
+
+def _focus(entries: list[OutlineEntry], offset: int | None, section: str | None) -> int | None:
+    """Index of the entry to expand: titled `section`, or the one whose section holds `offset`."""
+    if section is not None:
+        wanted = " ".join(section.split()).casefold()
+        for i, e in enumerate(entries):
+            if wanted in " ".join(e.title.split()).casefold():
+                return i
+        raise ValueError(f"no outline entry titled {section!r}: look at the outline without a section first")
+    if not offset or not entries:
+        return None
+    index = bisect.bisect_right([e.offset for e in entries], offset) - 1
+    return index if index >= 0 else None
+
+
+def _sheet_in_focus(structure: dict[str, Any], offset: int | None) -> dict[str, Any]:
+    """With an offset, only the sheet that holds it: its header and rows get the whole budget."""
+    sheets = structure.get("sheets")
+    if not offset or not isinstance(sheets, list):
+        return structure
+    holding = [s for s in sheets if isinstance(s, dict) and int(s.get("offset") or 0) <= offset]
+    return {**structure, "sheets": holding[-1:]} if holding else structure
+
+
+def _hint(o: Outline, structure_cut: bool) -> str | None:
+    parts = []
+    if o.next_offset is not None:
+        parts.append(f"showing {len(o.entries)} of {o.entry_count} entries: outline again with "
+                     f"offset={o.next_offset} for the ones after these")
+    if any(o.subsections):
+        parts.append("'subsections' counts the entries collapsed under an entry: outline again with "
+                     "offset=that entry's offset to expand it")
+    if structure_cut:
+        parts.append("structure shortened to fit (fewer sample rows, columns or keys): read the text for the rest")
+    if parts:
+        return "; ".join(parts)
+    if not o.entries and o.structure:
+        return ("no headings: `structure` shows the shape (header and first rows, or the key skeleton); "
                 "use find to reach a value")
-    elif not entries:
-        hint = "no headings or pages to list: use find with a phrase, or read from offset 0"
-    return Outline(
-        kind=doc.kind,
-        entries=entries,
-        structure=structure,
-        truncated=truncated,
-        total=len(doc.text),
-        pages=len(doc.pages),
-        page_unit=doc.page_unit,
-        hint=hint,
-    )
+    if not o.entries:
+        return "no headings or pages to list: use find with a phrase, or read from offset 0"
+    return None
+
+
+def outline(doc: Document, *, offset: int | None = None, section: str | None = None,
+            budget: int = OUTLINE_BUDGET) -> Outline:
+    """The document's outline within `budget` bytes of compact JSON.
+
+    Its own entries (bookmarks, headings), else headings / pages / sheets
+    derived from the text. `offset` (or a `section` title) expands the section
+    holding it, followed by what comes after; deeper levels that do not fit are
+    counted in each entry's `subsections`.
+    """
+    entries = _all_entries(doc)
+    focus = _focus(entries, offset, section)
+    o = Outline(kind=doc.kind, total=len(doc.text), pages=len(doc.pages), page_unit=doc.page_unit,
+                entry_count=len(entries))
+    room = budget - json_bytes(o.to_dict()) - _HINT_ROOM
+    sizes = [json_bytes(entry_dict(e)) + 1 for e in entries]
+    # The skeleton gets what the entries leave, and at least half when they are many.
+    structure, structure_cut = fit_structure(_sheet_in_focus(_structure(doc), offset),
+                                             room - min(sum(sizes), room // 2))
+    o.structure = structure
+    room -= json_bytes(structure) + 14 if structure else 0
+    chosen = select_entries(entries, sizes.__getitem__, room, focus)
+    o.entries = [entries[i] for i in chosen.shown]
+    o.subsections = [chosen.hidden.get(i, 0) for i in chosen.shown]
+    o.next_offset = entries[chosen.next_index].offset if chosen.next_index is not None else None
+    while True:
+        o.truncated = o.next_offset is not None or structure_cut
+        o.hint = _hint(o, structure_cut)
+        if json_bytes(o.to_dict()) <= budget or len(o.entries) <= 1:
+            return o
+        dropped = o.entries.pop()  # the estimate was short: give back the last entry
+        o.subsections.pop()
+        o.next_offset = dropped.offset

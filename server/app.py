@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from server.context import ServerContext
 from server.envelope import result_bytes
 from server.errors import ToolFailure, from_nextcloud, from_reader, validation_message
+from server.tools.coverage import with_host_advice
 
 INSTRUCTIONS = (
     "Search and read the user's Nextcloud files. files_grep finds text inside documents; "
@@ -64,7 +65,7 @@ class NextcloudMCP(MCPServer):
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            failure = _classify(name, exc)
+            failure = with_host_advice(self.context, _classify(name, exc))
             if log is not None:
                 log.record(name, failure.kind, failure.status, (time.perf_counter() - t0) * 1000, 0)
             raise failure from exc
@@ -75,7 +76,7 @@ class NextcloudMCP(MCPServer):
 
 
 # Constraints still enforced by validation but not worth their bytes in every session's tools/list.
-_UNPUBLISHED = ("minLength", "maxLength", "minimum", "maximum")
+_UNPUBLISHED = ("minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems")
 
 
 def slim_schema(schema: Any) -> Any:
@@ -150,6 +151,7 @@ def _slim_tools(server: MCPServer) -> None:
 
 def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> NextcloudMCP:
     """The MCP server for one context: the file tools and whoami, with slim schemas."""
+    from server.tools import deck
     from server.tools import files
     from server.tools import whoami
 
@@ -165,6 +167,7 @@ def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> Next
     server.context = context
     whoami.register(server, context)
     files.register(server, context)
+    deck.register(server, context)
     _slim_tools(server)
     return server
 

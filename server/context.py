@@ -31,6 +31,9 @@ class Settings:
     freshness_interval_s: float = 5.0      # grep asks the server "what changed?" at most this often
     stale_after_s: float = 300.0           # grep warns that deleted files may be listed past this sync age
     sync_interval_s: float | None = None   # background sync period (serve), None = off
+    # A best-effort call on a read path (grep's "what changed?", a folder check) waits at most this long,
+    # with no retry: past it the answer comes from the index at once, with a warning.
+    best_effort_s: float = 1.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -41,6 +44,8 @@ class Settings:
             kw["max_read_bytes"] = int(float(env["MCP_NEXTCLOUD_MAX_READ_MB"]) * MB)
         if env.get("MCP_NEXTCLOUD_FRESHNESS_S"):
             kw["freshness_interval_s"] = float(env["MCP_NEXTCLOUD_FRESHNESS_S"])
+        if env.get("MCP_NEXTCLOUD_BEST_EFFORT_S"):
+            kw["best_effort_s"] = float(env["MCP_NEXTCLOUD_BEST_EFFORT_S"])
         kw.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**kw)
 
@@ -55,6 +60,7 @@ class ServerContext:
     settings: Settings = field(default_factory=Settings)
     client_factory: Callable[[], Any] | None = None
     _client: Any = field(default=None, init=False, repr=False)
+    _quick: Any = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _cache: dict[str, tuple[float, Any]] = field(default_factory=dict, init=False, repr=False)
     # Recently read Documents by (fileId, etag): a warm files_read skips decompressing the cached text.
@@ -62,6 +68,8 @@ class ServerContext:
     background: Any = field(default=None, init=False, repr=False)
     _extractor: Any = field(default=None, init=False, repr=False)
     _last_fresh_check: float = field(default=float("-inf"), init=False, repr=False)  # never checked
+    # What the last freshness check could not do (server.tools.freshness): repeated until a check succeeds.
+    last_fresh_failure: Any = field(default=None, init=False, repr=False)
 
     def client(self) -> Any:
         """The one Nextcloud client of this process, built on first use."""
@@ -94,6 +102,27 @@ class ServerContext:
                 return False
             self._last_fresh_check = now
             return True
+
+    def expire_fresh_check(self) -> None:
+        """Make the next grep ask the server what changed, whenever the last check ran."""
+        with self._lock:
+            self._last_fresh_check = float("-inf")
+
+    def quick_client(self) -> Any:
+        """A client for best-effort calls: one attempt, every timeout `settings.best_effort_s` (never retries).
+
+        With a client factory (tests, the demo) the factory's client is used as is.
+        """
+        with self._lock:
+            if self._quick is None:
+                if self.client_factory is not None:
+                    self._quick = self.client_factory()
+                else:
+                    from nextcloud.client import NextcloudClient
+                    s = self.settings.best_effort_s
+                    self._quick = NextcloudClient(self.account, timeout=s, connect_timeout=s, total_timeout=s,
+                                                  retries=0)
+            return self._quick
 
     def cached(self, key: str, ttl_s: float, compute: Callable[[], Any]) -> Any:
         """A value kept for ttl_s (whoami facts change rarely; asking Nextcloud each time costs a round trip)."""
@@ -139,20 +168,20 @@ class ServerContext:
         self.background.start()
 
     def close(self) -> None:
-        """Stop the background sync, then close the extraction pool, the client, the index and the call log."""
+        """Stop the background sync, then close the extraction pool, the clients, the index and the call log."""
         with self._lock:
             background, self.background = self.background, None
             extractor, self._extractor = self._extractor, None
         if background is not None:
             background.stop()
-        for obj in (extractor, self._client, self.index, self.telemetry):
+        for obj in (extractor, self._client, self._quick, self.index, self.telemetry):
             close = getattr(obj, "close", None)
             if callable(close):
                 try:
                     close()
                 except Exception:  # closing is best effort: never mask the real outcome
                     pass
-        self._client = None
+        self._client = self._quick = None
 
 
 def open_context(account: Any, *, index_path: Path | str | None = None, telemetry_path: Path | str | None = None,

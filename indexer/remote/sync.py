@@ -39,6 +39,10 @@ CHANGES_SINCE_MARGIN_S = 2.0
 META_LAST_SYNC_AT = "last_sync_at"
 META_CHANGES_SINCE = "changes_since"
 META_LAST_FULL_SYNC_AT = "last_full_sync_at"
+# Why the last sync stopped before finishing ({"kind", "message", "at"}; "" once a sync finishes): the tools
+# say "the index could not be brought up to date, because..." instead of letting "no hit" pass for evidence.
+META_LAST_SYNC_FAILURE = "last_sync_failure"
+META_ACCOUNT = "account"   # "user on https://server": whose files the remote part of the index holds
 # After this many transport failures in a row the server is gone: stop early
 # with its instruction instead of recording every remaining file as failed.
 MAX_CONSECUTIVE_TRANSPORT_ERRORS = 5
@@ -176,8 +180,10 @@ class _Syncer:
             self.report.cancelled = True
             self.report.complete = False
             self.fetcher.close()        # files already downloading are stored, not lost
-        except BaseException:
+        except BaseException as exc:
             self.fetcher.close(finish_started=False)
+            if isinstance(exc, Exception):
+                self._record_failure(exc)
             raise
         else:
             self.fetcher.close()
@@ -367,10 +373,29 @@ class _Syncer:
         """
         now = time.time()
         self.writer.set_meta(META_LAST_SYNC_AT, _iso(now))
+        self.writer.set_meta(META_LAST_SYNC_FAILURE, "")
+        self._record_account()
         self.writer.set_meta("last_sync", json.dumps(self.report.to_dict(), separators=(",", ":")))
         if whole_account and self.report.complete:
             self.writer.set_meta(META_CHANGES_SINCE, _iso(started - CHANGES_SINCE_MARGIN_S))
             self.writer.set_meta(META_LAST_FULL_SYNC_AT, _iso(now))
+
+    def _record_account(self) -> None:
+        """Name the account this index's remote part comes from (`index status` shows it)."""
+        account = getattr(self.client, "account", None)
+        if account is not None and getattr(account, "user", None):
+            self.writer.set_meta(META_ACCOUNT, f"{account.user} on {getattr(account, 'url', '')}")
+
+    def _record_failure(self, exc: Exception) -> None:
+        """Remember why this sync stopped (the error table's kind and instruction); never masks the error."""
+        kind = exc.kind if isinstance(exc, NextcloudError) else "internal"
+        message = str(exc) if isinstance(exc, NextcloudError) else f"the sync stopped on {type(exc).__name__}"
+        try:
+            self.writer.set_meta(META_LAST_SYNC_FAILURE, json.dumps(
+                {"kind": kind, "message": message, "at": _iso(time.time())}, separators=(",", ":")))
+            self._record_account()
+        except Exception:  # noqa: BLE001 - the sync's own error is the one to report
+            pass
 
 
 def _iso(ts: float) -> str:

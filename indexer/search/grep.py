@@ -27,6 +27,7 @@ from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_p
 from indexer.search.rank import RANK_WINDOW, Ranked, Scan, count_files, other_chunk_matches, scan, top_files
 from indexer.search.query import ParsedQuery, expand, parse
 from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause
+from indexer.store.rows import account_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from indexer.store.index import Index
@@ -175,8 +176,9 @@ def coverage_warnings(index: "Index", path_prefix: str | None, total: int) -> li
 
 
 # -- grep ------------------------------------------------------------------
-def _filters(path_prefix: str | None, kinds: list[str] | None, modified_after: float | None) -> tuple[str, list]:
-    conds, args = [], []
+def _filters(path_prefix: str | None, kinds: list[str] | None, modified_after: float | None,
+             account_only: bool = False) -> tuple[str, list]:
+    conds, args = [account_clause("f.")] if account_only else [], []
     if path_prefix and path_prefix.strip("/"):
         c, a = prefix_clause(path_prefix, "f.path")
         conds.append(c)
@@ -285,20 +287,24 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
 
 def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
          modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-         scope: str = "") -> GrepResult:
-    """Ranked files containing `query`, each with passages; see the module docstring."""
+         scope: str = "", account_only: bool = False) -> GrepResult:
+    """Ranked files containing `query`, each with passages; see the module docstring.
+
+    account_only: only files with a Nextcloud path (rows.account_clause), for the MCP server.
+    """
     t0 = time.perf_counter()
     if not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a positive number, got {limit!r}")
     limit = min(limit, MAX_LIMIT)
     con = index.conn()
     parts = [query, path_prefix or "", sorted(kinds or []), modified_after, scope]
+    parts += ["account"] if account_only else []
     offset = read_cursor(index.cursor_secret(), parts, cursor) if cursor else 0
     pq = parse(con, query)
     result = GrepResult(query=query)
     with con:  # one read snapshot for ranking, passages and warnings
         expand(con, pq)
-        filt, fargs = _filters(path_prefix, kinds, modified_after)
+        filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
         ranking = _rank(con, pq, filt, fargs, offset + limit)
         page = ranking.picks[offset:offset + limit]
         total, estimate = ranking.total, ranking.estimate

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from indexer.search.grep import make_cursor, read_cursor
 from indexer.models import FileRecord
 from indexer.store.index import FILE_COLUMNS, _row_to_record, fold_name, prefix_clause
+from indexer.store.rows import account_clause
 
 if TYPE_CHECKING:  # pragma: no cover
     from indexer.store.index import Index
@@ -68,16 +69,20 @@ def _like(pattern: str) -> str:
 
 def search_names(index: "Index", *, name: str | None = None, mime: str | None = None,
                  modified_after: float | None = None, path_prefix: str | None = None, limit: int = 20,
-                 cursor: str | None = None) -> NameSearchResult:
-    """Files matching every given filter, newest first; see the module docstring."""
+                 cursor: str | None = None, account_only: bool = False) -> NameSearchResult:
+    """Files matching every given filter, newest first; see the module docstring.
+
+    account_only: only files with a Nextcloud path (rows.account_clause), for the MCP server.
+    """
     t0 = time.perf_counter()
     if not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a positive number, got {limit!r}")
     limit = min(limit, MAX_LIMIT)
     parts = ["names", name or "", mime or "", modified_after, path_prefix or ""]
+    parts += ["account"] if account_only else []
     offset = read_cursor(index.cursor_secret(), parts, cursor, what="search") if cursor else 0
     cond, args = prefix_clause(path_prefix)
-    conds = [cond]
+    conds = [cond, account_clause()] if account_only else [cond]
     if name and name.strip():
         conds.append("name_fold LIKE ? ESCAPE '\\'")
         args.append(_like(name))

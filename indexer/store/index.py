@@ -44,6 +44,22 @@ def default_index_path(account: str = "local") -> Path:
     return Path(user_data_dir("mcp-nextcloud")) / f"{safe}.db"
 
 
+def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[dict]:
+    """Where each part of the index comes from: the synced account, then each local folder added.
+
+    `inAnswers` says whether the MCP server answers from that part: a plain local folder's files have
+    no Nextcloud path files_read could open, so only the CLI's grep sees them.
+    """
+    parts: list[dict] = []
+    if remote_files or meta.get("account") or meta.get("last_sync_at"):
+        parts.append({"from": "account", "account": meta.get("account") or "an account (synced before names were kept)",
+                      "files": remote_files, "lastSyncAt": meta.get("last_sync_at") or None, "inAnswers": True})
+    for r in roots:
+        parts.append({"from": "folder", "folder": r["folder"], "path": r["path"], "files": r["files"],
+                      "inAnswers": r.get("remotePath") is not None})
+    return parts
+
+
 class Index:
     """Read side of the index: grep, name search, records and cached documents."""
 
@@ -217,6 +233,13 @@ class Index:
         rows = self.conn().execute("SELECT etag FROM folders WHERE path=?", ("/" + path.strip("/"),)).fetchall()
         return rows[0][0] if rows else None
 
+    def kind_counts(self, path_prefix: str | None = None) -> dict[str, int]:
+        """Indexed files per kind (pdf, docx, text...) at or below `path_prefix`: what a kind filter can match."""
+        cond, args = prefix_clause(path_prefix)
+        rows = self.conn().execute(f"SELECT kind, count(*) FROM files WHERE {cond} AND status='indexed' "
+                                   "AND kind IS NOT NULL GROUP BY kind ORDER BY count(*) DESC, kind", args)
+        return {k: n for k, n in rows}
+
     def get_meta(self, key: str) -> str | None:
         """A value from the index's key/value table (e.g. last_sync_at)."""
         rows = self.conn().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchall()
@@ -242,12 +265,14 @@ class Index:
             roots = [dict(_row_to_root(r).to_dict(), files=per_root.get(r[0], 0))
                      for r in con.execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
         size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
+        parts = _parts(by_source.get("remote", 0), meta, roots)
         return {
             "index": str(self.path),
             "files": sum(counts.values()),
             "counts": counts,
             "bySource": by_source,
             "roots": roots,
+            "parts": parts,
             "failures": failures,
             "textChars": chars,
             "dbBytes": size,
@@ -258,20 +283,21 @@ class Index:
     # -- search (implemented in their own modules) -------------------------
     def grep(self, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
              modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-             scope: str = "") -> "GrepResult":
+             scope: str = "", account_only: bool = False) -> "GrepResult":
         """Files whose text contains `query` (case/accent/whitespace-insensitive), ranked, with passages."""
         from indexer.search.grep import grep
 
         return grep(self, query, path_prefix=path_prefix, kinds=kinds, modified_after=modified_after,
-                    limit=limit, cursor=cursor, scope=scope)
+                    limit=limit, cursor=cursor, scope=scope, account_only=account_only)
 
     def search_names(self, *, name: str | None = None, mime: str | None = None, modified_after: float | None = None,
-                     path_prefix: str | None = None, limit: int = 20, cursor: str | None = None) -> "NameSearchResult":
+                     path_prefix: str | None = None, limit: int = 20, cursor: str | None = None,
+                     account_only: bool = False) -> "NameSearchResult":
         """Files by name / mime / modification time / folder, newest first, with an opaque cursor."""
         from indexer.search.names import search_names
 
         return search_names(self, name=name, mime=mime, modified_after=modified_after, path_prefix=path_prefix,
-                            limit=limit, cursor=cursor)
+                            limit=limit, cursor=cursor, account_only=account_only)
 
     def cursor_secret(self) -> bytes:
         """Per-index secret that binds cursors to this index (i.e. this account)."""

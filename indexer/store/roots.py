@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import cast
 
 from indexer.local.desktop_config import find_sync_folder, normalize_remote_path
 from indexer.models import FileMeta, FileRecord, Root
@@ -38,6 +39,8 @@ class FolderOverlap(RuntimeError):
 
 class RemotePathConflict(RuntimeError):
     """Two sync folders in one index mirror the same (or nested) Nextcloud folders."""
+
+
 
 
 def _within(path: str, prefix: str) -> bool:
@@ -209,3 +212,14 @@ class Roots:
     def set_indexed(self, root_id: int, journal: str | None) -> None:
         """Record that a local folder was just indexed in full (and which journal it has)."""
         self._con.execute("UPDATE roots SET indexed_at=?, journal=? WHERE id=?", (time.time(), journal, root_id))
+
+    def forget(self, root_id: int) -> int:
+        """Remove a local folder from the index: its files, their text and its roots row; return the file count."""
+        root = self._root(root_id)
+        ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE root_id=?", (root_id,))]
+        for rec_id in ids:
+            self.rows.delete(rec_id)
+        self._con.execute("DELETE FROM roots WHERE id=?", (root_id,))
+        if root is not None:  # `index watch` without a folder must not pick a folder that is gone
+            self._con.execute("DELETE FROM meta WHERE key='local_root' AND value=?", (root.folder,))
+        return len(ids)

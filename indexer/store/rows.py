@@ -30,6 +30,16 @@ def prefix_clause(path_prefix: str | None, column: str = "path") -> tuple[str, l
     return f"({column} = ? OR ({column} > ? AND {column} < ?))", [p, p + "/", p + "0"]
 
 
+def account_clause(column_prefix: str = "") -> str:
+    """SQL condition "the file has a Nextcloud path": remote files and those of desktop-client sync folders.
+
+    A plain local folder's files (no Nextcloud mapping) fail it: the MCP server leaves them out of its
+    answers, since files_read could not open them by the path or fileId a hit would give.
+    """
+    c = column_prefix
+    return f"({c}source != 'local' OR {c}root_id IN (SELECT id FROM roots WHERE remote IS NOT NULL))"
+
+
 def _row_to_record(row: tuple) -> FileRecord:
     (id_, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at,
      root_id, content_hash) = row

@@ -17,6 +17,9 @@ from indexer.store.roots import Roots
 from indexer.store.rows import FAILURE_STATUSES, Rows, fold_name, prefix_clause
 from indexer.store.schema import CHUNK_BITS
 
+# What a sync of the account records in meta (indexer.remote.sync): forgotten with the account's files.
+ACCOUNT_META = ("last_sync_at", "last_sync", "changes_since", "last_full_sync_at", "last_sync_failure", "account")
+
 
 def _unchanged(old: FileRecord, meta: FileMeta) -> bool:
     """Same content as what the record was extracted from?"""
@@ -167,6 +170,15 @@ class WriteTx:
         ids = [int(str(r[0])) for r in self.con.execute(sql, args).fetchall()]
         for rec_id in ids:
             self.rows.delete(rec_id)
+        return len(ids)
+
+    def forget_account(self) -> int:
+        """Remove the account's files (remote source), remembered folder etags and sync marks; return the count."""
+        ids = [int(str(r[0])) for r in self.con.execute("SELECT id FROM files WHERE source='remote'")]
+        for rec_id in ids:
+            self.rows.delete(rec_id)
+        self.con.execute("DELETE FROM folders")
+        self.con.execute(f"DELETE FROM meta WHERE key IN ({','.join('?' * len(ACCOUNT_META))})", ACCOUNT_META)
         return len(ids)
 
     def set_folder_etag(self, path: str, etag: str | None) -> None:

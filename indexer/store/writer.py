@@ -244,6 +244,14 @@ class IndexWriter:
         """Record that a local folder was just indexed in full."""
         self.call(lambda tx: tx.roots.set_indexed(root_id, journal))
 
+    def forget_root(self, root_id: int) -> int:
+        """Remove a local folder, its files and their text from the index; return the file count."""
+        return self.call(lambda tx: tx.roots.forget(root_id))
+
+    def forget_account(self) -> int:
+        """Remove the account's files, folder etags and sync marks; return the file count."""
+        return self.call(lambda tx: tx.forget_account())
+
     def integrity_check(self) -> list[str]:
         """SQLite's and FTS5's integrity checks; [] when both pass, else what they reported."""
         def run(tx: WriteTx) -> list[str]:

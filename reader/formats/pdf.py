@@ -2,15 +2,37 @@
 
 Page start offsets are kept; bookmarks become outline entries pointing at the
 heading's offset on its page (or the page start when the title is not found).
+
+Artefacts of PDF text repaired here, page by page, before any offset is taken
+(so pages, lines, bookmarks, find and grep all refer to the repaired text), the
+same way for both engines:
+- Spacing accents drawn over a letter (TeX: "pr´ef´erable", "`a", "¸ca") are
+  joined to the letter ("préférable", "à", "ça") when the character boxes show
+  the accent sitting over or under that letter (pdf_accents.py). Backticks and
+  carets that are text (code: "echo `date`", "c'4^\\markup") stand beside their
+  neighbour and stay.
+- Ligature characters (ﬁ ﬂ ﬀ ﬃ ﬄ ﬅ ﬆ) become their letters. pypdfium2 already
+  splits them; pdfminer.six keeps them, so its text is translated.
+- A word hyphenated at a line end: pypdfium2 marks it with U+FFFE and drops the
+  break; both are put back ("expres-\nsion", what the page shows and what
+  pdfminer.six gives). The hyphen is kept because a real hyphen at a line end
+  ("well-\nknown") cannot be told apart; find and grep fold it away
+  (reader/normalize.py).
+- CR and CRLF line ends become LF.
+Left as they are (find and grep see through them, reader/normalize.py): soft
+hyphens, zero-width characters, words glued or split by the layout.
 """
 from __future__ import annotations
 
+import functools
 import io
 import threading
+from typing import Any, Callable
 
 from ..document import Document, Limits, OutlineEntry, ReaderError
 from ..limits import Deadline
 from ._common import PagedText
+from .pdf_accents import LIGATURES, Box, has_accent_candidates, recompose
 
 # pdfminer logs a warning per damaged object; the application keeps it quiet (server/cli/logs.py).
 # PDFium is not thread-safe (pypdfium2 docs): in-process callers on several threads take turns.
@@ -24,8 +46,61 @@ SCANNED = ("scanned PDF, no text layer: the pages are images; run OCR on the fil
 def _clean(text: str) -> str:
     # PDFium marks a word hyphenated at a line end with U+FFFE (a noncharacter) and drops
     # the line break; put back what the page shows ("expres-" / "sion"), as pdfminer does.
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufffe", "-\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufffe", "-\n").translate(LIGATURES)
     return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _pdfium_page_text(textpage: Any, repair: bool) -> str:
+    """One page's text; spacing accents over letters recomposed when `repair` (the default)."""
+    raw = textpage.get_text_range()
+    if repair and has_accent_candidates(raw):
+        raw = recompose(raw, _pdfium_box(textpage, raw))
+    return _clean(raw)
+
+
+@functools.lru_cache(maxsize=1)
+def _char_box_function() -> Any:
+    """FPDFText_GetCharBox with plain pointer arguments.
+
+    pypdfium2's binding converts each of the four double* arguments through
+    its declared pointer types, which makes a call ~2x slower; this call runs
+    for every accent and its neighbour, so it is declared here with void*
+    arguments (same function, same C signature: textpage, index, l, r, b, t).
+    """
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, *([ctypes.c_void_p] * 4))
+    address = ctypes.cast(pdfium_c.FPDFText_GetCharBox, ctypes.c_void_p).value
+    assert address is not None  # a symbol of the loaded pdfium library
+    return proto(address)
+
+
+def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
+    """Box of text[i]: the text index is the char index unless pdfium inserted or dropped characters."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    raw = textpage.raw
+    same = len(text) == pdfium_c.FPDFText_CountChars(raw)
+    handle = ctypes.cast(raw, ctypes.c_void_p).value
+    get_box, char_index = _char_box_function(), pdfium_c.FPDFText_GetCharIndexFromTextIndex
+    # One set of out-parameters reused for every call (left, right, bottom, top: pdfium's order).
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    addresses = tuple(ctypes.addressof(v) for v in (left, right, bottom, top))
+
+    def box(i: int) -> Box | None:
+        if not get_box(handle, i, *addresses):
+            return None
+        return (left.value, bottom.value, right.value, top.value)
+
+    def mapped_box(i: int) -> Box | None:
+        index = char_index(raw, i)
+        return box(index) if index >= 0 else None
+
+    return box if same else mapped_box
 
 
 def _place(out: PagedText, page_texts: list[str], toc: list[tuple[int, str, int | None]]) -> None:
@@ -44,7 +119,7 @@ def _place(out: PagedText, page_texts: list[str], toc: list[tuple[int, str, int 
     out.outline.sort(key=lambda e: e.offset)
 
 
-def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline) -> Document:
+def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline, *, repair: bool = True) -> Document:
     import pypdfium2 as pdfium
 
     try:
@@ -63,7 +138,7 @@ def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline) -> 
             page = pdf[i]
             textpage = page.get_textpage()
             try:
-                text = _clean(textpage.get_text_range())
+                text = _pdfium_page_text(textpage, repair)
             finally:
                 textpage.close()
                 page.close()
@@ -115,10 +190,47 @@ def _pdfminer_toc(data: bytes) -> list[tuple[int, str, int | None]]:
     return toc
 
 
-def extract_pdfminer(data: bytes, name: str, limits: Limits, deadline: Deadline | None = None) -> Document:
+def _pdfminer_page_text(layout: Any, repair: bool = True) -> str:
+    """A pdfminer page's text (what its text boxes' get_text() give), accents recomposed by their LTChar boxes."""
+    from pdfminer.layout import LTChar, LTText, LTTextContainer
+
+    chars: list[str] = []
+    boxes: list[Box | None] = []
+
+    def walk(container: Any) -> None:
+        for item in container:
+            if isinstance(item, LTChar):
+                piece, where = item.get_text(), (item.x0, item.y0, item.x1, item.y1)
+            elif isinstance(item, LTTextContainer):
+                walk(item)
+                continue
+            elif isinstance(item, LTText):  # LTAnno: a space or newline the layout analysis inserted
+                piece, where = item.get_text(), None
+            else:
+                continue
+            chars.append(piece)
+            boxes.extend([where] * len(piece))
+
+    for element in layout:
+        if isinstance(element, LTTextContainer):
+            walk(element)
+    text = "".join(chars)
+    if repair and has_accent_candidates(text):
+        text = recompose(text, boxes.__getitem__)
+    return _clean(text)
+
+
+def extract_pdfium(data: bytes, name: str, limits: Limits, *, repair: bool = True) -> Document:
+    """Extract with pypdfium2 only; repair=False leaves spacing accents apart (to measure what repair costs)."""
+    with _PDFIUM_LOCK:
+        return _with_pdfium(data, name, limits, Deadline(limits.max_seconds), repair=repair)
+
+
+def extract_pdfminer(data: bytes, name: str, limits: Limits, deadline: Deadline | None = None, *,
+                     repair: bool = True) -> Document:
     """Extract with pdfminer.six only (the fallback engine; also used to compare engines)."""
     from pdfminer.high_level import extract_pages
-    from pdfminer.layout import LAParams, LTTextContainer
+    from pdfminer.layout import LAParams
     from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
 
     deadline = deadline or Deadline(limits.max_seconds)
@@ -131,7 +243,7 @@ def extract_pdfminer(data: bytes, name: str, limits: Limits, deadline: Deadline 
             if len(texts) >= limits.max_pages:
                 warnings.append(f"PDF cut at {limits.max_pages} pages")
                 break
-            text = _clean("".join(el.get_text() for el in layout if isinstance(el, LTTextContainer)))
+            text = _pdfminer_page_text(layout, repair)
             out.new_page()
             out.add(text)
             texts.append(text)

@@ -1,4 +1,4 @@
-"""`mcp-nextcloud index add|watch|status` and `mcp-nextcloud grep` over the local index.
+"""`mcp-nextcloud index add|watch|status|remove|reset` and `mcp-nextcloud grep` over the local index.
 
 Every command takes `--index PATH` (or $MCP_NEXTCLOUD_INDEX); without it the
 per-account default in the platform data directory is used. Results go to
@@ -143,12 +143,61 @@ def _cmd_status(args: argparse.Namespace) -> int:
     last = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(st["lastIndexedAt"])) if st["lastIndexedAt"] else "never"
     print(f"index {st['index']}: {st['files']} files ({counts})")
     print(f"  {st['textChars']:,} characters of text, database {st['dbBytes'] / 1e6:.1f} MB, last indexed {last}")
-    for r in st.get("roots", []):
-        journal = f", sync journal {r['journal']}" if r["journal"] else ""
-        mirrors = " (Nextcloud paths)" if r.get("remotePath") is not None else ""
-        print(f"  folder {r['folder']} -> {r['path']}{mirrors} ({r['files']} files{journal})")
+    journals = {r["folder"]: r["journal"] for r in st.get("roots", [])}
+    for part in st.get("parts", []):
+        print("  " + _part_line(part, journals.get(part.get("folder"))))
     for f in st["failures"]:
         print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}")
+    return 0
+
+
+def _part_line(part: dict[str, Any], journal: str | None) -> str:
+    """One line of `index status`: where a part of the index comes from and whether MCP answers use it."""
+    if part["from"] == "account":
+        synced = part.get("lastSyncAt") or "never"
+        return f"from account {part['account']}: {part['files']} files, last synced {synced} (used by the MCP server)"
+    mirrors = " (Nextcloud paths)" if part["inAnswers"] else ""
+    journal_note = f", sync journal {journal}" if journal else ""
+    use = "used by the MCP server" if part["inAnswers"] else "plain folder: CLI grep only, left out of MCP answers"
+    return f"from folder {part['folder']} -> {part['path']}{mirrors} ({part['files']} files{journal_note}): {use}"
+
+
+def _cmd_remove(args: argparse.Namespace) -> int:
+    if bool(args.folder) == bool(args.account):
+        return _fail("give the folder to remove (as `index status` lists it) or --account, not both")
+    with _open(args) as index:
+        if args.account:
+            n = index.writer().forget_account()
+            print(f"removed the account's part of {index.path}: {n} files (the next `index sync` fetches them again)")
+            return 0
+        wanted = os.path.abspath(os.path.expanduser(args.folder))
+        root = next((r for r in index.roots() if r.folder == wanted), None)
+        if root is None:
+            known = ", ".join(r.folder for r in index.roots()) or "none"
+            return _fail(f"{wanted} is not a folder of this index (folders: {known}); "
+                         "`mcp-nextcloud index status` lists them")
+        n = index.writer().forget_root(root.id)
+    print(f"removed {root.folder} from {index.path}: {n} files")
+    return 0
+
+
+def _cmd_reset(args: argparse.Namespace) -> int:
+    from indexer.jobs.store import jobs_path_for
+    from indexer.store.index import default_index_path
+
+    path = Path(args.index).expanduser() if args.index else default_index_path()
+    if not args.confirm:
+        return _fail(f"this deletes the whole index {path} (every folder and the account's files); "
+                     "stop `mcp-nextcloud serve` and watchers using it, then run again with --confirm")
+    removed = []
+    for base in (path, jobs_path_for(path)):
+        for suffix in ("", "-wal", "-shm"):
+            target = Path(str(base) + suffix)
+            if target.exists():
+                target.unlink()
+                removed.append(target.name)
+    print(f"reset {path}: " + (f"deleted {', '.join(removed)}" if removed else "there was no index there")
+          + "; `index add` or `index sync` builds it again")
     return 0
 
 
@@ -160,6 +209,7 @@ def _cmd_grep(args: argparse.Namespace) -> int:
             roots = index.roots()
             # Several local folders share one index: say which folder each local hit is in.
             folders = [index.local_folder_of(h.path) if h.source == "local" else None for h in res.hits]
+            present = index.kind_counts(args.path) if kinds and res.total == 0 else {}
     except ValueError as exc:
         return _fail(str(exc))
     if args.json:
@@ -171,9 +221,7 @@ def _cmd_grep(args: argparse.Namespace) -> int:
         return 0
     for hit, folder in zip(res.hits, folders, strict=True):
         where = f"  in {folder}" if folder and len(roots) > 1 else ""
-        shown = sum(len(p.matches) or 1 for p in hit.passages)
-        more = ", more in the file" if hit.more else ""
-        print(f"{hit.path}  ({hit.kind}, {shown} match{'es' if shown != 1 else ''} shown{more}){where}")
+        print(f"{hit.path}  ({_hit_summary(hit)}){where}")
         for p in hit.passages:
             passage = " ".join(p.passage.split())
             print(f"  page {p.page}, line {p.line}, offset {p.offset}: {passage}")
@@ -182,7 +230,30 @@ def _cmd_grep(args: argparse.Namespace) -> int:
                                                                   if res.nextCursor else ""))
     for w in res.warnings:
         print(f"note: {w}", file=sys.stderr)
+    if res.total == 0 and kinds:
+        print(f"note: {_kind_note(present, kinds, args.path)}", file=sys.stderr)
     return 0
+
+
+def _hit_summary(hit: Any) -> str:
+    """'pdf, 3 matches shown, more in the file' - counting only matches inside the passages printed."""
+    shown = sum(len(p.matches) for p in hit.passages)
+    parts = [hit.kind or "file", f"{shown} match{'es' if shown != 1 else ''} shown"]
+    if not hit.phrase:
+        parts.append("loose: the words, not the phrase")
+    if hit.more:
+        parts.append("more in the file")
+    return ", ".join(parts)
+
+
+def _kind_note(present: dict[str, int], kinds: list[str], path: str | None) -> str:
+    """Why a --kind search found nothing: the kinds asked for that the index has none of, and those it has."""
+    under = f" under {path}" if path else ""
+    have = ", ".join(f"{k} ({n})" for k, n in present.items()) or "none"
+    missing = [k for k in kinds if k.lower() not in present]
+    head = (f"no indexed file{under} is of kind {', '.join(missing)}" if missing
+            else f"no file of kind {', '.join(kinds)}{under} contains this")
+    return f"{head}; kinds indexed{under}: {have} (--kind takes these names)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -210,6 +281,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="compact JSON")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_status))
+
+    p = isub.add_parser("remove", help="remove a local folder (or --account: the synced account) from the index",
+                        epilog="Example: mcp-nextcloud index remove ~/Documents/old-notes")
+    p.add_argument("folder", nargs="?", help="a folder added with `index add`, as `index status` lists it")
+    p.add_argument("--account", action="store_true", help="remove the synced account's files instead")
+    _add_index_arg(p)
+    p.set_defaults(func=_guarded(_cmd_remove))
+
+    p = isub.add_parser("reset", help="delete the whole index (needs --confirm)",
+                        epilog="Example: mcp-nextcloud index reset --confirm")
+    p.add_argument("--confirm", action="store_true", help="really delete it")
+    _add_index_arg(p)
+    p.set_defaults(func=_guarded(_cmd_reset))
 
     # The sync engineer's `index sync` plugs in here when server/cli_sync.py exists.
     try:

@@ -27,8 +27,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", metavar="FILE", help="path of a local file (PDF, Office, ODF, text, CSV, JSON, HTML, image)")
     p.add_argument("--find", metavar="TEXT", help="show every match of TEXT (case, accent and space insensitive)")
-    p.add_argument("--outline", action="store_true", help="show headings / bookmarks / sheets / slides")
-    p.add_argument("--offset", type=int, default=0, help="start of the slice, a character offset (default 0)")
+    p.add_argument("--outline", action="store_true", help="show headings / bookmarks / sheets / slides (within "
+                   "--budget bytes, deeper levels counted)")
+    p.add_argument("--section", metavar="TITLE", help="with --outline: expand the section whose title contains TITLE")
+    p.add_argument("--budget", type=int, default=None, metavar="BYTES",
+                   help="with --outline: size of the outline as compact JSON (default 4096)")
+    p.add_argument("--offset", type=int, default=0, help="start of the slice, a character offset (default 0); "
+                   "with --outline, expand the section holding this offset")
     p.add_argument("--limit", type=int, default=None, help="slice size in characters, or the number of matches")
     p.add_argument("--json", action="store_true", help="print compact JSON instead of the readable view")
     p.set_defaults(func=run)
@@ -75,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
             kwargs = {} if args.limit is None else {"limit": args.limit}
             result: dict[str, Any] = {"find": find(doc, args.find, **kwargs).to_dict()}
         elif args.outline:
-            result = {"outline": outline(doc).to_dict()}
+            budget = {} if args.budget is None else {"budget": args.budget}
+            result = {"outline": outline(doc, offset=args.offset or None, section=args.section, **budget).to_dict()}
         else:
             limit = DEFAULT_PAGE_CHARS if args.limit is None else args.limit
             result = {"page": page(doc, offset=args.offset, limit=limit).to_dict()}
@@ -115,8 +121,10 @@ def _human(summary: dict[str, Any], result: dict[str, Any]) -> str:
     elif "outline" in result:
         o = result["outline"]
         for e in o["entries"]:
-            where = f"offset {e['offset']}, line {e['line']}" + (f", {summary['pageUnit']} {e['page']}" if "page" in e else "")
-            lines.append(f"{'  ' * (e['level'] - 1)}- {e['title']}  ({where})")
+            page = f", {summary['pageUnit']} {e['page']}" if "page" in e else ""
+            where = f"offset {e['offset']}, line {e['line']}{page}"
+            more = f", {e['subsections']} more below" if e.get("subsections") else ""
+            lines.append(f"{'  ' * (e['level'] - 1)}- {e['title']}  ({where}{more})")
         if o.get("structure"):
             lines.append("structure: " + json.dumps(o["structure"], separators=(",", ":"), ensure_ascii=False))
     else:

@@ -22,6 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "NEXTCLOUD_URL / NEXTCLOUD_USER / NEXTCLOUD_APP_PASSWORD). Speaks stdio unless --http is given, and "
         "keeps the index fresh in the background.",
         epilog="Example: mcp-nextcloud serve --http --port 8765")
+    p.add_argument("--mail", action="store_true",
+                   help="serve mcp-mail instead: the Nextcloud Mail tools and their preview apps")
     p.add_argument("--http", action="store_true",
                    help="serve streamable HTTP on 127.0.0.1 (requires the bearer token printed on first use)")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; with --http)")
@@ -69,6 +71,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from server.app import build_server
     from server.context import open_context
+    from server.mail_app import build_mail_server
 
     try:
         account = load_account()
@@ -79,7 +82,7 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"mcp-nextcloud serve: {no_credentials()}", file=sys.stderr)
         return 2
     ctx = open_context(account, index_path=args.index, telemetry_path=args.telemetry, settings=_settings(args))
-    server = build_server(ctx)
+    server = build_mail_server(ctx) if args.mail else build_server(ctx)
     try:
         if not args.http:
             anyio.run(server.run_stdio_async)

@@ -45,12 +45,24 @@ def read(ctx: ServerContext, *, path: str | None, file_id: int | None, offset: i
                    "truncated": False, "hint": "The image follows as an image block."}
         return envelope(payload, image=(doc.image.data, doc.image.mime))
     if fmt == "outline":
-        import reader
-
-        return envelope({**base, **reader.outline(doc).to_dict()})
+        return envelope(_outline(doc, base, offset))
     if find is not None:
         return envelope({**base, **_find(doc, find, offset, min(limit or 20, MAX_FIND_LIMIT))})
     return envelope({**base, **_slice(doc, offset, limit)})
+
+
+def _outline(doc: Any, base: dict[str, Any], offset: int) -> dict[str, Any]:
+    """The outline, the whole answer within the outline budget; a non-zero offset expands the section holding it."""
+    import reader
+    from reader.outline import OUTLINE_BUDGET
+    from reader.outline_budget import json_bytes
+
+    if offset > len(doc.text):
+        raise misuse(f"offset {offset} is past the end of the text ({len(doc.text)} characters). Use an entry's "
+                     "offset from the outline to expand its section. Do not retry this offset.",
+                     status="offset_past_end")
+    room = OUTLINE_BUDGET - json_bytes(base)
+    return {**base, **reader.outline(doc, offset=offset or None, budget=room).to_dict()}
 
 
 def _slice(doc: Any, offset: int, limit: int | None) -> dict[str, Any]:
@@ -95,8 +107,11 @@ def _find(doc: Any, query: str, offset: int, limit: int) -> dict[str, Any]:
     return out
 
 
-def load_document(ctx: ServerContext, item: Any) -> Any:
-    """The Document for this version of the file: memory, then the index cache, then download + extract."""
+def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -> Any:
+    """The Document for this version of the file: memory, then the index cache, then download + extract.
+
+    best_effort: download with the quick client (one bounded attempt), for reads nobody asked for.
+    """
     key = (item.file_id if item.file_id is not None else item.path, item.etag)
     doc = ctx.recall_document(key)
     if doc is not None:
@@ -118,7 +133,8 @@ def load_document(ctx: ServerContext, item: Any) -> Any:
             f"{item.path} is {int(item.size) / 1048576:.1f} MB, over the {cap / 1048576:.0f} MB read cap, so it "
             "was not downloaded. Use files_grep to find passages in it if it is indexed, or ask the user for a "
             "smaller export. Do not retry.", status="too_large")
-    data = ctx.client().webdav.read(item.path, max_bytes=cap)
+    client = ctx.quick_client() if best_effort else ctx.client()
+    data = client.webdav.read(item.path, max_bytes=cap)
     extracted = _extract(ctx, data, item)
     doc = extracted.document
     if doc.kind not in IMAGE_KINDS:

@@ -14,8 +14,8 @@ from mcp.types import CallToolResult
 
 from server.context import ServerContext
 from server.envelope import envelope
-from server.errors import from_nextcloud, misuse, refused
-from server.tools.resolve import check_path, file_ref, resolve
+from server.errors import ToolFailure, from_nextcloud, misuse, refused
+from server.tools.resolve import check_path, file_ref, resolve, resolve_account
 
 BINARY_EXTENSIONS = frozenset("""
 pdf doc docx docm dot dotx xls xlsx xlsm xlsb ppt pptx pptm odt ods odp odg odf ott ots otp epub
@@ -39,7 +39,7 @@ def _nextcloud_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content: str,
-          etag: str | None) -> CallToolResult:
+          etag: str | None, create_folders: bool = False) -> CallToolResult:
     """The files_write tool: see the module docstring."""
     if path:
         target = check_path(path)
@@ -59,12 +59,75 @@ def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content:
         raise refused(f"content is {len(data)} bytes, over the {ctx.settings.max_write_bytes}-byte write cap. "
                       "Write a shorter file or split it. Do not retry unchanged.", status="too_large")
     etag = etag.strip() if etag and etag.strip() else None
-    webdav = ctx.client().webdav
-    item = _nextcloud_call(webdav.put, target, data, etag=etag, create_only=etag is None)
+    item, made = _put(ctx, target, data, etag, create_folders)
     _reindex(ctx, item, data)
     payload = {**file_ref(item), "etag": item.etag, "size": len(data), "created": etag is None,
+               "createdFolders": made or None,
                "hint": "Pass this etag to files_write for the next edit of this file."}
     return envelope(payload)
+
+
+def _put(ctx: ServerContext, target: str, data: bytes, etag: str | None,
+         create_folders: bool) -> tuple[Any, list[str]]:
+    """The PUT, with the failures that need a look at the path turned into instructions that lead somewhere."""
+    webdav = ctx.client().webdav
+    try:
+        return webdav.put(target, data, etag=etag, create_only=etag is None), []
+    except Exception as exc:
+        if type(exc).__name__ != "NextcloudError":
+            raise
+        kind = getattr(exc, "kind", "")
+        if kind == "missing_parent":
+            if not create_folders:
+                raise _missing_folder(target) from None
+            made = _make_parents(ctx, target)
+            return _nextcloud_call(webdav.put, target, data, etag=etag, create_only=etag is None), made
+        if kind in ("precondition", "exists"):
+            _explain_target(ctx, target, exc)
+        raise from_nextcloud(exc) from None
+
+
+def _missing_folder(target: str) -> ToolFailure:
+    parent = target.rsplit("/", 1)[0] or "/"
+    return misuse(f"The folder {parent} (or one above it) does not exist, so {target} cannot be written. "
+                  "Call files_write again with createFolders=true to create the missing folders, or confirm the path "
+                  "with files_search (do not guess variants). Do not retry unchanged.", status="missing_parent")
+
+
+def _make_parents(ctx: ServerContext, target: str) -> list[str]:
+    """MKCOL every missing folder above `target`, top down; the folders created (an existing one is skipped)."""
+    webdav = ctx.client().webdav
+    parts = target.strip("/").split("/")[:-1]
+    made: list[str] = []
+    for i in range(1, len(parts) + 1):
+        folder = "/" + "/".join(parts[:i])
+        try:
+            webdav.mkcol(folder)
+            made.append(folder)
+        except Exception as exc:
+            if type(exc).__name__ != "NextcloudError":
+                raise
+            if getattr(exc, "kind", "") != "exists":
+                raise from_nextcloud(exc) from None
+    return made
+
+
+def _explain_target(ctx: ServerContext, target: str, exc: Any) -> None:
+    """A 412 can also mean "no such file" (etag given) or "that is a folder": say which, after one stat."""
+    try:
+        item = ctx.client().webdav.stat(target)
+    except Exception as err:
+        if type(err).__name__ != "NextcloudError" or getattr(err, "kind", "") != "not_found":
+            return  # the original instruction stands
+        if getattr(exc, "kind", "") == "precondition":
+            raise misuse(f"No file exists at {target}: the etag matches nothing there (the file was deleted or "
+                         "moved, or the path is wrong). To create it, call files_write without etag; to edit a moved "
+                         "file, find it with files_search. Do not retry with this etag.",
+                         status="etag_no_file") from None
+        return
+    if item.is_dir:
+        raise misuse(f"{target} is a folder, not a file: files_write writes files. Give a file name inside it, "
+                     f"e.g. {target.rstrip('/')}/notes.md. Do not retry this path.", status="is_folder") from None
 
 
 def _reindex(ctx: ServerContext, item: Any, data: bytes) -> None:
@@ -89,12 +152,14 @@ def share(ctx: ServerContext, *, path: str | None, file_id: int | None, share_wi
                      status="bad_sharee")
     item = resolve(ctx, path, file_id)
     ocs = ctx.client().ocs
-    account, display = _resolve_sharee(_nextcloud_call(ocs.sharees, who, item_type="folder" if item.is_dir
-                                                       else "file"), who)
-    me = getattr(ctx.account, "user_id", None) or getattr(ctx.account, "user", None)
-    if me and account.lower() == str(me).lower():
-        raise misuse(f"{account} is you: a file cannot be shared with its owner. Do not retry.",
-                     status="self_share")
+    if _is_caller(ctx, who):
+        raise _self_share(who)
+    candidates = _nextcloud_call(ocs.sharees, who, item_type="folder" if item.is_dir else "file")
+    if not any(getattr(c, "kind", "user") == "user" for c in candidates) and _is_caller(ctx, who, ask=True):
+        raise _self_share(who)  # Nextcloud leaves the caller out of sharee results: a display name of theirs
+    account, display = resolve_account(candidates, who)
+    if _is_caller(ctx, account):
+        raise _self_share(account)
     bits = PERMISSIONS["read"] if permissions == "read" else \
         PERMISSIONS["edit_folder" if item.is_dir else "edit_file"]
     result, before = _share_with(ocs, item.path, account, bits)
@@ -107,6 +172,29 @@ def share(ctx: ServerContext, *, path: str | None, file_id: int | None, share_wi
     if granted != permissions:
         payload["warnings"] = [f"The server kept {account}'s access at {granted}, not {permissions}."]
     return envelope(payload)
+
+
+def _self_share(who: str) -> ToolFailure:
+    return misuse(f"{who!r} is the caller's own account (the one this server acts as): a file cannot be shared "
+                  "with its owner, who already has it. Ask the user whom to share it with. Do not retry.",
+                  status="self_share")
+
+
+def _is_caller(ctx: ServerContext, who: str, *, ask: bool = False) -> bool:
+    """Whether `who` names this server's own account: login, user id, or (ask=True, one OCS call) display name."""
+    low = who.strip().lower()
+    mine = {str(v).lower() for v in (getattr(ctx.account, "user", None), getattr(ctx.account, "user_id", None)) if v}
+    client = ctx.client()
+    known = getattr(client, "_user_id", None)  # resolved already: no request
+    if known:
+        mine.add(str(known).lower())
+    if low in mine or not ask:
+        return low in mine
+    try:
+        me = client.ocs.current_user()
+    except Exception:  # noqa: BLE001 - cannot tell: the sharee error stands
+        return False
+    return low in {str(me.id).lower(), str(me.display_name or "").lower()}
 
 
 def _level(bits: int) -> str:
@@ -146,20 +234,3 @@ def _existing(ocs: Any, path: str, account: str) -> Any:
     """This account's user share of `path`, if one exists (one GET)."""
     shares = _nextcloud_call(ocs.list_shares, path)
     return next((s for s in shares if s.share_type == 0 and str(s.share_with).lower() == account.lower()), None)
-
-
-def _resolve_sharee(candidates: list[Any], who: str) -> tuple[str, str | None]:
-    """The one user account meant by `who`: exact id, else exact display name; otherwise a misuse error."""
-    users = [c for c in candidates if getattr(c, "kind", "user") == "user"]
-    low = who.lower()
-    exact = [c for c in users if str(c.id).lower() == low]
-    if not exact:
-        exact = [c for c in users if str(c.label).lower() == low]
-    if len(exact) == 1:
-        return str(exact[0].id), exact[0].label
-    listed = "; ".join(f"{c.id} ({c.label})" for c in (exact or users)[:8])
-    if not users:
-        raise misuse(f"No account on this Nextcloud matches {who!r}. Ask the user for the account id; "
-                     "public links are not available here. Do not retry with guesses.", status="unknown_sharee")
-    raise misuse(f"{who!r} does not name exactly one account. Candidates: {listed}. Call again with one of these "
-                 "account ids.", status="ambiguous_sharee")

@@ -39,7 +39,7 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     @server.tool(annotations=READ_ONLY)
     def files_search(
         name: Annotated[str | None, Field(description="Part of the name, * wildcard")] = None,
-        mime: Annotated[str | None, Field(description="e.g. application/pdf or image/")] = None,
+        mime: Annotated[str | None, Field(description="e.g. application/pdf, image/")] = None,
         modifiedAfter: Annotated[str | None, Field(description="ISO date, e.g. 2025-01-31")] = None,
         path: Folder = None,
         limit: Annotated[int, Field(description="Max 100", ge=1, le=100)] = 20,
@@ -82,9 +82,12 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         content: Annotated[str, Field(description="Full new text")],
         etag: Annotated[str | None, Field(description="From files_read")] = None,
         fileId: FileId = None,
+        # No published default (None = no): tools/list bytes are paid in every session.
+        createFolders: Annotated[bool | None, Field(description="Create missing folders")] = None,
     ) -> Annotated[CallToolResult, WriteOut]:
         """Write a text file: with etag only if unchanged, else only if new."""
-        return file_write.write(ctx, path=path, file_id=fileId, content=content, etag=etag)
+        return file_write.write(ctx, path=path, file_id=fileId, content=content, etag=etag,
+                                create_folders=bool(createFolders))
 
     @server.tool(annotations=SHARE)
     def files_share_internal(
@@ -95,5 +98,5 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
                                         min_length=1, max_length=200)],
         permissions: Annotated[Literal["read", "edit"], Field(description="Access")] = "read",
     ) -> Annotated[CallToolResult, ShareOut]:
-        """Share a file or folder with an account here (no public links)."""
+        """Share with an account here (no public links)."""
         return file_write.share(ctx, path=path, file_id=fileId, share_with=shareWith, permissions=permissions)

@@ -49,6 +49,7 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
             raise misuse(f"path {norm} has fileId {item.file_id}, not {file_id}. Give only one of them "
                          "(the one files_search returned). Do not retry with both.", status="id_mismatch")
         return item
+    assert file_id is not None  # checked on entry: path or fileId
     try:
         return webdav.find_by_id(int(file_id))
     except Exception as exc:
@@ -105,3 +106,23 @@ def file_entry(item: Any) -> dict[str, Any]:
     if is_dir:
         entry["folder"] = True
     return entry
+
+
+def resolve_account(candidates: list[Any], who: str) -> tuple[str, str | None]:
+    """The one user account meant by `who` among OCS sharees: exact id, else exact display name; else a misuse error.
+
+    Shared by files_share_internal and deck_create_board (Deck stores an ACL for any name it is given).
+    """
+    users = [c for c in candidates if getattr(c, "kind", "user") == "user"]
+    low = who.lower()
+    exact = [c for c in users if str(c.id).lower() == low]
+    if not exact:
+        exact = [c for c in users if str(c.label).lower() == low]
+    if len(exact) == 1:
+        return str(exact[0].id), exact[0].label
+    listed = "; ".join(f"{c.id} ({c.label})" for c in (exact or users)[:8])
+    if not users:
+        raise misuse(f"No account on this Nextcloud matches {who!r}. Ask the user for the account id. "
+                     "Do not retry with guesses.", status="unknown_sharee")
+    raise misuse(f"{who!r} does not name exactly one account. Candidates: {listed}. Call again with one of these "
+                 "account ids.", status="ambiguous_sharee")

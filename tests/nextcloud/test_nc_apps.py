@@ -206,7 +206,7 @@ def test_deck_create_and_move_verified(nc):
     board, stacks = _board(nc)
     card = nc.deck.create_card(board.id, stacks["To do"].id, "Ship it", description="soon")
     assert card.stack_id == stacks["To do"].id and card.title == "Ship it"
-    moved = nc.deck.move_card(board.id, card.id, stacks["To do"].id, stacks["Done"].id, 0)
+    moved = nc.deck.move_card(board.id, card.id, stacks["Done"].id, 0)
     assert moved.stack_id == stacks["Done"].id
     done = {s.title: s for s in nc.deck.stacks(board.id)}["Done"]
     assert done.cards[0].id == card.id

@@ -1,8 +1,10 @@
 """outline: headings, bookmarks, pages, sheets and skeletons, small and pointing into the text."""
 from __future__ import annotations
 
+import json
+
 from reader import Document, OutlineEntry, outline, page
-from reader.outline import MAX_ENTRIES, json_skeleton, markdown_headings
+from reader.outline import OUTLINE_BUDGET, json_skeleton, markdown_headings
 
 MD = "# Title\n\nintro\n\n## Install\n\nrun it\n```\n# not a heading\n```\nSetext title\n===\ntext\n### Deep ###\n"
 
@@ -94,10 +96,12 @@ def test_json_skeleton() -> None:
 
 
 def test_entries_are_capped_and_say_so() -> None:
-    text = "".join(f"# H{i}\n" for i in range(MAX_ENTRIES + 50))
+    text = "".join(f"# H{i}\n" for i in range(250))
     o = outline(Document(text=text, kind="markdown"))
-    assert len(o.entries) == MAX_ENTRIES and o.truncated
-    assert f"{MAX_ENTRIES} of {MAX_ENTRIES + 50}" in o.hint
+    shown = len(o.entries)
+    assert 20 < shown < 250 and o.truncated and o.entry_count == 250
+    assert f"{shown} of 250" in o.hint and o.next_offset == text.index(f"# H{shown}\n")
+    assert len(json.dumps(o.to_dict(), separators=(",", ":")).encode()) <= OUTLINE_BUDGET
 
 
 def test_long_titles_are_shortened() -> None:

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from server.cli import main
 
@@ -54,6 +53,27 @@ def test_outline_json_and_human(capsys, fixture_docs: Path) -> None:
     assert main(["inspect", md, "--outline"]) == 0
     out = capsys.readouterr().out
     assert "manual.md: markdown" in out and "- Installation" in out and "line 5" in out
+
+
+def test_outline_within_a_budget_expands_a_section(capsys, tmp_path: Path) -> None:
+    from fixtures.large_docs import bookmarked_pdf
+
+    pdf = tmp_path / "big.pdf"
+    pdf.write_bytes(bookmarked_pdf())
+    top = run_json(capsys, [str(pdf), "--outline"])["outline"]
+    assert top["entryCount"] == 600 and len(top["entries"]) == 24 and top["entries"][0]["subsections"] == 24
+    chapter = top["entries"][4]
+    expanded = run_json(capsys, [str(pdf), "--outline", "--offset", str(chapter["offset"])])["outline"]
+    assert expanded["entries"][0] == {k: v for k, v in chapter.items() if k != "subsections"}
+    assert expanded["entries"][1]["title"].startswith("5.1 ")
+    titled = run_json(capsys, [str(pdf), "--outline", "--section", "5.1 section"])["outline"]
+    assert titled["entries"][0]["title"] == "5.1 Section on part 1"
+    small = run_json(capsys, [str(pdf), "--outline", "--budget", "900"])["outline"]
+    assert len(json.dumps(small, separators=(",", ":")).encode()) <= 900 and small["nextOffset"]
+    assert main(["inspect", str(pdf), "--outline"]) == 0
+    assert "24 more below" in capsys.readouterr().out
+    assert main(["inspect", str(pdf), "--outline", "--section", "nowhere"]) == 2
+    assert "no outline entry titled" in capsys.readouterr().err
 
 
 def test_human_find_view(capsys, fixture_docs: Path) -> None:

@@ -116,9 +116,10 @@ def test_grep_in_a_folder_the_server_does_not_have(small, err, fresh_check):
     assert "/No-such-folder does not exist on the server" in text and "files_search" in text
     assert "Do not retry" in text
     assert "Could not ask" not in text and "mcp-nextcloud" not in text
-    # One question about the folder: the freshness SEARCH, or (when that is not due) one PROPFIND.
+    # At most two questions: the freshness SEARCH (which cannot tell a missing folder from a file), then one
+    # PROPFIND that can; when the SEARCH is not due, the PROPFIND alone.
     asked = emu.request_count("SEARCH") + emu.request_count("PROPFIND")
-    assert asked == 1 and emu.request_count("GET", "/remote.php") == 0, emu.requests
+    assert asked == (2 if fresh_check else 1) and emu.request_count("GET", "/remote.php") == 0, emu.requests
     assert ctx.telemetry is None or ctx.telemetry.rows()[-1]["kind"] == "misuse"
 
 

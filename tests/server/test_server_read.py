@@ -76,6 +76,26 @@ def test_outline_of_markdown_and_a_sheet(call, ok, mode):
     assert sheet["entries"] and sheet["kind"] == "xlsx"
 
 
+def test_outline_of_a_600_bookmark_pdf_fits_4_kb_and_expands_by_offset(world, call, ok):
+    from fixtures.large_docs import bookmarked_pdf
+
+    path = f"/Documents/big-outline-{uuid.uuid4().hex[:6]}.pdf"
+    _put(world, path, bookmarked_pdf())
+    result = call("files_read", {"path": path, "format": "outline"})
+    assert len(result.content[0].text.encode()) <= 4096
+    top = ok(result)
+    assert top["entryCount"] == 600 and [e["level"] for e in top["entries"]] == [1] * 24
+    assert top["entries"][0]["subsections"] == 24 and "offset" in top["hint"]
+    chapter = top["entries"][9]
+    expanded_result = call("files_read", {"path": path, "format": "outline", "offset": chapter["offset"]})
+    assert len(expanded_result.content[0].text.encode()) <= 4096
+    expanded = ok(expanded_result)
+    assert expanded["entries"][0]["title"] == chapter["title"] == "10. Chapter about topic 10"
+    assert [e["title"] for e in expanded["entries"][1:25]][:2] == ["10.1 Section on part 1", "10.1.1 Detail 1"]
+    section = ok(call("files_read", {"path": path, "offset": expanded["entries"][1]["offset"], "limit": 60}))
+    assert section["content"].startswith("10.1 Section on part 1\n")
+
+
 def test_file_id_reads_the_same_file(call, ok):
     by_path = ok(call("files_read", {"path": "/Documents/notes.txt"}))
     by_id = ok(call("files_read", {"fileId": by_path["fileId"]}))

@@ -16,6 +16,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _registered() -> set[str]:
+    """The tools the server registers in process: a subprocess server must list the same ones."""
+    from server.app import build_server
+    from server.context import ServerContext
+
+    return {t.name for t in build_server(ServerContext(account=None, index=None))._tool_manager.list_tools()}
+
+
 def _env(world, tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
     env.update({
@@ -43,7 +51,7 @@ def test_serve_over_stdio_with_the_sdk_stdio_client(world, tmp_path):
             return tools, grep, read, bad
 
     tools, grep, read, bad = anyio.run(go)
-    assert len(tools) == 6
+    assert {t.name for t in tools} == _registered()
     hits = json.loads(grep.content[0].text)["hits"]
     assert any(h["path"] == "/Documents/manual.pdf" for h in hits)
     match = json.loads(read.content[0].text)["matches"][0]
@@ -127,7 +135,7 @@ def test_http_requires_the_bearer_token(http_server):
             return tools, grep
 
     tools, grep = anyio.run(go)
-    assert len(tools) == 6 and json.loads(grep.content[0].text)["hits"]
+    assert {t.name for t in tools} == _registered() and json.loads(grep.content[0].text)["hits"]
     proc.terminate()
     stdout, stderr = proc.communicate(timeout=10)
     assert token in stderr and "Authorization: Bearer" in stderr  # printed once, to stderr, with instructions

@@ -64,7 +64,7 @@ def test_binary_formats_are_refused(world, call, err, ctx, ext):
 
 def test_missing_parent_folder(call, err):
     text = err(call("files_write", {"path": f"/No-such-{uuid.uuid4().hex[:6]}/a.md", "content": "x"}))
-    assert "parent folder does not exist" in text and "Do not retry" in text
+    assert "does not exist" in text and "createFolders=true" in text and "Do not retry" in text
 
 
 def test_locked_file(world, call, ok, err):
@@ -151,7 +151,7 @@ def test_share_upgrade_when_the_server_refuses_a_second_share(world, call, ok):
 @pytest.mark.parametrize("who, needles", [
     ("nobody-here", ["No account", "Do not retry"]),
     ("i", ["Candidates", "bob", "admin"]),
-    ("alice", ["No account"]),
+    ("alice", ["the caller's own account"]),
 ])
 def test_share_with_unknown_or_ambiguous_accounts(call, err, ctx, who, needles):
     text = err(call("files_share_internal", {"path": "/Documents/notes.txt", "shareWith": who}))

@@ -1,0 +1,1 @@
+"""HTML apps (MCP Apps ui:// resources) served by the mail server."""

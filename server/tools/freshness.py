@@ -1,0 +1,180 @@
+"""files_grep's look at the server before answering: what changed since the last sync, does the folder exist.
+
+Every call here is best effort on a read path: it goes through the context's
+quick client (one attempt, `settings.best_effort_s` per timeout, no retry), so
+a server that hangs or is gone costs about a second, never the request
+deadline. Past it the answer comes from the index at once and says so; what
+the call met (wrong password, unreachable server) is handed to
+server.tools.coverage, which explains it. A folder the server does not have
+is the one failure that fails the grep: the path is wrong.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from server.context import ServerContext
+from server.errors import ToolFailure, misuse
+from server.tools.coverage import PASSING_KINDS, iso, meta_time
+
+CHANGES_SINCE_MARGIN_S = 2.0  # the same margin indexer.remote applies when it records the mark
+
+
+@dataclass
+class Freshness:
+    """What the check found: warnings, whether the server confirmed the folder, the failure it met."""
+
+    warnings: list[str]
+    folder_seen: bool
+    failure: Any = None          # a NextcloudError (auth, network, timeout...) or None
+    is_file: bool = False        # the path names a file, not a folder
+
+
+def _nextcloud_error(exc: Exception) -> bool:
+    return type(exc).__name__ == "NextcloudError"
+
+
+def changes_since(ctx: ServerContext) -> float | None:
+    """Since when the server must be asked what changed: the last complete sync's start, minus a margin.
+
+    Indexes written before that mark existed only hold the finish time
+    (`last_sync_at`) and the sync's duration: their start is derived from
+    both, with the same margin, so edits made during that sync are not missed.
+    """
+    import json
+
+    mark = meta_time(ctx, "changes_since")
+    if mark is not None:
+        return mark
+    finished = meta_time(ctx, "last_sync_at")
+    if finished is None:
+        return None
+    try:
+        seconds = float(json.loads(ctx.index.get_meta("last_sync") or "{}").get("seconds") or 0.0)
+    except (ValueError, TypeError, AttributeError):
+        seconds = 0.0
+    return finished - seconds - CHANGES_SINCE_MARGIN_S
+
+
+def folder_missing(folder: str) -> ToolFailure:
+    return misuse(f"The folder {folder} does not exist on the server. Confirm it with files_search (its name, "
+                  "or path=/ to list the top level), or drop path to search everything. "
+                  "Do not retry this path unchanged.", status="folder_not_found")
+
+
+def names_a_file(ctx: ServerContext, folder: str | None) -> bool:
+    """True when the index holds a file at exactly this path (grep's path then covers that one file)."""
+    if not folder or folder == "/":
+        return False
+    try:
+        return ctx.index.get_file(path=folder) is not None
+    except Exception:  # noqa: BLE001 - an unreadable index knows no file
+        return False
+
+
+def check_folder(ctx: ServerContext, folder: str) -> Freshness:
+    """One bounded PROPFIND: a wrong path raises the instruction; a file or a failure is reported back."""
+    try:
+        item = ctx.quick_client().webdav.stat(folder)
+    except Exception as exc:
+        if not _nextcloud_error(exc):
+            raise
+        if getattr(exc, "kind", "") == "not_found":
+            raise folder_missing(folder) from None
+        return Freshness([], folder_seen=False, failure=exc)
+    return Freshness([], folder_seen=True, is_file=not getattr(item, "is_dir", True))
+
+
+def probe(ctx: ServerContext) -> Any:
+    """For an index never synced: can the server be reached with these credentials? The failure, or None."""
+    try:
+        ctx.quick_client().webdav.stat("/")
+    except Exception as exc:
+        if not _nextcloud_error(exc):
+            raise
+        return exc
+    return None
+
+
+def timed_out(ctx: ServerContext, exc: Any = None) -> str:
+    """The warning of a freshness check that failed for a moment (no answer within the budget, a 5xx...)."""
+    last = meta_time(ctx, "last_sync_at")
+    when = f"the last sync at {iso(last)}" if last else "the last sync"
+    if exc is None or getattr(exc, "kind", "") == "timeout":
+        cause = f"the server did not answer within {ctx.settings.best_effort_s:g} s"
+    else:
+        cause = str(exc).split(". ", 1)[0].rstrip(".")
+    return (f"Could not ask the server what changed since {when}, because {cause}: this "
+            "answer comes from the index at once and may miss recent edits; retrying later may see them.")
+
+
+def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
+    """Index small files changed on the server since the last sync; name the rest.
+
+    Runs at most every `settings.freshness_interval_s` (one bounded WebDAV
+    SEARCH) so a burst of greps costs one round trip, and never fails the grep
+    for an outage: a server that does not answer only produces a warning.
+    """
+    now = time.monotonic()
+    # A failed check counts too: during an outage every grep must not wait on it.
+    if not ctx.claim_fresh_check(ctx.settings.freshness_interval_s):
+        # Not due: what the last check could not do still holds (until a check succeeds, answers say so).
+        last = ctx.last_fresh_failure
+        return Freshness(list(last.warnings), folder_seen=False, failure=last.failure) if last else \
+            Freshness([], folder_seen=False)
+    fresh = _check(ctx, folder, now)
+    ctx.last_fresh_failure = Freshness(fresh.warnings, False, fresh.failure) if fresh.failure is not None else None
+    return fresh
+
+
+def _check(ctx: ServerContext, folder: str | None, now: float) -> Freshness:
+    """The freshness check proper: one bounded SEARCH, then the small changed files folded in."""
+    since = changes_since(ctx)
+    if since is None:
+        return Freshness([], folder_seen=False, failure=probe(ctx))  # never synced: coverage explains it
+    is_file = names_a_file(ctx, folder)
+    scope = (folder.rsplit("/", 1)[0] or "/") if folder and is_file else folder
+    try:
+        changed = ctx.quick_client().webdav.search(modified_after=since, path=scope or "/",
+                                                   limit=ctx.settings.fly_max_files * 3)
+    except Exception as exc:  # freshness is best effort; grep still answers from the index
+        if not _nextcloud_error(exc):
+            raise
+        kind = getattr(exc, "kind", "")
+        if scope and kind == "not_found":
+            return check_folder(ctx, scope)  # a file given as the folder, or a folder that does not exist
+        warnings = [timed_out(ctx, exc)] if kind in PASSING_KINDS else []
+        return Freshness(warnings, folder_seen=False, failure=exc, is_file=is_file)
+    return Freshness(_fold_in(ctx, changed, started=now), folder_seen=True, is_file=is_file)
+
+
+def _fold_in(ctx: ServerContext, changed: list[Any], *, started: float) -> list[str]:
+    """Index what changed (small files, within the budget); the warning naming what was not searched."""
+    from server.tools.file_read import load_document
+
+    settings = ctx.settings
+    skipped: list[str] = []
+    done = 0
+    for item in changed:
+        if item.is_dir:
+            continue
+        try:
+            rec = ctx.index.get_file(file_id=item.file_id) if item.file_id is not None else None
+        except Exception:  # noqa: BLE001 - unknown to the index: fold it in
+            rec = None
+        if rec is not None and rec.etag == item.etag and rec.status != "pending":
+            continue  # already this version (the sync, files_read or files_write stored it)
+        over_budget = time.monotonic() - started > 2 * settings.best_effort_s
+        if done >= settings.fly_max_files or int(item.size or 0) > settings.fly_max_bytes or over_budget:
+            skipped.append(item.path)
+            continue
+        try:
+            load_document(ctx, item, best_effort=True)  # download (bounded) + extract + store in the index
+            done += 1
+        except Exception:  # noqa: BLE001 - an unreadable file is recorded by the index; it must not fail the grep
+            skipped.append(item.path)
+    if not skipped:
+        return []
+    names = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+    return [f"Changed on the server since the last sync and not searched yet: {names}. Read them with files_read."]

@@ -1,0 +1,273 @@
+"""mcp-mail against the emulator: search, read, people, compose, and the app-only send and draft."""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import anyio
+import pytest
+
+from fixtures.emulator.server import ALL_APPS, Emulator
+from server.tools.mail_compose import TOKEN_META_KEY
+
+SEND_PATH = "/ocs/v2.php/apps/mail/message/send"
+
+
+@pytest.fixture
+def mail_server(ctx: Any) -> Any:
+    from server.mail_app import build_mail_server
+
+    return build_mail_server(ctx)
+
+
+@pytest.fixture
+def mcall(mail_server: Any) -> Callable[..., Any]:
+    """mcall(name, args) -> CallToolResult from the mail server, through a real in-process MCP Client."""
+    from mcp import Client
+
+    def run(name: str, args: dict[str, Any] | None = None, mode: str = "legacy") -> Any:
+        async def go() -> Any:
+            async with Client(mail_server, mode=mode) as client:
+                return await client.call_tool(name, args or {})
+        return anyio.run(go)
+    return run
+
+
+def _sends(world: Any) -> int:
+    return sum(1 for method, path, _ in world.emulator.requests if method == "POST" and path == SEND_PATH)
+
+
+def _compose(mcall: Any, ok: Any, **args: Any) -> tuple[dict[str, Any], str]:
+    base = {"to": ["bob@example.invalid"], "subject": "Standup", "body": "See you at 9:45."}
+    result = mcall("mail_compose", {**base, **args})
+    data = ok(result)
+    return data, (result.meta or {}).get(TOKEN_META_KEY, "")
+
+
+def test_lists_six_tools_two_app_only_with_real_html_apps(mail_server: Any) -> None:
+    from mcp import Client
+
+    from server.policy import approval_for
+
+    async def go() -> tuple[Any, Any, Any]:
+        async with Client(mail_server, mode="legacy") as client:
+            tools = (await client.list_tools()).tools
+            resources = (await client.list_resources()).resources
+            pages = [await client.read_resource(r.uri) for r in resources]
+            return tools, resources, pages
+    tools, resources, pages = anyio.run(go)
+    by_name = {t.name: t for t in tools}
+    assert set(by_name) == {"mail_contacts", "mail_search", "mail_read", "mail_compose", "mail_send", "mail_draft"}
+    for name in ("mail_send", "mail_draft"):
+        assert by_name[name].meta["ui"]["visibility"] == ["app"]
+    assert by_name["mail_compose"].meta["ui"]["resourceUri"] == by_name["mail_send"].meta["ui"]["resourceUri"]
+    assert "visibility" not in by_name["mail_search"].meta["ui"]
+    assert approval_for(by_name["mail_send"].annotations).needs_approval
+    assert not approval_for(by_name["mail_search"].annotations).needs_approval
+    assert {r.mime_type for r in resources} == {"text/html;profile=mcp-app"}
+    for page in pages:
+        html = page.contents[0].text
+        assert "ui/initialize" in html and "/*BRIDGE*/" not in html and "innerHTML" not in html
+
+
+def test_search_finds_by_subject_sender_and_flags(mcall: Any, ok: Any) -> None:
+    data = ok(mcall("mail_search", {"subject": "budget"}))
+    assert [m["subject"] for m in data["messages"]] == ["Q4 budget numbers"]
+    assert data["messages"][0]["from"] == "finance@example.invalid" and data["mailboxes"] == ["INBOX"]
+    bob = ok(mcall("mail_search", {"sender": "bob", "limit": 2}))
+    assert [m["subject"] for m in bob["messages"]] == ["Weekly standup moved", "Lunch on Friday?"]
+    assert bob["truncated"] is True and bob["nextCursor"]
+    rest = ok(mcall("mail_search", {"sender": "bob", "limit": 2, "cursor": bob["nextCursor"]}))
+    assert [m["subject"] for m in rest["messages"]] == ["Welcome to the team"] and rest["truncated"] is False
+    unread = ok(mcall("mail_search", {"unread": True, "limit": 50}))
+    assert unread["messages"] and all(m["unread"] for m in unread["messages"])
+    # Other tests send from the same session emulator: look for the seeded sent message by its subject.
+    sent = ok(mcall("mail_search", {"mailbox": "Sent", "subject": "lunch"}))
+    assert [m["subject"] for m in sent["messages"]] == ["Re: Lunch on Friday?"]
+
+
+def test_empty_search_says_it_is_not_proof(mcall: Any, ok: Any) -> None:
+    data = ok(mcall("mail_search", {"subject": "zebra quartet"}))
+    assert data["messages"] == [] and data["truncated"] is False
+    assert "not proof" in data["hint"].lower() or "no proof" in data["hint"].lower()
+    assert data["mailboxes"] == ["INBOX"]
+
+
+def test_search_misuse_names_the_fix(mcall: Any, err: Any) -> None:
+    text = err(mcall("mail_search", {"mailbox": "Archive"}))
+    assert "INBOX" in text and "Do not retry" in text
+    assert "cursor" in err(mcall("mail_search", {"subject": "budget", "cursor": "bm9wZQ"}))
+    assert "ISO date" in err(mcall("mail_search", {"after": "last tuesday"}))
+    ok_cursor = json.loads(mcall("mail_search", {"sender": "bob", "limit": 1}).content[0].text)["nextCursor"]
+    assert ok_cursor and "does not belong" in err(mcall("mail_search", {"sender": "chen", "cursor": ok_cursor}))
+
+
+def test_read_slices_and_finds_in_the_body(mcall: Any, ok: Any, err: Any) -> None:
+    msg = ok(mcall("mail_search", {"subject": "maintenance"}))["messages"][0]
+    data = ok(mcall("mail_read", {"id": msg["id"]}))
+    assert data["body"] == "Nextcloud will be down from 22:00 to 23:00 UTC." and data["truncated"] is False
+    part = ok(mcall("mail_read", {"id": msg["id"], "offset": 10, "limit": 10}))
+    assert part["body"] == data["body"][10:20] and part["nextOffset"] == 20
+    found = ok(mcall("mail_read", {"id": msg["id"], "find": "23:00 utc"}))
+    assert found["total"] == 1 and data["body"][found["matches"][0]["offset"]:].startswith("23:00 UTC")
+    assert "past the end" in err(mcall("mail_read", {"id": msg["id"], "offset": 999}))
+    assert "not found" in err(mcall("mail_read", {"id": 99999})).lower()
+
+
+def test_contacts_are_accent_insensitive_and_ambiguity_is_said(mcall: Any, ok: Any) -> None:
+    elodie = ok(mcall("mail_contacts", {"name": "elodie"}))
+    assert [p["email"] for p in elodie["people"]] == ["elodie.muller@example.invalid"]
+    assert ok(mcall("mail_contacts", {"name": "garcia"}))["people"][0]["email"] == "jose.garcia@example.invalid"
+    many = ok(mcall("mail_contacts", {"name": "example.invalid"}))
+    assert len(many["people"]) > 1 and "which" in many["hint"]
+    none = ok(mcall("mail_contacts", {"name": "Zorro Unknown"}))
+    assert none["people"] == [] and "never build" in none["hint"]
+
+
+def test_compose_keeps_the_send_token_out_of_the_model_text(mcall: Any, ok: Any) -> None:
+    data, token = _compose(mcall, ok)
+    assert token and token not in json.dumps(data)
+    assert data["sent"] is False and data["to"] == ["bob@example.invalid"] and data["recipients"]
+    assert "cannot send" in data["hint"]
+
+
+def test_compose_refuses_an_address_built_from_a_name(mcall: Any, ok: Any, err: Any) -> None:
+    text = err(mcall("mail_compose", {"to": ["elodie.mueller@example.invalid"], "subject": "x", "body": "y"}))
+    assert "never build" in text.lower() and "mail_contacts" in text
+    assert "not an e-mail address" in err(mcall("mail_compose", {"to": ["Bob Builder"], "subject": "x",
+                                                                 "body": "y"}))
+    typed, _ = _compose(mcall, ok, to=["new.person@example.invalid"], typedByUser=["new.person@example.invalid"])
+    assert "new.person@example.invalid" in typed["warnings"][0]
+
+
+def test_send_only_from_the_preview_and_only_once(world: Any, mcall: Any, ok: Any, err: Any) -> None:
+    data, token = _compose(mcall, ok, subject="Send once", body="Only one copy, please.")
+    before = _sends(world)
+    refused = err(mcall("mail_send", {"id": data["id"], "token": "guessed", "recipients": data["recipients"]}))
+    assert "preview app" in refused and _sends(world) == before
+    sent = ok(mcall("mail_send", {"id": data["id"], "token": token, "recipients": data["recipients"]}))
+    assert sent["sent"] is True and _sends(world) == before + 1
+    again = ok(mcall("mail_send", {"id": data["id"], "token": token, "recipients": data["recipients"]}))
+    assert again["alreadySent"] is True and _sends(world) == before + 1
+    in_sent = ok(mcall("mail_search", {"mailbox": "Sent", "subject": "Send once"}))["messages"]
+    assert [m["to"] for m in in_sent] == [["bob@example.invalid"]]
+
+
+def test_changed_recipients_and_replaced_previews_are_refused(world: Any, mcall: Any, ok: Any, err: Any) -> None:
+    first, token = _compose(mcall, ok, subject="Replaced")
+    second, token2 = _compose(mcall, ok, subject="Replaced", to=["chen.wei@example.invalid"], replaces=first["id"])
+    before = _sends(world)
+    assert "replaced" in err(mcall("mail_send", {"id": first["id"], "token": token,
+                                                 "recipients": first["recipients"]}))
+    assert "recipients changed" in err(mcall("mail_send", {"id": second["id"], "token": token2,
+                                                           "recipients": first["recipients"]}))
+    assert _sends(world) == before
+
+
+def test_rate_limit_is_an_instruction_not_a_retry_loop(world: Any, mcall: Any, ok: Any, err: Any) -> None:
+    world.emulator.faults.clear()
+    with Emulator() as emu:   # its own emulator: Mail's 5-per-100-s window must start empty
+        ctx, server = _mail_context(emu)
+        try:
+            from mcp import Client
+
+            async def go() -> list[Any]:
+                out = []
+                async with Client(server, mode="legacy") as client:
+                    for i in range(6):
+                        r = await client.call_tool("mail_compose", {"to": ["bob@example.invalid"],
+                                                                    "subject": f"n{i}", "body": "b"})
+                        payload = json.loads(r.content[0].text)
+                        out.append(await client.call_tool("mail_send", {
+                            "id": payload["id"], "token": r.meta[TOKEN_META_KEY],
+                            "recipients": payload["recipients"]}))
+                return out
+            results = anyio.run(go)
+        finally:
+            ctx.close()
+        assert [r.is_error for r in results] == [False] * 5 + [True]
+        text = results[-1].content[0].text
+        assert "5 sends per 100 s" in text and "Do not retry in a loop" in text and " s " in text
+        assert sum(1 for m, p, _ in emu.requests if m == "POST" and p == SEND_PATH) == 5
+
+
+def test_draft_is_saved_once_and_lands_in_drafts(world: Any, mcall: Any, ok: Any, err: Any) -> None:
+    data, token = _compose(mcall, ok, subject="Draft me", body="Not yet.")
+    assert "preview app" in err(mcall("mail_draft", {"id": data["id"], "token": ""}))
+    saved = ok(mcall("mail_draft", {"id": data["id"], "token": token}))
+    again = ok(mcall("mail_draft", {"id": data["id"], "token": token}))
+    assert saved["draft"] == again["draft"] and saved["sent"] is False
+    drafts = ok(mcall("mail_search", {"mailbox": "Drafts", "subject": "Draft me"}))["messages"]
+    assert len(drafts) == 1
+
+
+def _mail_context(emu: Emulator) -> tuple[Any, Any]:
+    from nextcloud.config import Account
+    from server.context import ServerContext
+    from server.mail_app import build_mail_server
+
+    creds = emu.account("alice")
+    ctx = ServerContext(account=Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"]),
+                        index=None)
+    return ctx, build_mail_server(ctx)
+
+
+def test_without_mail_installed_no_tool_is_listed_and_calls_say_why() -> None:
+    from mcp import Client
+
+    with Emulator(apps=ALL_APPS - {"mail"}) as emu:
+        ctx, server = _mail_context(emu)
+        try:
+            async def go() -> tuple[list[Any], Any]:
+                async with Client(server, mode="legacy") as client:
+                    return (await client.list_tools()).tools, await client.call_tool("mail_search", {})
+            tools, result = anyio.run(go)
+        finally:
+            ctx.close()
+    assert tools == []
+    assert result.is_error and "not installed" in result.content[0].text
+
+
+def test_a_429_from_mail_is_said_once_and_not_retried() -> None:
+    from mcp import Client
+
+    with Emulator() as emu:
+        emu.faults.add(method="POST", path_prefix=SEND_PATH, status=429, times=3, retry_after=1)
+        ctx, server = _mail_context(emu)
+        try:
+            async def go() -> Any:
+                async with Client(server, mode="legacy") as client:
+                    r = await client.call_tool("mail_compose", {"to": ["bob@example.invalid"], "subject": "s",
+                                                                "body": "b"})
+                    payload = json.loads(r.content[0].text)
+                    return await client.call_tool("mail_send", {"id": payload["id"], "token": r.meta[TOKEN_META_KEY],
+                                                                "recipients": payload["recipients"]})
+            result = anyio.run(go)
+        finally:
+            ctx.close()
+        assert result.is_error and "Do not retry in a loop" in result.content[0].text
+        assert sum(1 for m, p, _ in emu.requests if m == "POST" and p == SEND_PATH) == 1
+
+
+def test_a_send_whose_answer_was_lost_is_never_sent_twice() -> None:
+    from mcp import Client
+
+    with Emulator() as emu:
+        emu.faults.add(method="POST", path_prefix=SEND_PATH, commit_then_timeout=True, delay=0.2, times=1)
+        ctx, server = _mail_context(emu)
+        ctx.client().transport.timeout = 0.5
+        try:
+            async def go() -> tuple[Any, Any]:
+                async with Client(server, mode="legacy") as client:
+                    r = await client.call_tool("mail_compose", {"to": ["bob@example.invalid"], "subject": "lost",
+                                                                "body": "b"})
+                    payload = json.loads(r.content[0].text)
+                    args = {"id": payload["id"], "token": r.meta[TOKEN_META_KEY], "recipients": payload["recipients"]}
+                    return await client.call_tool("mail_send", args), await client.call_tool("mail_send", args)
+            first, second = anyio.run(go)
+        finally:
+            ctx.close()
+        assert first.is_error and "may or may not have been sent" in first.content[0].text
+        assert "mailbox='Sent'" in first.content[0].text
+        assert not second.is_error and json.loads(second.content[0].text)["alreadySent"] is True
+        assert sum(1 for m, p, _ in emu.requests if m == "POST" and p == SEND_PATH) == 1
