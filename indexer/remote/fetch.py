@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from nextcloud.errors import NextcloudError
 
-from indexer.jobs.pool import IN_PROCESS, Extracted, ExtractionPool, Extractor, finish, index_bytes
+from indexer.jobs.pool import IN_PROCESS, Extracted, ExtractionPool, Extractor, store_outcome
 from indexer.models import FileRecord
 from indexer.store.writer import IndexWriter
 
@@ -26,6 +26,7 @@ DOWNLOAD_THREADS = 4
 INLINE_MIMES = frozenset({"text/plain", "text/markdown", "text/csv", "text/tab-separated-values",
                           "application/json"})
 INLINE_MAX_BYTES = 512 * 1024
+STORES_IN_FLIGHT = 64   # stores handed to the writer and not yet reported (the writer commits them together)
 
 
 def inline(rec: FileRecord, size: int) -> bool:
@@ -61,6 +62,7 @@ class Fetcher:
         self._executor = cf.ThreadPoolExecutor(self.threads, thread_name_prefix="sync-download")
         self.downloads: deque[tuple[FileRecord, str, cf.Future]] = deque()
         self.extractions: deque[tuple[FileRecord, str, cf.Future]] = deque()
+        self.stores: deque[tuple[str, cf.Future]] = deque()   # submitted to the writer, not yet reported
         self.owed = False     # a download failed since the last flush: the folder must be revisited
 
     # -- downloads -------------------------------------------------------------
@@ -91,7 +93,7 @@ class Fetcher:
             return
         self.sink.fetched(path, len(data))
         if inline(rec, len(data)):
-            self.sink.stored(path, index_bytes(self.writer, rec, data, IN_PROCESS))
+            self._store(rec, path, IN_PROCESS.submit(data, posixpath.basename(path), rec.mime))
         else:
             pool = self._pool()
             self.extractions.append((rec, path, pool.submit(data, posixpath.basename(path), rec.mime)))
@@ -107,14 +109,29 @@ class Fetcher:
         return self._own_pool
 
     def drain(self, keep: int = 0) -> None:
-        """Store finished extractions, oldest first, until at most `keep` are in flight."""
+        """Store finished extractions, oldest first, until at most `keep` are in flight.
+
+        With keep=0 every store is also committed and reported before it returns
+        (the caller then marks the folder done).
+        """
         while len(self.extractions) > keep:
             rec, path, fut = self.extractions.popleft()
-            try:
-                outcome: Extracted | BaseException = fut.result()
-            except Exception as exc:  # noqa: BLE001 - ReaderError, or a pool failure: costs this one file
-                outcome = exc
-            self.sink.stored(path, finish(self.writer, rec, outcome))
+            self._store(rec, path, fut)
+        self._report_stores(keep=STORES_IN_FLIGHT if keep else 0)
+
+    def _store(self, rec: FileRecord, path: str, extraction: cf.Future) -> None:
+        """Hand an extraction's outcome to the writer without waiting; reported once committed."""
+        try:
+            outcome: Extracted | BaseException = extraction.result()
+        except Exception as exc:  # noqa: BLE001 - ReaderError, or a pool failure: costs this one file
+            outcome = exc
+        self.stores.append((path, self.writer.submit(lambda tx: store_outcome(tx, rec, outcome))))
+        self._report_stores(keep=STORES_IN_FLIGHT)
+
+    def _report_stores(self, keep: int) -> None:
+        while self.stores and (len(self.stores) > keep or self.stores[0][1].done()):
+            path, fut = self.stores.popleft()
+            self.sink.stored(path, fut.result())
 
     def close(self, *, finish_started: bool = True) -> None:
         """Store what is in flight (so nothing started is lost) unless the sync is failing; release threads."""

@@ -28,6 +28,7 @@ from indexer.jobs.store import JobCancelled
 from indexer.models import FileMeta, FileRecord, ProgressFn
 from indexer.remote.fetch import DOWNLOAD_FAILED, Fetcher
 from indexer.store.index import Index, IndexWriter
+from indexer.store.writer import WriteTx
 
 SOURCE = "remote"
 DEFAULT_MAX_FILE_BYTES = DEFAULT_LIMITS.max_bytes
@@ -135,6 +136,23 @@ def _unreadable(mime: str | None) -> bool:
     return m.startswith(UNREADABLE_MIME_PREFIXES) or m in UNREADABLE_MIMES
 
 
+def _record_listed(tx: WriteTx, meta: FileMeta, cap: int) -> tuple[FileRecord, str]:
+    """Record one listed file (writer thread); what to do next: "unchanged", "too_large", "unsupported" or "fetch"."""
+    rec, needs = tx.upsert(meta)
+    if not needs and not _retryable(rec):
+        return rec, "unchanged"
+    if meta.size > cap:
+        # Never downloaded: PROPFIND's size is enough to refuse it.
+        out = tx.record_failure(rec.id, "too_large", f"{meta.size} bytes is over the {cap}-byte cap; not downloaded")
+        return out or rec, "too_large"
+    if _unreadable(meta.mime):
+        # The reader turns down these bytes whatever they hold: downloading them would be waste.
+        out = tx.record_failure(rec.id, "unsupported",
+                                f"{meta.mime} files hold no text the reader can extract; not downloaded")
+        return out or rec, "unsupported"
+    return rec, "fetch"
+
+
 def _child_of(folder: str, path: str) -> str | None:
     """The name of the direct child of `folder` that `path` lies in (or is)."""
     base = folder.rstrip("/") + "/"
@@ -222,9 +240,7 @@ class _Syncer:
         for gone in self._vanished_folders(path, here_dirs):
             self.writer.set_folder_etag(gone, None)
         try:
-            for item in files:
-                self._checkpoint()
-                self._file(item, known.get(_norm(item.path)))
+            self._files(files, known)
         except JobCancelled:
             self.fetcher.flush()        # what is downloading finishes: the index stays whole
             raise
@@ -262,42 +278,43 @@ class _Syncer:
         rows = con.execute("SELECT path FROM folders WHERE path > ? AND path < ?", (base, base[:-1] + "0"))
         return [p for (p,) in rows if _child_of(path, p) not in here_dirs]
 
-    # -- one file ------------------------------------------------------------
-    def _file(self, item: Any, known: FileRecord | None) -> None:
-        """Record one listed file; start its download when its content is new or still owed."""
-        path = _norm(item.path)
-        if (known is not None and item.etag and known.etag == item.etag and known.file_id == item.file_id
-                and not _retryable(known)):
-            # The common case in a changed folder: this sibling did not change. No write at all.
-            self.report.unchanged += 1
-            self.step(path)
+    # -- the files of one folder ---------------------------------------------
+    def _files(self, files: list[Any], known: dict[str, FileRecord]) -> None:
+        """Record a folder's listed files (one writer call for every one that changed); start the downloads owed."""
+        changed: list[tuple[FileMeta, FileRecord | None]] = []
+        for item in files:
+            path = _norm(item.path)
+            old = known.get(path)
+            if (old is not None and item.etag and old.etag == item.etag and old.file_id == item.file_id
+                    and not _retryable(old)):
+                # The common case in a changed folder: this sibling did not change. No write at all.
+                self.report.unchanged += 1
+                self.step(path)
+                continue
+            meta = FileMeta(path=path, source=SOURCE, file_id=item.file_id, etag=item.etag,
+                            size=int(item.size or 0), mtime=float(item.mtime or 0.0), mime=item.mime)
+            before = self.index.get_file(file_id=item.file_id) if old is None and item.file_id is not None else None
+            changed.append((meta, before))
+        if not changed:
             return
-        meta = FileMeta(path=path, source=SOURCE, file_id=item.file_id, etag=item.etag, size=int(item.size or 0),
-                        mtime=float(item.mtime or 0.0), mime=item.mime)
-        before = None
-        if known is None and item.file_id is not None:
-            before = self.index.get_file(file_id=item.file_id)
-        rec, needs = self.writer.upsert(meta)
-        self.missing.pop(rec.id, None)
-        if before is not None and before.source == SOURCE and before.path != path and before.id == rec.id:
-            self.report.moved += 1
-        if not needs and not _retryable(rec):
-            self.report.unchanged += 1
-            self.step(path)
-        elif meta.size > self.max_file_bytes:
-            # Never downloaded: PROPFIND's size is enough to refuse it.
-            self.writer.record_failure(
-                rec.id, "too_large", f"{meta.size} bytes is over the {self.max_file_bytes}-byte cap; not downloaded")
-            self.report.skipped_too_large += 1
-            self.step(path)
-        elif _unreadable(meta.mime):
-            # The reader turns down these bytes whatever they hold: downloading them would be waste.
-            self.writer.record_failure(
-                rec.id, "unsupported", f"{meta.mime} files hold no text the reader can extract; not downloaded")
-            self.report.unsupported += 1
-            self.step(path)
-        else:
-            self.fetcher.add(rec, path)
+        self._checkpoint()
+        cap = self.max_file_bytes
+        decided = self.writer.call(lambda tx: [_record_listed(tx, meta, cap) for meta, _ in changed])
+        for (meta, before), (rec, action) in zip(changed, decided, strict=True):
+            self._checkpoint()
+            self.missing.pop(rec.id, None)
+            if before is not None and before.source == SOURCE and before.path != meta.path and before.id == rec.id:
+                self.report.moved += 1
+            if action == "fetch":
+                self.fetcher.add(rec, meta.path)
+                continue
+            if action == "too_large":
+                self.report.skipped_too_large += 1
+            elif action == "unsupported":
+                self.report.unsupported += 1
+            else:
+                self.report.unchanged += 1
+            self.step(meta.path)
 
     # -- what the Fetcher reports (FetchSink) ----------------------------------
     def fetched(self, path: str, nbytes: int) -> None:
