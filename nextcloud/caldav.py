@@ -48,6 +48,32 @@ class CalendarEvent:
     object_name: str = ""        # the object's name in its calendar (e.g. "uid.ics"), for writes
 
 
+@dataclass(frozen=True)
+class CalendarObject:
+    """One stored calendar object as the server holds it: its name, etag and iCalendar text."""
+
+    calendar: str
+    name: str                    # e.g. "uid.ics" (server-generated for scheduling copies)
+    etag: str
+    ics: str
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The account as CalDAV scheduling sees it: display name and calendar-user addresses."""
+
+    display_name: str
+    addresses: list[str]         # "mailto:..." first when the account has an e-mail, then the principal URL
+
+    @property
+    def email(self) -> str | None:
+        """The account's scheduling e-mail (from calendar-user-address-set), or None when it has none."""
+        for addr in self.addresses:
+            if addr.lower().startswith("mailto:"):
+                return addr[7:]
+        return None
+
+
 def _utc(value: datetime | date) -> str:
     """'20261201T000000Z' as CalDAV time-range wants it."""
     if isinstance(value, datetime):
@@ -132,7 +158,24 @@ class CalDAV:
                                content=body.encode(), ok=(207,))
         return calendars_from_multistatus(resp.content)
 
-    def _query(self, calendar: str, comp_filter: str, *, expand: tuple[str, str] | None = None) -> list[CalendarEvent]:
+    def principal(self) -> Principal:
+        """Display name and calendar-user-address-set of the account (PROPFIND Depth 0 on its principal)."""
+        url = "/remote.php/dav/principals/users" + paths.encode(self._user_id()) + "/"
+        body = (f'<?xml version="1.0" encoding="UTF-8"?><d:propfind {_CAL_NS}><d:prop><d:displayname/>'
+                "<c:calendar-user-address-set/></d:prop></d:propfind>")
+        resp = self._t.request("PROPFIND", url, source=SOURCE, path="principal", dav=True,
+                               headers={"Depth": "0", "Content-Type": "application/xml; charset=utf-8"},
+                               content=body.encode(), ok=(207,))
+        found = parse_multistatus(resp.content, source=SOURCE)
+        if not found:
+            return Principal(display_name=self._user_id(), addresses=[])
+        r = found[0]
+        el = r.props.get(q(CALDAV, "calendar-user-address-set"))
+        hrefs = [(h.text or "").strip() for h in el.iter(q(DAV, "href"))] if el is not None else []
+        return Principal(display_name=r.text(DAV, "displayname") or self._user_id(), addresses=[h for h in hrefs if h])
+
+    def query(self, calendar: str, comp_filter: str, *, expand: tuple[str, str] | None = None) -> list[CalendarObject]:
+        """One calendar-query REPORT: the stored objects matching `comp_filter` (raw, unparsed)."""
         data = "<c:calendar-data/>" if expand is None else \
             f'<c:calendar-data><c:expand start="{expand[0]}" end="{expand[1]}"/></c:calendar-data>'
         body = (f'<?xml version="1.0" encoding="UTF-8"?><c:calendar-query {_CAL_NS}><d:prop><d:getetag/>{data}'
@@ -141,13 +184,35 @@ class CalDAV:
         resp = self._t.request("REPORT", self._cal_url(calendar), source=SOURCE, path=calendar, dav=True,
                                headers={"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
                                content=body.encode(), ok=(207,))
-        out: list[CalendarEvent] = []
+        out: list[CalendarObject] = []
         for r in parse_multistatus(resp.content, source=SOURCE, path=calendar):
             ics = r.text(CALDAV, "calendar-data")
-            if not ics:
-                continue
-            name = unquote(r.href.rstrip("/").rsplit("/", 1)[-1])
-            out.extend(events_from_ics(ics, calendar, (r.text(DAV, "getetag") or "").strip('"'), name))
+            if ics:
+                out.append(CalendarObject(calendar, unquote(r.href.rstrip("/").rsplit("/", 1)[-1]),
+                                          (r.text(DAV, "getetag") or "").strip('"'), ics))
+        return out
+
+    def objects_between(self, calendar: str, start: datetime | date, end: datetime | date, *,
+                        component: str = "VEVENT") -> list[CalendarObject]:
+        """Objects with a `component` overlapping [start, end): recurring masters once, with RRULE and overrides."""
+        flt = (f'<c:comp-filter name="{component}"><c:time-range start="{_utc(start)}" end="{_utc(end)}"/>'
+               "</c:comp-filter>")
+        return self.query(calendar, flt)
+
+    def object_by_uid(self, calendar: str, uid: str) -> CalendarObject | None:
+        """The stored object holding the event `uid` (master and overrides together), or None."""
+        flt = ('<c:comp-filter name="VEVENT"><c:prop-filter name="UID">'
+               f'<c:text-match collation="i;octet" match-type="equals">{escape(uid)}</c:text-match>'
+               "</c:prop-filter></c:comp-filter>")
+        for obj in self.query(calendar, flt):
+            if any(ev.uid == uid for ev in events_from_ics(obj.ics, calendar)):
+                return obj
+        return None
+
+    def _query(self, calendar: str, comp_filter: str, *, expand: tuple[str, str] | None = None) -> list[CalendarEvent]:
+        out: list[CalendarEvent] = []
+        for obj in self.query(calendar, comp_filter, expand=expand):
+            out.extend(events_from_ics(obj.ics, calendar, obj.etag, obj.name))
         return out
 
     def events(self, calendar: str, start: datetime | date, end: datetime | date, *,

@@ -33,6 +33,8 @@ class Contact:
     phones: list[str] = field(default_factory=list)
     org: str = ""
     etag: str = ""
+    nickname: str = ""
+    structured_name: str = ""    # N as "Given Family", for matching
 
 
 def contact_from_vcard(text: str, address_book: str, etag: str = "") -> Contact | None:
@@ -48,8 +50,13 @@ def contact_from_vcard(text: str, address_book: str, etag: str = "") -> Contact 
     if isinstance(org, list):
         org = " ".join(str(x) for x in org if x)
     name = values("fn")
+    n = card.contents.get("n", [])
+    structured = ""
+    if n and hasattr(n[0].value, "given"):
+        structured = " ".join(str(x) for x in (n[0].value.given, n[0].value.family) if x)
     return Contact(uid=(values("uid") or [""])[0], address_book=address_book, name=name[0] if name else "",
-                   emails=values("email"), phones=values("tel"), org=str(org or ""), etag=etag)
+                   emails=values("email"), phones=values("tel"), org=str(org or ""), etag=etag,
+                   nickname=(values("nickname") or [""])[0], structured_name=structured)
 
 
 def address_books_from_multistatus(body: bytes | str) -> list[AddressBook]:
@@ -83,18 +90,9 @@ class CardDAV:
                                content=body.encode(), ok=(207,))
         return address_books_from_multistatus(resp.content)
 
-    def search(self, text: str, *, address_book: str = "contacts", limit: int = 20) -> list[Contact]:
-        """Contacts whose name, e-mail, organisation, phone or nickname contains `text` (case-insensitive)."""
+    def _report(self, address_book: str, body: str) -> list[Contact]:
         if not address_book or "/" in address_book or address_book in (".", ".."):
             raise error_for(SOURCE, None, condition="bad_path", path=address_book)
-        match = escape(text)
-        filters = "".join(
-            f'<card:prop-filter name="{p}"><card:text-match collation="i;unicode-casemap" match-type="contains">'
-            f"{match}</card:text-match></card:prop-filter>" for p in SEARCH_PROPS)
-        body = (f'<?xml version="1.0" encoding="UTF-8"?><card:addressbook-query {_NS}><d:prop><d:getetag/>'
-                f'<card:address-data/></d:prop><card:filter test="anyof">{filters}</card:filter>'
-                f"<card:limit><card:nresults>{max(1, int(limit))}</card:nresults></card:limit>"
-                "</card:addressbook-query>")
         url = self._home() + paths.encode(address_book)[1:] + "/"
         resp = self._t.request("REPORT", url, source=SOURCE, path=address_book, dav=True,
                                headers={"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
@@ -107,4 +105,28 @@ class CardDAV:
             contact = contact_from_vcard(vcard, address_book, (r.text(DAV, "getetag") or "").strip('"'))
             if contact is not None:
                 out.append(contact)
-        return out[:limit]
+        return out
+
+    def cards(self, address_book: str) -> list[Contact]:
+        """Every card of an address book, reduced to the fields people are found by (no photos).
+
+        Nextcloud's text-match is accent-sensitive ("Elodie" misses "Élodie"), so
+        callers that must match accent-insensitively filter these themselves.
+        """
+        wanted = "".join(f'<card:prop name="{p}"/>' for p in ("UID", "FN", "N", "EMAIL", "TEL", "ORG", "NICKNAME"))
+        body = (f'<?xml version="1.0" encoding="UTF-8"?><card:addressbook-query {_NS}><d:prop><d:getetag/>'
+                f'<card:address-data>{wanted}</card:address-data></d:prop><card:filter/>'
+                "</card:addressbook-query>")
+        return self._report(address_book, body)
+
+    def search(self, text: str, *, address_book: str = "contacts", limit: int = 20) -> list[Contact]:
+        """Contacts whose name, e-mail, organisation, phone or nickname contains `text` (case-insensitive)."""
+        match = escape(text)
+        filters = "".join(
+            f'<card:prop-filter name="{p}"><card:text-match collation="i;unicode-casemap" match-type="contains">'
+            f"{match}</card:text-match></card:prop-filter>" for p in SEARCH_PROPS)
+        body = (f'<?xml version="1.0" encoding="UTF-8"?><card:addressbook-query {_NS}><d:prop><d:getetag/>'
+                f'<card:address-data/></d:prop><card:filter test="anyof">{filters}</card:filter>'
+                f"<card:limit><card:nresults>{max(1, int(limit))}</card:nresults></card:limit>"
+                "</card:addressbook-query>")
+        return self._report(address_book, body)[:limit]

@@ -18,6 +18,7 @@ if TYPE_CHECKING:   # the app clients are imported on first use: caldav pulls in
     from .carddav import CardDAV
     from .deck import Deck
     from .mail import Mail
+    from .unified import UnifiedSearch
     from .talk import Talk
 
 # Login names that are plainly a user id: Nextcloud ids are these characters,
@@ -98,6 +99,14 @@ class NextcloudClient:
             from .mail import Mail
             return Mail(self._transport)
         return self._app("mail", make)
+
+    @property
+    def unified(self) -> "UnifiedSearch":
+        """Unified search: the server's providers (file names; contents with the Full text search app)."""
+        def make() -> "UnifiedSearch":
+            from .unified import UnifiedSearch
+            return UnifiedSearch(self._transport)
+        return self._app("unified", make)
 
     @property
     def user_id(self) -> str:

@@ -46,8 +46,9 @@ class ChatMessage:
 def room_from_json(d: dict, base_url: str = "") -> Room:
     t = int(d.get("type") or 0)
     token = str(d.get("token") or "")
-    return Room(token=token, name=str(d.get("name") or ""), display_name=str(d.get("displayName") or d.get("name") or ""),
-                type=t, kind=ROOM_TYPES.get(t, str(t)), description=str(d.get("description") or ""),
+    return Room(token=token, name=str(d.get("name") or ""),
+                display_name=str(d.get("displayName") or d.get("name") or ""), type=t,
+                kind=ROOM_TYPES.get(t, str(t)), description=str(d.get("description") or ""),
                 unread=int(d.get("unreadMessages") or 0), last_activity=int(d.get("lastActivity") or 0),
                 url=f"{base_url.rstrip('/')}/index.php/call/{token}" if base_url and token else "")
 
@@ -93,6 +94,15 @@ class Talk:
         # A one-to-one create is idempotent on the server (200 with the same token).
         return room_from_json(self._call("POST", ROOMS, path="rooms", body=body, idempotent=room_type == 1),
                               self._public_url)
+
+    def allow_guests(self, token: str) -> Room:
+        """Open a group room to guests with the link (type 2 -> 3); already public is fine."""
+        return room_from_json(self._call("POST", f"{ROOMS}/{token}/public", path=f"room {token}", idempotent=True),
+                              self._public_url)
+
+    def delete_room(self, token: str) -> None:
+        """Delete a conversation (moderators only)."""
+        self._call("DELETE", f"{ROOMS}/{token}", path=f"room {token}", idempotent=True)
 
     def participants(self, token: str) -> list[Participant]:
         return [participant_from_json(p) for p in self._call("GET", f"{ROOMS}/{token}/participants",

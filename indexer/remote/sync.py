@@ -26,6 +26,7 @@ from reader.document import DEFAULT_LIMITS
 from indexer.jobs.pool import Extractor
 from indexer.jobs.store import JobCancelled
 from indexer.models import FileMeta, FileRecord, ProgressFn
+from indexer.store import selection as sel
 from indexer.remote.fetch import DOWNLOAD_FAILED, Fetcher
 from indexer.store.index import Index, IndexWriter
 from indexer.store.writer import WriteTx
@@ -72,6 +73,7 @@ class SyncReport:
     skipped_too_large: int = 0
     unsupported: int = 0
     unchanged: int = 0
+    over_budget: int = 0        # files left unindexed because the index reached its size budget
     failed: int = 0
     bytes_downloaded: int = 0
     seconds: float = 0.0
@@ -79,6 +81,7 @@ class SyncReport:
     cancelled: bool = False
     complete: bool = False
     failures: list[dict[str, str]] = field(default_factory=list)
+    budget_folders: list[str] = field(default_factory=list)   # folders with files the budget left out
 
     def to_dict(self) -> dict[str, Any]:
         """Compact, camelCase form for job results and tool answers."""
@@ -137,7 +140,7 @@ def _unreadable(mime: str | None) -> bool:
 
 
 def _record_listed(tx: WriteTx, meta: FileMeta, cap: int) -> tuple[FileRecord, str]:
-    """Record one listed file (writer thread); what to do next: "unchanged", "too_large", "unsupported" or "fetch"."""
+    """Record one listed file (writer thread); what is left to do: "unchanged", "too_large" or "owed"."""
     rec, needs = tx.upsert(meta)
     if not needs and not _retryable(rec):
         return rec, "unchanged"
@@ -145,12 +148,7 @@ def _record_listed(tx: WriteTx, meta: FileMeta, cap: int) -> tuple[FileRecord, s
         # Never downloaded: PROPFIND's size is enough to refuse it.
         out = tx.record_failure(rec.id, "too_large", f"{meta.size} bytes is over the {cap}-byte cap; not downloaded")
         return out or rec, "too_large"
-    if _unreadable(meta.mime):
-        # The reader turns down these bytes whatever they hold: downloading them would be waste.
-        out = tx.record_failure(rec.id, "unsupported",
-                                f"{meta.mime} files hold no text the reader can extract; not downloaded")
-        return out or rec, "unsupported"
-    return rec, "fetch"
+    return rec, "owed"
 
 
 def _child_of(folder: str, path: str) -> str | None:
@@ -178,6 +176,7 @@ class _Syncer:
         self.files_done = 0
         self.total = 0
         self.transport_errors = 0
+        self.selection = sel.load(index)
         self.fetcher = Fetcher(self.dav, self.writer, self, max_file_bytes=max_file_bytes, pool=pool)
 
     # -- the walk ----------------------------------------------------------
@@ -187,6 +186,7 @@ class _Syncer:
         requests0 = getattr(self.client, "request_count", 0)
         root = _norm(root)
         try:
+            self._apply_selection()
             folder, children = self._list(root)
             if folder.etag and self.index.folder_etag(root) == folder.etag:
                 self.report.complete = True
@@ -222,7 +222,8 @@ class _Syncer:
         self.report.folders_visited += 1
         complete = True
         dirs = [c for c in children if c.is_dir and _norm(c.path) != path]
-        files = [c for c in children if not c.is_dir]
+        # Files of a folder the selection leaves out are not indexed (its subfolders may still be).
+        files = [c for c in children if not c.is_dir] if self.selection.covers(path) else []
         here_files = {_norm(c.path) for c in files}
         here_dirs = {_child_of(path, _norm(c.path)) for c in dirs}
         known: dict[str, FileRecord] = {}
@@ -245,8 +246,11 @@ class _Syncer:
             self.fetcher.flush()        # what is downloading finishes: the index stays whole
             raise
         complete &= self.fetcher.flush()
+        complete &= path not in self.report.budget_folders
         for sub in dirs:
             sub_path = _norm(sub.path)
+            if not self.selection.walk_into(sub_path):
+                continue        # excluded, or outside every included folder: never listed
             if sub.etag and self.index.folder_etag(sub_path) == sub.etag:
                 continue
             self._checkpoint()
@@ -305,16 +309,32 @@ class _Syncer:
             self.missing.pop(rec.id, None)
             if before is not None and before.source == SOURCE and before.path != meta.path and before.id == rec.id:
                 self.report.moved += 1
-            if action == "fetch":
-                self.fetcher.add(rec, meta.path)
+            if action == "owed":
+                self._owed(rec, meta)
                 continue
             if action == "too_large":
                 self.report.skipped_too_large += 1
-            elif action == "unsupported":
-                self.report.unsupported += 1
             else:
                 self.report.unchanged += 1
             self.step(meta.path)
+
+    def _owed(self, rec: FileRecord, meta: FileMeta) -> None:
+        """A file whose content is new or still owed: download it, unless the budget or its type says no."""
+        if self._over_budget():
+            # Recorded (so files_grep can say it is known but not indexed), not downloaded.
+            self.report.over_budget += 1
+            folder = _parent(meta.path)
+            if folder not in self.report.budget_folders and len(self.report.budget_folders) < MAX_REPORTED_FAILURES:
+                self.report.budget_folders.append(folder)
+            self.step(meta.path)
+        elif _unreadable(meta.mime):
+            # The reader turns down these bytes whatever they hold: downloading them would be waste.
+            self.writer.record_failure(
+                rec.id, "unsupported", f"{meta.mime} files hold no text the reader can extract; not downloaded")
+            self.report.unsupported += 1
+            self.step(meta.path)
+        else:
+            self.fetcher.add(rec, meta.path)
 
     # -- what the Fetcher reports (FetchSink) ----------------------------------
     def fetched(self, path: str, nbytes: int) -> None:
@@ -337,6 +357,27 @@ class _Syncer:
 
     def done(self, path: str) -> None:
         self.step(path)
+
+    # -- the selection ---------------------------------------------------------
+    def _apply_selection(self) -> None:
+        """When the user changed the selection: forget what it no longer covers, and walk it all anew.
+
+        Remembered folder etags only vouch for what was walked with the old
+        selection, so they are dropped; files now left out leave the index.
+        """
+        applied = self.index.get_meta(sel.META_APPLIED)
+        if applied == self.selection.to_json() or (applied is None and self.selection.whole_account):
+            return
+        for rec in self.index.files_under("/", source=SOURCE):
+            if not self.selection.covers(rec.path):
+                self.writer.remove(rec.id)
+                self.report.removed += 1
+        self.writer.clear_folder_etags()
+        self.writer.set_meta(sel.META_APPLIED, self.selection.to_json())
+
+    def _over_budget(self) -> bool:
+        budget = self.selection.max_index_bytes
+        return budget is not None and sel.index_bytes(self.index) >= budget
 
     # -- bookkeeping ---------------------------------------------------------
     def transport_ok(self) -> None:

@@ -259,7 +259,8 @@ class Index:
             by_source = {s: n for s, n in con.execute("SELECT source, count(*) FROM files GROUP BY source")}
             chars = con.execute("SELECT coalesce(sum(chars),0) FROM docs").fetchall()[0][0]
             last = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
-            meta = {k: v for k, v in con.execute("SELECT key, value FROM meta WHERE key != 'cursor_secret'")}
+            meta = {k: v for k, v in con.execute("SELECT key, value FROM meta WHERE key NOT IN "
+                                                 "('cursor_secret', 'selection', 'selection_applied')")}
             per_root = dict(con.execute("SELECT root_id, count(*) FROM files WHERE root_id IS NOT NULL "
                                         "GROUP BY root_id"))
             roots = [dict(_row_to_root(r).to_dict(), files=per_root.get(r[0], 0))
@@ -278,17 +279,30 @@ class Index:
             "dbBytes": size,
             "lastIndexedAt": last,
             "meta": meta,
+            "selection": self._selection(),
         }
+
+    def _selection(self) -> dict[str, Any] | None:
+        """The part of the account the user chose to index (None: the whole account)."""
+        from indexer.store import selection as sel
+
+        chosen = sel.load(self)
+        if chosen.whole_account and chosen.max_index_bytes is None:
+            return None
+        out: dict[str, Any] = {"include": list(chosen.include) or ["/"], "exclude": list(chosen.exclude)}
+        if chosen.max_index_bytes:
+            out["maxIndexBytes"] = chosen.max_index_bytes
+        return out
 
     # -- search (implemented in their own modules) -------------------------
     def grep(self, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
              modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-             scope: str = "", account_only: bool = False) -> "GrepResult":
+             scope: str = "", account_only: bool = False, passages: int = 1) -> "GrepResult":
         """Files whose text contains `query` (case/accent/whitespace-insensitive), ranked, with passages."""
         from indexer.search.grep import grep
 
         return grep(self, query, path_prefix=path_prefix, kinds=kinds, modified_after=modified_after,
-                    limit=limit, cursor=cursor, scope=scope, account_only=account_only)
+                    limit=limit, cursor=cursor, scope=scope, account_only=account_only, passages=passages)
 
     def search_names(self, *, name: str | None = None, mime: str | None = None, modified_after: float | None = None,
                      path_prefix: str | None = None, limit: int = 20, cursor: str | None = None,

@@ -231,6 +231,10 @@ class IndexWriter:
         """Remember (or forget, with None) a remote folder's etag."""
         self.call(lambda tx: tx.set_folder_etag(path, etag))
 
+    def clear_folder_etags(self) -> None:
+        """Forget every remembered remote folder etag: the next sync walks the whole selection again."""
+        self.call(lambda tx: tx.con.execute("DELETE FROM folders"))
+
     def set_meta(self, key: str, value: str) -> None:
         """Set a key/value (e.g. last_sync_at)."""
         self.call(lambda tx: tx.set_meta(key, value))

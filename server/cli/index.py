@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
+
 
 def _dump(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
@@ -146,6 +148,11 @@ def _cmd_status(args: argparse.Namespace) -> int:
     journals = {r["folder"]: r["journal"] for r in st.get("roots", [])}
     for part in st.get("parts", []):
         print("  " + _part_line(part, journals.get(part.get("folder"))))
+    chosen = st.get("selection")
+    if chosen:
+        budget = f", size budget {chosen['maxIndexBytes'] / 1e6:.0f} MB" if chosen.get("maxIndexBytes") else ""
+        left_out = f", never {', '.join(chosen['exclude'])}" if chosen["exclude"] else ""
+        print(f"  account folders indexed: {', '.join(chosen['include'])}{left_out}{budget}")
     for f in st["failures"]:
         print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}")
     return 0
@@ -205,7 +212,8 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.kind.split(",")] if args.kind else None
     try:
         with _open(args) as index:
-            res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor)
+            res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor,
+                             passages=args.passages)
             roots = index.roots()
             # Several local folders share one index: say which folder each local hit is in.
             folders = [index.local_folder_of(h.path) if h.source == "local" else None for h in res.hits]
@@ -228,7 +236,7 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     total = f"at least {res.total}" if getattr(res, "totalIsEstimate", False) else str(res.total)
     print(f"{total} file(s) match; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"
                                                                   if res.nextCursor else ""))
-    for w in res.warnings:
+    for w in [*res.notes, *res.warnings]:
         print(f"note: {w}", file=sys.stderr)
     if res.total == 0 and kinds:
         print(f"note: {_kind_note(present, kinds, args.path)}", file=sys.stderr)
@@ -305,13 +313,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         cli_sync.register_sync(isub)
 
     g = subparsers.add_parser("grep", help="search the text of indexed files",
-                              description="Search the text of indexed files: words and phrases, insensitive to "
-                                          "case, accents and spaces; end a word with * for a prefix.")
-    g.add_argument("query", help='words or a phrase, e.g. "new app" or config*')
+                              description="Search the text of indexed files, insensitive to case, accents and "
+                                          "spaces. Every word must be in the file, matched at the start of a word "
+                                          "(partition finds partitions); whole words and the phrase rank first. "
+                                          '"quoted words": exactly those whole words, in order. a OR b: either. '
+                                          "-word or NOT word: files without it. 3.11, node.js, e-mail: that "
+                                          f"sequence. At most {MAX_QUERY_CHARS} characters and {MAX_TERMS} terms.")
+    g.add_argument("query", help='e.g. partition, "new app", "exact word", olive OR walrus -draft')
     g.add_argument("--path", default=None, help="only files at or below this folder, e.g. /Documents")
     g.add_argument("--kind", default=None, help="only these kinds, comma-separated (pdf,docx,xlsx,...)")
     g.add_argument("--limit", type=int, default=10, help="files per page (default 10)")
     g.add_argument("--cursor", default=None, help="nextCursor of the previous page")
+    g.add_argument("--passages", type=int, default=1, help=f"passages per file (default 1, max {MAX_PASSAGES})")
     g.add_argument("--json", action="store_true", help="compact JSON with tookMs (time inside the engine)")
     _add_index_arg(g)
     g.set_defaults(func=_guarded(_cmd_grep))

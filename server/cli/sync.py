@@ -32,7 +32,35 @@ def register_sync(index_subparsers: argparse._SubParsersAction) -> None:
                    "platform data directory: the index `mcp-nextcloud grep` reads)")
     p.add_argument("--max-file-bytes", type=int, default=None, metavar="N",
                    help="files larger than N bytes are recorded as too large and never downloaded")
+    p.add_argument("--include", action="append", metavar="FOLDER",
+                   help="index only this folder (repeat for several); kept for later syncs and serve")
+    p.add_argument("--exclude", action="append", metavar="FOLDER",
+                   help="never index this folder (repeat for several); kept for later syncs and serve")
+    p.add_argument("--max-index-mb", type=float, default=None, metavar="MB",
+                   help="stop indexing new files when the index reaches MB on disk (0 = no budget)")
+    p.add_argument("--all", action="store_true", dest="whole_account",
+                   help="forget --include/--exclude/--max-index-mb and index the whole account")
     p.set_defaults(func=run_sync)
+
+
+def _update_selection(index_path: Path, args: argparse.Namespace) -> Any:
+    """Store a changed selection in the index before the job starts; the stored one otherwise."""
+    from indexer.store import selection as sel
+    from indexer.store.index import Index
+
+    with Index.open(index_path) as index:
+        current = sel.load(index)
+        if args.whole_account:
+            chosen = sel.Selection()
+        elif args.include or args.exclude or args.max_index_mb is not None:
+            budget = current.max_index_bytes if args.max_index_mb is None else int(args.max_index_mb * 1024 * 1024)
+            chosen = sel.Selection.of(args.include if args.include else list(current.include),
+                                      args.exclude if args.exclude else list(current.exclude), budget)
+        else:
+            return current
+        if chosen != current:
+            sel.save(index, chosen)
+        return chosen
 
 
 def index_path_for(explicit: str | None, account: Any | None = None) -> Path:
@@ -72,6 +100,9 @@ def print_job(job: Any, as_json: bool, **extra: Any) -> None:
         r = data["result"]
         keys = ("indexed", "moved", "removed", "skippedTooLarge", "unsupported", "failed", "unchanged", "propfinds")
         print("  " + ", ".join(f"{k} {r[k]}" for k in keys if k in r))
+        if r.get("overBudget"):
+            print(f"  the index reached its size budget: {r['overBudget']} files not indexed, in "
+                  f"{', '.join(r.get('budgetFolders', []))}; raise it with --max-index-mb or narrow --include")
         for f in r.get("failures", [])[:5]:
             print(f"  failed: {f['path']}: {f['reason']}")
     if data.get("error"):
@@ -107,7 +138,21 @@ def run_sync(args: argparse.Namespace) -> int:
     if args.wait < 0:
         print_error(ValueError("--wait must be zero or a number of seconds"), args.json, prog)
         return EXIT_USAGE
-    job, joined = start_sync(index_path_for(args.index, account), account, wait=args.wait,
-                             max_file_bytes=args.max_file_bytes)
-    print_job(job, args.json, joined=joined)
+    path = index_path_for(args.index, account)
+    try:
+        chosen = _update_selection(path, args)
+    except ValueError as err:
+        print_error(err, args.json, prog)
+        return EXIT_USAGE
+    job, joined = start_sync(path, account, wait=args.wait, max_file_bytes=args.max_file_bytes)
+    print_job(job, args.json, joined=joined, **({"selection": describe(chosen)} if not chosen.whole_account
+                                                else {}))
     return exit_code(job)
+
+
+def describe(selection: Any) -> dict[str, Any]:
+    """The selection as index status and sync show it."""
+    out: dict[str, Any] = {"include": list(selection.include) or ["/"], "exclude": list(selection.exclude)}
+    if selection.max_index_bytes:
+        out["maxIndexMb"] = round(selection.max_index_bytes / 1048576, 1)
+    return out

@@ -32,8 +32,9 @@ from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse
 from server.tools.coverage import (ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings,
-                                   meta_time)
+                                   meta_time, read_state)
 from server.tools.freshness import Freshness, check_folder, freshen, timed_out
+from server.tools.server_search import augment
 from server.tools.resolve import check_path, file_entry, iso_time
 
 REMOTE_CURSOR = "r."
@@ -183,14 +184,16 @@ def tool_warnings(warnings: list[str]) -> list[str]:
 
 
 # -- files_grep --------------------------------------------------------------------------------
-def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None) -> CallToolResult:
+def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None,
+         passages: int = 1) -> CallToolResult:
     """Ranked files with passages from the FTS5 index, after folding in what changed on the server."""
     if not query.strip():
         raise misuse("query is empty: give words or a phrase. Do not retry unchanged.", status="bad_query")
     folder = _folder(path)
     fresh = freshen(ctx, folder) if not cursor else Freshness([], folder_seen=False)
     try:
-        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True)
+        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True,
+                             passages=passages)
     except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
         raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
     if folder and res.total == 0 and not cursor and not fresh.folder_seen and fresh.failure is None:
@@ -199,16 +202,25 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     warnings = cover.warnings + fresh.warnings + index_warnings(tool_warnings(list(res.warnings)), cover)
     hits = []
     for h in res.hits:
-        hit = {"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
-               "phrase": h.phrase, "more": h.more, "passages": [p.to_dict() for p in h.passages]}
+        # Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false.
+        hit = {"path": h.path, "fileId": h.fileId, "modified": iso_time(h.mtime), "more": h.more,
+               "passages": [p.to_dict() for p in h.passages]}
+        if not h.phrase:
+            hit["phrase"] = False
         if h.folder is not None:
             hit["folder"] = h.folder
         hits.append(hit)
     if hits:
         warnings += _deleted_since(ctx)
-    payload = {"query": query, "hits": hits, "total": res.total,
+    sources = None
+    if not cursor:   # the server's own search answers for what the index does not cover (first page only)
+        hits, left_out, sources = augment(ctx, query, folder=folder, hits=hits,
+                                          cold=cover.incomplete and read_state(ctx).last_full is None)
+        warnings += left_out
+    payload = {"query": query, "hits": hits, "total": res.total, "sources": sources,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
-               "nextCursor": res.nextCursor, "hint": grep_hint(res, folder, cover, is_file=fresh.is_file),
+               "nextCursor": res.nextCursor,
+               "hint": " ".join([*(n + "." for n in res.notes), grep_hint(res, folder, cover, is_file=fresh.is_file)]),
                "warnings": warnings}
     return envelope(payload)
 

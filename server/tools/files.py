@@ -13,6 +13,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from indexer.search.syntax import MAX_QUERY_CHARS
 from server.tools import file_read
 from server.tools import file_search
 from server.tools import file_write
@@ -51,13 +52,13 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
 
     @server.tool(annotations=READ_ONLY)
     def files_grep(
-        query: Annotated[str, Field(description='Words, "phrase" or prefix*; max 500',
-                                    min_length=1, max_length=500)],
+        query: Annotated[str, Field(description='words, "exact words", a OR b, -word; max 500',
+                                    min_length=1, max_length=MAX_QUERY_CHARS)],
         path: Folder = None,
         limit: Annotated[int, Field(description="Max 50", ge=1, le=50)] = 10,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, GrepOut]:
-        """Find words inside documents (PDF, Office, text): ranked files, passages."""
+        """Search inside documents by word start: ranked files, passages."""
         return file_search.grep(ctx, query=query, path=path, limit=limit, cursor=cursor)
 
     @server.tool(annotations=READ_ONLY)
@@ -67,8 +68,9 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         # No published default: 0 goes without saying, and tools/list bytes are paid in every session.
         offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset", ge=0)] = None,
         limit: Annotated[int | None, Field(
-            description="Characters (8000, max 40000); with find: passages (20, max 100)", ge=1, le=40_000)] = None,
-        find: Annotated[str | None, Field(description="Words; end with * for a prefix (max 500)", max_length=500)] = None,
+            description="Chars (8000, max 40000); find: matches (20, max 100)", ge=1, le=40_000)] = None,
+        find: Annotated[str | None, Field(description="Text, any case/accents/spacing; max 500",
+                                          max_length=MAX_QUERY_CHARS)] = None,
         format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings, pages")] = None,
     ) -> Annotated[CallToolResult, ReadOut]:
         """Read any file (PDF, Office, text, image) in slices; find gives passages."""

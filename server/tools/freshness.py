@@ -153,12 +153,15 @@ def _fold_in(ctx: ServerContext, changed: list[Any], *, started: float) -> list[
     """Index what changed (small files, within the budget); the warning naming what was not searched."""
     from server.tools.file_read import load_document
 
+    from indexer.store import selection as sel
+
     settings = ctx.settings
+    chosen = sel.load(ctx.index)
     skipped: list[str] = []
     done = 0
     for item in changed:
-        if item.is_dir:
-            continue
+        if item.is_dir or not chosen.covers(item.path):
+            continue   # a folder the user left out of the index stays out, even when it changes
         try:
             rec = ctx.index.get_file(file_id=item.file_id) if item.file_id is not None else None
         except Exception:  # noqa: BLE001 - unknown to the index: fold it in

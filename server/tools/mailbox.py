@@ -17,7 +17,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from reader.normalize import fold_words
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse
 from server.tools.resolve import iso_time
@@ -228,59 +227,38 @@ def people(ctx: ServerContext, name: str, limit: int = 10) -> list[dict[str, Any
     """People Mail can write to whose name or address contains `name`, insensitive to case and accents.
 
     Mail's own recipient suggestions (contacts and addresses collected from
-    mail) first, then the CardDAV address books, which Nextcloud searches
-    with case- but not accent-insensitivity ("Elodie" does not find
-    "Élodie"): their cards are filtered here on the folded text.
+    mail) first, then the address books and accounts as contacts_search finds
+    them (server.tools.people: Nextcloud's CardDAV search is accent-sensitive,
+    so cards are matched on our side).
     """
-    client = ctx.client()
+    from server.tools import people as directory
+
     found: dict[str, dict[str, Any]] = {}
     try:
-        suggestions = client.mail.autocomplete(name)
+        suggestions = ctx.client().mail.autocomplete(name)
     except Exception as exc:
         raise _failure(exc) from None
     for r in suggestions:
         found.setdefault(r.email.casefold(), {"name": r.label or None, "email": r.email,
                                               "source": r.source or "mail"})
-    needle = fold_words(name).strip()
-    for contact in _cards(ctx):
-        for address in contact.emails:
-            hay = fold_words(f"{contact.name} {address}")
-            if needle and needle in hay:
-                found.setdefault(address.casefold(), {"name": contact.name or None, "email": address,
-                                                      "source": "contacts"})
+    matches, _ = directory.search(ctx, name)
+    for person in matches:
+        for address in person.emails:
+            found.setdefault(address.casefold(), {"name": person.name or None, "email": address,
+                                                  "source": "contacts"})
     return list(found.values())[:limit]
-
-
-def _cards(ctx: ServerContext) -> list[Any]:
-    """Every card with an address, from every address book (cached a minute; a missing app gives none)."""
-    def load() -> list[Any]:
-        from nextcloud.errors import NextcloudError
-
-        client = ctx.client()
-        try:
-            books = client.carddav.address_books()
-        except NextcloudError:
-            return []
-        cards: list[Any] = []
-        for book in books:
-            try:
-                # Every card with an address contains "@" in its EMAIL: one REPORT per book lists them all.
-                cards.extend(c for c in client.carddav.search("@", address_book=book.id, limit=10_000)
-                             if c.emails)
-            except NextcloudError:
-                continue
-        return cards
-    return list(ctx.cached("mail:cards", ACCOUNTS_TTL_S, load))
 
 
 def is_known(ctx: ServerContext, address: str) -> bool:
     """Whether Mail or the address books know this exact address (what mail_compose accepts without asking)."""
+    from server.tools import people as directory
+
     wanted = address.strip().casefold()
-    local = wanted.split("@", 1)[0]
     try:
-        suggestions = ctx.client().mail.autocomplete(local or wanted)
+        suggestions = ctx.client().mail.autocomplete(wanted.split("@", 1)[0] or wanted)
     except Exception as exc:
         raise _failure(exc) from None
     if any(r.email.casefold() == wanted for r in suggestions):
         return True
-    return any(a.casefold() == wanted for c in _cards(ctx) for a in c.emails)
+    matches, _ = directory.search(ctx, wanted)
+    return any(a.casefold() == wanted for p in matches for a in p.emails)

@@ -274,3 +274,39 @@ def test_mail_send_is_not_retried(nc, emulator):
         nc.mail.send(account.id, account.email, ["bob@example.invalid"], "Hi", "Body")
     assert emulator.request_count("POST", "/ocs/v2.php/apps/mail/message/send") == 1
     nc.mail.send(account.id, account.email, ["bob@example.invalid"], "Hi", "Body")
+
+
+# -- what the calendar, contacts and Talk tools add ------------------------------------------
+
+def test_principal_addresses_with_and_without_email(nc, emulator):
+    me = nc.caldav.principal()
+    assert me.email == "alice@example.invalid" and me.display_name == "Alice Test"
+    assert me.addresses[-1] == "/remote.php/dav/principals/users/alice/"
+    with NextcloudClient(Account(**emulator.account("admin"))) as admin:
+        assert admin.caldav.principal().email is None   # no e-mail: only the principal URL (caldav #3)
+
+
+def test_raw_objects_between_and_by_uid(nc):
+    found = nc.caldav.objects_between("work", *DEC)
+    names = {o.name for o in found}
+    assert "weekly-standup.ics" in names and all(o.etag and "BEGIN:VCALENDAR" in o.ics for o in found)
+    series = next(o for o in found if o.name == "weekly-standup.ics")
+    assert "RRULE:" in series.ics and "TZID=Europe/Berlin" in series.ics     # stored as is, not expanded
+    assert nc.caldav.object_by_uid("work", "work-weekly-standup@nextcloud.test").name == "weekly-standup.ics"
+    assert nc.caldav.object_by_uid("work", "nope@test") is None
+
+
+def test_cards_are_every_contact_reduced_to_searchable_fields(nc):
+    cards = {c.name: c for c in nc.carddav.cards("contacts")}
+    assert set(cards) == {"Élodie Müller", "Bob Builder", "Chen Wei", "José García"}
+    assert cards["Élodie Müller"].structured_name == "Élodie Müller"
+    accounts = {c.uid: c for c in nc.carddav.cards("z-server-generated--system")}
+    assert accounts["bob"].emails == ["bob@example.invalid"]
+
+
+def test_talk_guests_and_delete(nc):
+    room = nc.talk.create_room("Guests welcome")
+    assert nc.talk.allow_guests(room.token).kind == "public"
+    assert nc.talk.allow_guests(room.token).kind == "public"   # already public is fine
+    nc.talk.delete_room(room.token)
+    assert room.token not in {r.token for r in nc.talk.rooms()}

@@ -54,7 +54,9 @@ def ctx(world: World, tmp_path: Path) -> Iterator[Any]:
     world.emulator.faults.clear()
     context = ServerContext(account=world.account, index=Index.open(world.index_path),
                             telemetry=CallLog(tmp_path / "calls.sqlite"),
-                            settings=Settings(freshness_interval_s=0.0))
+                            # best_effort_s: the bounded calls on read paths get room on a loaded CI machine;
+                            # the tests of the bound itself set their own (tests/server/test_server_trust.py).
+                            settings=Settings(freshness_interval_s=0.0, best_effort_s=5.0))
     yield context
     world.emulator.faults.clear()
     context.close()
@@ -127,3 +129,48 @@ def err() -> Callable[[Any], str]:
         assert result.is_error, result.content[0].text
         return result.content[0].text
     return check
+
+
+@dataclass
+class Pim:
+    """The calendar, contacts and Talk tools against one fresh emulator (no index: these tools need none)."""
+
+    emulator: Emulator
+
+    def server(self, user: str = "alice", *, public_url: bool = True) -> Any:
+        from nextcloud.config import Account
+        from server.app import build_server
+        from server.context import ServerContext
+
+        creds = self.emulator.account(user)
+        account = Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"],
+                          public_url=self.emulator.url if public_url else None)
+        return build_server(ServerContext(account=account, index=None))
+
+    def call(self, name: str, args: dict[str, Any] | None = None, *, user: str = "alice",
+             public_url: bool = True) -> Any:
+        from mcp import Client
+
+        server = self.server(user, public_url=public_url)
+
+        async def go() -> Any:
+            async with Client(server, mode="legacy") as client:
+                return await client.call_tool(name, args or {})
+        return anyio.run(go)
+
+    def http(self, user: str = "alice", *, ocs: bool = False) -> Any:
+        """A raw client, to set up or inspect what the server holds (as the recordings' real clients would)."""
+        from fixtures.emulator.testing import http_client
+
+        return http_client(self.emulator, user, ocs=ocs)
+
+
+@pytest.fixture
+def pim(emulator: Emulator) -> Pim:
+    return Pim(emulator)
+
+
+@pytest.fixture
+def pim_factory(emulator_factory: Callable[..., Emulator]) -> Callable[..., Pim]:
+    """pim_factory(users=[...], apps=...) -> a Pim on an emulator built with those arguments."""
+    return lambda **kwargs: Pim(emulator_factory(**kwargs))

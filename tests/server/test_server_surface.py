@@ -20,6 +20,14 @@ EXPECTED_ARGS = {
     "deck_create_card": {"board", "stack", "title", "description", "due", "labels", "assignees"},
     "deck_update_card": {"board", "card", "title", "description", "due", "done", "labels", "assignees"},
     "deck_move_card": {"board", "card", "stack"},
+    "calendar_list_events": {"start", "end", "calendar", "includeAppCalendars", "limit"},
+    "calendar_create_event": {"title", "start", "end", "calendar", "location", "description", "repeat", "attendees"},
+    "calendar_update_event": {"uid", "calendar", "title", "start", "end", "location", "description", "repeat",
+                              "attendees"},
+    "calendar_delete_event": {"uid", "calendar"},
+    "contacts_search": {"query", "limit"},
+    "meet_create_room": {"name", "participants"},
+    "meet_schedule": {"title", "start", "end", "participants", "attendees", "description"},
 }
 
 # category, needs approval: the issue's table applied through the policy.
@@ -35,6 +43,13 @@ EXPECTED_POLICY = {
     "deck_create_card": ("action", True),
     "deck_update_card": ("action", True),       # destructive: it replaces a description or a label set
     "deck_move_card": ("action", False),        # idempotent and nothing is lost
+    "calendar_list_events": ("data", False),
+    "calendar_create_event": ("action", True),
+    "calendar_update_event": ("action", True),
+    "calendar_delete_event": ("action", True),
+    "contacts_search": ("data", False),
+    "meet_create_room": ("action", True),
+    "meet_schedule": ("action", True),
 }
 
 # files_write's createFolders (issue 9) costs ~11 bytes a tool; the brief's target (600) needs a cut of its own.
@@ -204,3 +219,22 @@ def test_files_write_path_example_is_a_file_it_accepts(list_tools):
     ext = example.rsplit(".", 1)[-1].lower()
     assert "." in example and ext not in BINARY_EXTENSIONS, example
     assert tools["files_read"]["path"]["description"] != example
+
+
+# (readOnly, destructive, idempotent) per the calendar/contacts/Talk issue's table.
+PIM_HINTS = {
+    "calendar_list_events": (True, False, True),
+    "contacts_search": (True, False, True),
+    "calendar_create_event": (False, False, False),
+    "calendar_update_event": (False, False, False),
+    "calendar_delete_event": (False, True, False),
+    "meet_create_room": (False, False, False),
+    "meet_schedule": (False, False, False),
+}
+
+
+def test_calendar_contacts_and_talk_tools_declare_the_issue_annotations(list_tools):
+    tools = {t.name: t.annotations for t in list_tools("legacy")}
+    for name, (read_only, destructive, idempotent) in PIM_HINTS.items():
+        a = tools[name]
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint) == (read_only, destructive, idempotent), name

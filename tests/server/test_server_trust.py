@@ -197,6 +197,7 @@ def test_first_grep_during_a_slow_first_sync_says_it_is_running_and_how_far(emul
 
 # -- 4. no stall: the freshness check is bounded ----------------------------------------------------------
 def test_a_hanging_search_costs_about_a_second_not_the_request_deadline(world, ctx, ok):
+    ctx.settings = Settings(freshness_interval_s=0.0, best_effort_s=1.0)
     hang = world.emulator.faults.add(method="SEARCH", delay=20.0, times=5)
     call = _serve(ctx)
     t0 = time.monotonic()
@@ -229,6 +230,7 @@ def test_a_hanging_download_of_a_changed_file_is_named_not_waited_for(notes_emul
 
 
 def test_files_search_fallback_does_not_stall_either(world, ctx, ok):
+    ctx.settings = Settings(freshness_interval_s=0.0, best_effort_s=1.0)
     world.emulator.faults.add(method="SEARCH", delay=20.0, times=5)
     res = ok(_serve(ctx)("files_search", {"name": "no-such-name-anywhere"}))
     assert res["files"] == [] and "not evidence" in res["hint"]

@@ -1,0 +1,144 @@
+"""What the calendar tools share: reading times the model gives, writing times it reads, finding calendars and events.
+
+Times in: a date ("2026-12-24", all-day), or a date-time with Z or an offset,
+or with an IANA zone name after a space ("2026-12-10T14:00 Europe/Paris",
+which also keeps the event in that zone). A naive time alone is refused:
+guessing the zone is how meetings end up an hour off. Times out: UTC with
+minute precision ("2026-12-07T08:30Z"), which the tools accept back.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from server.context import ServerContext
+from server.errors import from_nextcloud, misuse
+
+# Deck's per-board calendars ("app-generated--deck--board-4"): the cards of a board, not events of the person.
+APP_CALENDAR_PREFIX = "app-generated--"
+UTC = dt.timezone.utc
+
+
+def zone(name: str) -> ZoneInfo:
+    """The IANA zone `name`; an unknown name is a misuse naming examples."""
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise misuse(f"Time zone {name!r} is not an IANA name. Use one such as Europe/Paris, America/New_York "
+                     "or UTC. Do not retry unchanged.", status="bad_time_zone") from None
+
+
+def split_zone(value: str) -> tuple[str, ZoneInfo | None]:
+    """'2026-12-10T14:00 Europe/Paris' -> ('2026-12-10T14:00', Europe/Paris); no zone -> (text, None)."""
+    text, _, rest = (value or "").strip().partition(" ")
+    return text, (zone(rest) if rest.strip() else None)
+
+
+def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.datetime:
+    """A date (all day) or an aware date-time; a naive time without a zone name is refused with the fix.
+
+    '2026-12-10T14:00 Europe/Paris' is 14:00 in Paris, kept in that zone;
+    '2026-12-10T13:00Z Europe/Paris' is that instant, kept in Paris time.
+    """
+    text, tz = split_zone(value)
+    try:
+        if len(text) == 10:
+            return dt.date.fromisoformat(text)
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise misuse(f"{field} {value!r} is not a date or date-time. Use 2026-12-24 (all day), "
+                     "2026-12-10T14:00Z (UTC) or 2026-12-10T14:00 Europe/Paris. Do not retry unchanged.",
+                     status="bad_time") from None
+    if when.tzinfo is not None:
+        return when.astimezone(tz) if tz else when
+    if tz is None:
+        raise misuse(f"{field} {value!r} has no time zone, so it could be any of 24 instants. Add Z for UTC "
+                     f"({text}Z) or a zone name after a space ({text} Europe/Paris){zone_hint}. "
+                     "Do not retry unchanged.", status="naive_time")
+    return when.replace(tzinfo=tz)
+
+
+def bound(value: str, field: str) -> dt.datetime:
+    """A window bound as an instant: a date is its midnight (in the zone named after it, else UTC)."""
+    when = parse_when(value, field)
+    if isinstance(when, dt.datetime):
+        return when.astimezone(UTC)
+    tz = split_zone(value)[1] or UTC
+    return dt.datetime(when.year, when.month, when.day, tzinfo=tz).astimezone(UTC)
+
+
+def as_utc(value: dt.date | dt.datetime) -> dt.datetime:
+    """An instant in UTC; a date is its midnight UTC (window bounds)."""
+    if isinstance(value, dt.datetime):
+        return value.astimezone(UTC)
+    return dt.datetime(value.year, value.month, value.day, tzinfo=UTC)
+
+
+def iso_utc(value: dt.date | dt.datetime) -> str:
+    """'2026-12-07T08:30Z' (seconds only when not zero), or '2026-12-24' for a date."""
+    if not isinstance(value, dt.datetime):
+        return value.isoformat()
+    utc = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%SZ" if utc.second else "%Y-%m-%dT%H:%MZ")
+
+
+def zone_name(value: Any) -> str | None:
+    """The IANA name of an aware datetime's zone ("Europe/Paris"); None for UTC, floating times and dates."""
+    if not isinstance(value, dt.datetime) or value.tzinfo is None:
+        return None
+    key = getattr(value.tzinfo, "key", None) or getattr(value.tzinfo, "zone", None)
+    # A fixed offset has no name worth keeping: the UTC time says it all.
+    return None if not key or key in ("UTC", "Etc/UTC", "GMT", "Z") else str(key)
+
+
+def local_form(value: Any) -> str | None:
+    """'2026-12-07T09:30 Europe/Berlin': a zoned time as its own wall clock and zone (what the tools accept)."""
+    tz = zone_name(value)
+    return f"{value.replace(tzinfo=None).isoformat(timespec='minutes')} {tz}" if tz else None
+
+
+@dataclass(frozen=True)
+class CalendarRef:
+    """A calendar as the tools name it: its id (what `calendar` arguments take) and display name."""
+
+    id: str
+    name: str
+    writable: bool
+    components: tuple[str, ...]
+
+    @property
+    def app(self) -> bool:
+        return self.id.startswith(APP_CALENDAR_PREFIX)
+
+
+def calendars(ctx: ServerContext) -> list[CalendarRef]:
+    """The account's calendars (one PROPFIND), app-generated ones included; callers filter."""
+    try:
+        found = ctx.client().caldav.calendars()
+    except Exception as exc:
+        if type(exc).__name__ == "NextcloudError":
+            raise from_nextcloud(exc) from None
+        raise
+    return [CalendarRef(c.id, c.name, c.writable, tuple(c.components or ("VEVENT",))) for c in found]
+
+
+def pick_calendar(all_cals: list[CalendarRef], wanted: str) -> CalendarRef:
+    """The calendar whose id or display name is `wanted` (case-insensitive); else a misuse listing the ids."""
+    key = wanted.strip().casefold()
+    for cal in all_cals:
+        if cal.id.casefold() == key or cal.name.casefold() == key:
+            return cal
+    known = ", ".join(f"{c.id} ({c.name})" for c in all_cals if not c.app) or "none"
+    raise misuse(f"No calendar {wanted!r}. Calendars: {known}. Use one of these ids. Do not retry unchanged.",
+                 status="unknown_calendar")
+
+
+def default_calendar(all_cals: list[CalendarRef]) -> CalendarRef:
+    """Where a new event goes when no calendar is named: "personal", else the first writable event calendar."""
+    usable = [c for c in all_cals if c.writable and not c.app and "VEVENT" in c.components]
+    if not usable:
+        raise misuse("This account has no calendar that accepts events. Ask the user to create one in "
+                     "Nextcloud Calendar. Do not retry.", status="no_calendar")
+    return next((c for c in usable if c.id == "personal"), usable[0])

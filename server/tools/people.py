@@ -1,0 +1,158 @@
+"""Finding people: address-book cards and accounts merged, matched insensitive to case and accents on our side.
+
+Nextcloud's CardDAV text-match is case- but not accent-insensitive ("Elodie"
+misses "Élodie"), so every card is fetched reduced to its searchable fields
+(one REPORT per address book, no photos) and matched here on unidecode-folded
+text. The system address book ("Accounts") maps people to account ids; the
+OCS sharee search adds accounts the books do not show. A card and an account
+with the same e-mail are one person.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from unidecode import unidecode
+
+from server.context import ServerContext
+from server.errors import from_nextcloud, misuse
+
+SYSTEM_BOOK = "z-server-generated--system"
+
+
+def fold(text: str) -> str:
+    """Lower-case ASCII: 'Élodie Müller' -> 'elodie muller'."""
+    return unidecode(text or "").casefold()
+
+
+@dataclass
+class Person:
+    name: str
+    account_id: str | None = None
+    emails: list[str] = field(default_factory=list)
+    phones: list[str] = field(default_factory=list)
+    org: str = ""
+    haystack: str = ""
+
+    def entry(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        if self.account_id:
+            out["accountId"] = self.account_id
+        if self.emails:
+            out["emails"] = self.emails
+        if self.phones:
+            out["phones"] = self.phones
+        if self.org:
+            out["org"] = self.org
+        return out
+
+    def absorb(self, other: "Person") -> None:
+        """Merge `other` (the same human) into this one."""
+        self.account_id = self.account_id or other.account_id
+        if not self.name or (other.account_id and self.name == self.account_id):
+            self.name = other.name or self.name
+        for mail in other.emails:
+            if mail.lower() not in {m.lower() for m in self.emails}:
+                self.emails.append(mail)
+        self.phones += [p for p in other.phones if p not in self.phones]
+        self.org = self.org or other.org
+        self.haystack += " " + other.haystack
+
+
+def _nc(exc: Exception) -> bool:
+    return type(exc).__name__ == "NextcloudError"
+
+
+def _from_cards(ctx: ServerContext, warnings: list[str]) -> list[Person]:
+    carddav = ctx.client().carddav
+    try:
+        books = carddav.address_books()
+    except Exception as exc:
+        if _nc(exc):
+            raise from_nextcloud(exc) from None
+        raise
+    people: list[Person] = []
+    for book in books:
+        try:
+            cards = carddav.cards(book.id)
+        except Exception as exc:
+            if not _nc(exc) or getattr(exc, "kind", "") == "auth":
+                raise
+            warnings.append(f"Address book {book.name} could not be read; people only in it are missing.")
+            continue
+        for c in cards:
+            hay = " ".join([c.name, c.structured_name, c.nickname, c.org, *c.emails])
+            people.append(Person(name=c.name, account_id=c.uid if book.id == SYSTEM_BOOK else None,
+                                 emails=list(c.emails), phones=list(c.phones), org=c.org, haystack=hay))
+    return people
+
+
+def _from_sharees(ctx: ServerContext, query: str, warnings: list[str]) -> list[Person]:
+    try:
+        sharees = ctx.client().ocs.sharees(query, limit=25)
+    except Exception as exc:
+        if not _nc(exc) or getattr(exc, "kind", "") == "auth":
+            raise
+        warnings.append("The account directory (sharees) could not be searched; accounts may be missing.")
+        return []
+    return [Person(name=s.label, account_id=s.id, haystack=f"{s.label} {s.id}") for s in sharees if s.kind == "user"]
+
+
+def _merge(people: list[Person]) -> list[Person]:
+    merged: list[Person] = []
+    for person in people:
+        mails = {m.lower() for m in person.emails}
+        same = next((m for m in merged if (person.account_id and m.account_id == person.account_id)
+                     or (mails & {x.lower() for x in m.emails})), None)
+        if same is None:
+            merged.append(person)
+        elif same.account_id and person.account_id and same.account_id != person.account_id:
+            merged.append(person)   # two accounts sharing an address are still two people
+        else:
+            same.absorb(person)
+    return merged
+
+
+def search(ctx: ServerContext, query: str) -> tuple[list[Person], list[str]]:
+    """Everyone whose name, e-mail, organisation or account id contains every word of `query` (folded)."""
+    words = fold(query).split()
+    if not words:
+        raise misuse("query is empty. Give a name, part of one, or an e-mail address. Do not retry unchanged.")
+    warnings: list[str] = []
+    pool = _from_cards(ctx, warnings)
+    sharees = _from_sharees(ctx, query, warnings)
+    found = [p for p in pool if all(w in fold(p.haystack + " " + (p.account_id or "")) for w in words)]
+    # Sharees matched on the server's side: they count as found, merged with what the cards say.
+    people = _merge(found + sharees + [p for p in pool if p.account_id and p not in found
+                                       and any(s.account_id == p.account_id for s in sharees)])
+    exact = fold(query).strip()
+    people.sort(key=lambda p: (fold(p.name) != exact and (p.account_id or "") != query.strip(),
+                               p.account_id is None, fold(p.name)))
+    return people, warnings
+
+
+def resolve_accounts(ctx: ServerContext, names: list[str]) -> dict[str, str]:
+    """{given: account id} for Talk participants; a name matching several accounts is refused with the candidates."""
+    out: dict[str, str] = {}
+    for given in names:
+        key = given.strip()
+        if not key:
+            continue
+        people, _ = search(ctx, key)
+        with_account = [p for p in people if p.account_id]
+        exact = [p for p in with_account if p.account_id == key]
+        if exact:
+            out[given] = key
+            continue
+        if len(with_account) == 1:
+            out[given] = with_account[0].account_id or key
+            continue
+        if not with_account:
+            raise misuse(f"No account matches {given!r}. Only people with an account here can be participants; "
+                         "invite others by e-mail (meet_schedule attendees). Check the name with "
+                         "contacts_search. Do not retry unchanged.", status="unknown_person")
+        listed = "; ".join(f"{p.name} (accountId {p.account_id}"
+                           + (f", {p.emails[0]})" if p.emails else ")") for p in with_account[:8])
+        raise misuse(f"{given!r} matches several people: {listed}. Ask the user which one and pass that "
+                     "accountId. Do not pick one yourself.", status="ambiguous_person")
+    return out
