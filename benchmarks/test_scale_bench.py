@@ -19,7 +19,6 @@ from pathlib import Path
 
 from benchmarks.conftest import report
 from fixtures.emulator.server import Emulator
-from indexer.jobs.pool import IN_PROCESS
 
 ROOT = Path(__file__).resolve().parents[1]
 N_FILES = int(os.environ.get("MCP_NEXTCLOUD_SCALE_FILES", "200000"))
@@ -27,6 +26,7 @@ WORK_FOLDERS, WORK_FILES = 40, 2_000
 
 CHILD = textwrap.dedent("""
     import json, sys, time
+    from indexer.jobs.pool import IN_PROCESS
     from indexer.remote.sync import sync
     from indexer.store import selection as sel
     from indexer.store.index import Index
