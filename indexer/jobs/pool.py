@@ -19,6 +19,7 @@ receiving its task (a file whose bytes alone exceed the memory cap) leaves it
 """
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as cf
 import multiprocessing as mp
 import os
@@ -78,23 +79,36 @@ class Extractor(Protocol):
 
 
 class InProcess:
-    """Extraction in the calling thread, without caps: plain text, JSON and CSV, and tests that need no processes."""
+    """Cheap text formats extracted in the calling thread (no process start); anything else still goes
+    to a capped worker, since the bytes, not the name, decide what a file is (a hostile `notes.txt` may
+    be a zip bomb). For plain-text syncs and tests that need no pool of their own."""
 
     workers = 1
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.limits = limits
+        self._capped: ExtractionPool | None = None
+        self._lock = threading.Lock()
 
     def submit(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> "cf.Future[Extracted]":
+        from reader.extract import extract, is_light
+
+        if not is_light(data, name, mime):
+            return self._pool().submit(data, name, mime, rows=rows)
         out: cf.Future[Extracted] = cf.Future()
         try:
-            from reader import extract
-
             doc = extract(data, name, mime, limits=self.limits)
             out.set_result(Extracted(doc, prepare(doc) if rows else None))
         except Exception as exc:  # the Future carries it, as the pool's does
             out.set_exception(exc)
         return out
+
+    def _pool(self) -> "ExtractionPool":
+        with self._lock:
+            if self._capped is None:
+                self._capped = ExtractionPool(1, limits=self.limits)
+                atexit.register(self._capped.close)
+            return self._capped
 
 
 IN_PROCESS = InProcess()

@@ -25,6 +25,8 @@ from typing import Any, Callable
 
 import apsw
 
+from indexer.store.filemodes import secure_database
+
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED, INTERRUPTED = (
     "queued", "running", "succeeded", "failed", "cancelled", "interrupted")
 ACTIVE_STATES = (QUEUED, RUNNING)
@@ -176,7 +178,7 @@ class JobStore:
         self.unclaimed_after_s = unclaimed_after_s
         self._local = threading.local()
         self._host = socket.gethostname()
-        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        secure_database(Path(self.path))   # 0700 folder, 0600 database (it names the files being synced)
         with self._conn() as db:
             db.execute(_SCHEMA)
 

@@ -29,9 +29,15 @@ INLINE_MAX_BYTES = 512 * 1024
 STORES_IN_FLIGHT = 64   # stores handed to the writer and not yet reported (the writer commits them together)
 
 
-def inline(rec: FileRecord, size: int) -> bool:
-    """Cheap, safe formats extracted in this process: decoding costs microseconds, a child ~40 ms."""
-    return size <= INLINE_MAX_BYTES and (rec.mime or "").split(";")[0].strip() in INLINE_MIMES
+def inline(rec: FileRecord, data: bytes) -> bool:
+    """Cheap, safe formats extracted in this process: decoding costs microseconds, a child ~40 ms.
+
+    The bytes decide, not the name: a `notes.txt` that is really a zip goes to the capped pool.
+    """
+    from reader.extract import is_light
+
+    return (len(data) <= INLINE_MAX_BYTES and (rec.mime or "").split(";")[0].strip() in INLINE_MIMES
+            and is_light(data, posixpath.basename(rec.path), rec.mime))
 
 
 class FetchSink(Protocol):
@@ -92,7 +98,7 @@ class Fetcher:
             self.sink.done(path)
             return
         self.sink.fetched(path, len(data))
-        if inline(rec, len(data)):
+        if inline(rec, data):
             self._store(rec, path, IN_PROCESS.submit(data, posixpath.basename(path), rec.mime))
         else:
             pool = self._pool()

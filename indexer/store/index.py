@@ -20,6 +20,7 @@ import apsw
 from reader.document import Document
 
 from indexer.models import FileRecord, Root
+from indexer.store.filemodes import secure_database
 # Re-exported: other modules import these names from indexer.store.
 from indexer.store.rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause  # noqa: F401
 from indexer.store.rows import ROOT_COLUMNS, _row_to_root
@@ -71,12 +72,13 @@ class Index:
         self._writer: IndexWriter | None = None
         self._writer_lock = threading.Lock()
         self._closed = False
+        self.notes: list[str] = []   # what opening repaired (file modes), for the CLI to show
 
     @classmethod
     def open(cls, path: str | Path) -> "Index":
         """Open (creating and migrating the schema if needed) the index at `path`."""
         p = Path(path).expanduser()
-        p.parent.mkdir(parents=True, exist_ok=True)
+        notes = secure_database(p)   # 0700 folder, 0600 database and side files (repairs are noted)
         con = _connect(str(p), readonly=False)
         try:
             migrate(con)
@@ -85,7 +87,9 @@ class Index:
                     con.execute("INSERT OR IGNORE INTO meta VALUES('cursor_secret', ?)", (os.urandom(16).hex(),))
         finally:
             con.close()
-        return cls(p)
+        index = cls(p)
+        index.notes = notes
+        return index
 
     # -- connections -------------------------------------------------------
     def conn(self) -> apsw.Connection:

@@ -7,6 +7,7 @@ stdout (compact JSON with --json), diagnostics to stderr; errors exit 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import os
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
+from server.cli.storage import index_problem
 
 
 def _dump(obj: Any) -> str:
@@ -38,13 +40,17 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
         try:
             return cmd(args)
         except apsw.Error as exc:
-            where = args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
-            return _fail(f"the index database {where} could not be used ({type(exc).__name__}: {exc}): "
-                         "point --index at another file, or move this one away to rebuild it; do not retry as is")
-        except (OSError, RuntimeError) as exc:
+            return _fail(index_problem(_where(args), exc))
+        except OSError as exc:
+            return _fail(index_problem(_where(args), exc) if exc.errno in (errno.ENOSPC, errno.EDQUOT) else f"{exc}")
+        except RuntimeError as exc:
             return _fail(f"{exc}")
 
     return run
+
+
+def _where(args: argparse.Namespace) -> str:
+    return args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
 
 
 def _add_index_arg(p: argparse.ArgumentParser) -> None:
@@ -56,7 +62,10 @@ def _open(args: argparse.Namespace):
     from indexer.store.index import Index, default_index_path
 
     path = Path(args.index).expanduser() if args.index else default_index_path()
-    return Index.open(path)
+    index = Index.open(path)
+    for note in index.notes:   # file modes repaired on open
+        print(f"note: {note}", file=sys.stderr)
+    return index
 
 
 _REMOTE_FROM = {"option": "--remote-path", "config": "the desktop client's config", "default": "assumed"}
