@@ -57,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from server.cli.logs import quiet_libraries
+
+    quiet_libraries()
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()

@@ -93,9 +93,11 @@ def _cmd_add(args: argparse.Namespace) -> int:
         return _fail(f"{folder} does not exist: give the path of an existing folder to index")
     if not folder.is_dir():
         return _fail(f"{folder} is a file, not a folder: give the folder that holds it")
+    from server.cli.progress import FilesProgress
+
     try:
-        with _open(args) as index:
-            report = index_folder(index, folder, progress=None, remote_path=args.remote_path)
+        with _open(args) as index, FilesProgress("indexing") as progress:
+            report = index_folder(index, folder, progress=progress, remote_path=args.remote_path)
     except RemotePathError as exc:
         return _fail(str(exc))
     if args.json:
@@ -118,9 +120,9 @@ def _cmd_add(args: argparse.Namespace) -> int:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    from indexer.local.folder import index_folder
     from indexer.jobs.pool import ExtractionPool
-    from indexer.local.watch import FolderWatcher
+    from indexer.local.folder import index_folder
+    from server.cli.progress import FilesProgress
 
     with _open(args) as index:
         folder = args.folder or index.get_meta("local_root")
@@ -130,29 +132,12 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             return _fail(f"{folder} does not exist: give the path of an existing folder to watch")
         if not Path(folder).is_dir():
             return _fail(f"{folder} is a file, not a folder: give the folder to watch")
-        pool = ExtractionPool()
-        report = index_folder(index, folder, pool=pool)  # catch up on what changed while nobody watched
         # With --json: one compact JSON object per line on stdout (an event stream); else lines on stderr.
         say = _event_printer(args.json)
-
-        def changed(path: str, rec: Any) -> None:
-            what = "removed" if rec is None else rec.status
-            say({"event": what, "path": path}, f"{what}: {path}")
-
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        watcher = FolderWatcher(index, folder, pool=pool, on_change=changed).start()
-        # Said once the watcher runs: a change made after this line is seen.
-        say({"event": "watching", "folder": str(report.folder), "files": report.scanned},
-            f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)")
-        try:
-            while not stop.wait(0.5):
-                pass
-        except KeyboardInterrupt:
-            pass
-        finally:
-            watcher.stop()
-            pool.close()
+        with ExtractionPool() as pool:
+            with FilesProgress("catching up") as progress:  # what changed while nobody watched
+                report = index_folder(index, folder, pool=pool, progress=progress)
+            _watch_until_stopped(index, folder, pool, say, report)
         say({"event": "stopped"}, "stopped")
     return 0
 
@@ -164,6 +149,30 @@ def _event_printer(as_json: bool) -> Callable[[dict[str, Any], str], None]:
         else:
             print(text, file=sys.stderr)
     return say
+
+
+def _watch_until_stopped(index: Any, folder: str, pool: Any, say: Callable[[dict[str, Any], str], None],
+                         report: Any) -> None:
+    """Apply changes until SIGINT or SIGTERM; the watcher is stopped (threads joined) before returning."""
+    from indexer.local.watch import FolderWatcher
+
+    def changed(path: str, rec: Any) -> None:
+        what = "removed" if rec is None else rec.status
+        say({"event": what, "path": path}, f"{what}: {path}")
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    watcher = FolderWatcher(index, folder, pool=pool, on_change=changed).start()
+    # Said once the watcher runs: a change made after this line is seen.
+    say({"event": "watching", "folder": str(report.folder), "files": report.scanned},
+        f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)")
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
