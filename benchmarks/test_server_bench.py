@@ -165,14 +165,14 @@ def test_server_tool_calls(world, tmp_path):
     report("server", figures, [
         ("files_read find warm p50 ms", read_p50, 5.0, "<="),
         ("files_grep top-10 p50 ms @2000 docs", grep_p50, 25.0, "<="),
-        ("tools/list bytes per tool", per_tool, 710.0, "<="),
+        ("tools/list bytes per tool (this server; all tools: test_surface_bench)", per_tool, 600.0, "<="),
         ("files_grep top-10 answer bytes (default)", size["top10"], 3000, "<="),
         ("files_read find answer bytes, 5 matches", size["find"], 1500, "<="),
         ("located question bytes (2 calls)", located_bytes, 4000, "<="),
     ])
     # Failures only on what this run itself shows: the byte budget is deterministic, and the cache
     # must make a warm read cheaper than a cold one measured on the same machine a moment earlier.
-    assert per_tool <= 710, sizes  # tests/server/test_server_surface.py BUDGET_PER_TOOL
+    assert per_tool <= 600, sizes  # tests/server/test_server_surface.py BUDGET_PER_TOOL
     assert read_p50 < statistics.median(cold)
 
 

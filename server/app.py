@@ -72,6 +72,15 @@ class NextcloudMCP(MCPServer):
             self._rules[name] = rules_for(tool)
         return self._rules[name]
 
+    async def list_tools(self) -> list[Any]:
+        """tools/list without output schemas: paid for in every session, they told a caller nothing the answer
+        does not (compact JSON, equal to structuredContent, validated here against each tool's output model):
+        ~120 bytes per tool, a fifth of the 600-byte-per-tool budget of the whole product."""
+        tools = await super().list_tools()
+        for tool in tools:
+            tool.output_schema = None
+        return tools
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         t0 = time.perf_counter()
         log = self.context.telemetry if self.context is not None else None

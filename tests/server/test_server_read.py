@@ -220,8 +220,8 @@ def test_any_path_and_offset_get_an_answer_or_an_instruction(call, path, offset)
 
 @pytest.mark.parametrize("args, key", [
     ({}, "content"), ({"find": "quota"}, "matches"), ({"format": "outline"}, "entries")])
-def test_every_read_mode_answers_with_fields_its_output_schema_names(call, ok, list_tools, args, key):
-    props = next(t for t in list_tools("legacy") if t.name == "files_read").output_schema["properties"]
+def test_every_read_mode_answers_with_fields_its_output_schema_names(call, ok, server, args, key):
+    props = server._tool_manager.get_tool("files_read").fn_metadata.output_schema["properties"]
     res = ok(call("files_read", {"path": "/Documents/manual.pdf", **args}))
     assert key in res and key in props
     assert {"path", "fileId", "etag", "kind", "truncated"} <= set(res) & set(props)
