@@ -168,7 +168,9 @@ class ParsedQuery:
         if self.plain and (len(self.tokens) <= MAX_PHRASE_WORDS or self.quoted):
             cands += [Tier(self._phrase("whole_word"), True, "whole_word"),
                       Tier(self._phrase("word_start"), True, "word_start")]
-        if not self.plain or len(self.groups) > 1:
+        # All the words (a phrase only when it is not one plain phrase): also for one plain phrase too long to
+        # be ranked as a phrase (a punctuated term of many tokens), which would otherwise have no tier at all.
+        if not self.plain or len(self.groups) > 1 or not cands:
             phrase = not self.plain
             cands += [Tier(self._all("whole_word"), phrase, "whole_word"),
                       Tier(self._all("word_start"), phrase, "word_start")]

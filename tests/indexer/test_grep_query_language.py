@@ -105,3 +105,10 @@ def test_passages_on_request(index, put_text):
     assert len(index.grep("quokka", passages=3).hits[0].passages) == 3
     with pytest.raises(ValueError, match="passages"):
         index.grep("quokka", passages=0)
+
+
+def test_one_punctuated_term_of_many_tokens_is_still_searched(inflected):
+    """Found by the property test: "0:0:¼:0¡¼" is one plain term of 7 tokens, too long to rank as a phrase;
+    it had no tier at all (IndexError). It is searched as all its words."""
+    res = inflected.grep("0:0:¼:0¡¼")
+    assert res.total == 0 and res.hits == []
