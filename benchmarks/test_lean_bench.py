@@ -185,6 +185,11 @@ def _median(values: list[float]) -> float:
     return round(statistics.median(values), 3)
 
 
+def _ratio(ours_: list[float], peers: list[float]) -> float:
+    """Median of the per-round ratios (a round's two runs saw the same load)."""
+    return _median([a / b for a, b in zip(ours_, peers, strict=True)])
+
+
 def test_side_by_side(tmp_path: Path) -> None:
     t_all = time.perf_counter()
     folder = tmp_path / "corpus"
@@ -218,9 +223,8 @@ def test_side_by_side(tmp_path: Path) -> None:
         figures["build: recollindex, seconds per round"] = [round(b["s"], 1) for b in recoll_b]
         figures["build: recollindex, peak RSS / PSS of all processes (MiB)"] = [
             f"{b['rss']:.0f} / {b['pss']:.0f}" for b in recoll_b]
-        time_ratio = _median([o["s"] / c["s"] for o, c in zip(ours_b, recoll_b)])
-        rss_ratio = _median([o["rss"] / c["rss"] for o, c in zip(ours_b, recoll_b)])
-        pss_ratio = _median([o["pss"] / c["pss"] for o, c in zip(ours_b, recoll_b)])
+        time_ratio, rss_ratio, pss_ratio = (_ratio([b[k] for b in ours_b], [b[k] for b in recoll_b])
+                                            for k in ("s", "rss", "pss"))
         figures["build peak memory / recollindex, by PSS (shared pages counted once)"] = pss_ratio
         budgets += [("build incl. extraction / recollindex (time)", time_ratio, 0.5, "<="),
                     ("build peak memory (RSS, all processes) / recollindex", rss_ratio, 1.25, "<=")]
@@ -241,10 +245,10 @@ def test_side_by_side(tmp_path: Path) -> None:
     figures["grep top-10, whole process (ms, median)"] = _median(grep_ms)
     if rg_ms:
         figures["rg -i -l -F, whole process (ms, median)"] = _median(rg_ms)
-        budgets.append(("grep whole process / rg", _median([g / x for g, x in zip(grep_ms, rg_ms)]), 4.0, "<="))
+        budgets.append(("grep whole process / rg", _ratio(grep_ms, rg_ms), 4.0, "<="))
     if rq_ms:
         figures["recollq -b -n 10, whole process (ms, median)"] = _median(rq_ms)
-        figures["grep whole process / recollq (no goal)"] = _median([g / x for g, x in zip(grep_ms, rq_ms)])
+        figures["grep whole process / recollq (no goal)"] = _ratio(grep_ms, rq_ms)
 
     # Start-up: the interpreter, site (with the editable-install hook), and our imports per path.
     bare = [timed_run([sys.executable, "-I", "-S", "-c", "pass"]) for _ in range(7)]
@@ -272,7 +276,7 @@ def test_side_by_side(tmp_path: Path) -> None:
     if pt_ms:
         figures["pdftotext manual.pdf, whole process (ms, median)"] = _median(pt_ms)
         budgets.append(("first read of a 140k-char PDF / pdftotext",
-                        _median([a / b for a, b in zip(read_ms, pt_ms)]), 1.0, "<="))
+                        _ratio(read_ms, pt_ms), 1.0, "<="))
 
     figures["load average (1 min, shared machine)"] = round(os.getloadavg()[0], 2)
     figures["benchmark wall time (s)"] = round(time.perf_counter() - t_all, 1)

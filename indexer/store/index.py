@@ -23,13 +23,13 @@ from indexer.models import FileRecord, Root
 from indexer.store.rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause  # noqa: F401
 from indexer.store.rows import ROOT_COLUMNS, _row_to_root
 from indexer.store.schema import CHUNK_BITS, migrate
-from indexer.store.writer import IndexWriter
 
 __all__ = ["Index", "IndexWriter", "default_index_path"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from indexer.search.grep import GrepResult
     from indexer.search.names import NameSearchResult
+    from indexer.store.writer import IndexWriter
 
 
 def default_index_path(account: str = "local") -> Path:
@@ -61,6 +61,15 @@ def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[d
 
 # One writer per database file per process, shared by every Index opened on it.
 _WRITERS: dict[str, tuple["IndexWriter", int]] = {}
+
+
+def __getattr__(name: str) -> Any:
+    """`from indexer.store.index import IndexWriter` keeps working without importing the writer eagerly."""
+    if name == "IndexWriter":
+        from indexer.store.writer import IndexWriter
+
+        return IndexWriter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 _WRITERS_LOCK = threading.Lock()
 
 
@@ -107,6 +116,9 @@ class Index:
     def writer(self) -> "IndexWriter":
         """The single writer of this process for this database (created lazily)."""
         if self._writer is None:
+            # Imported here: reading (grep, a CLI call) never pays for the writer and what it pulls in.
+            from indexer.store.writer import IndexWriter
+
             with _WRITERS_LOCK:
                 entry = _WRITERS.get(self._key)
                 w = entry[0] if entry else IndexWriter(self.path)

@@ -10,7 +10,6 @@ import argparse
 import importlib
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -92,6 +91,8 @@ def _cmd_add(args: argparse.Namespace) -> int:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
+    import signal
+
     from indexer.local.folder import index_folder
     from indexer.jobs.pool import ExtractionPool
     from indexer.local.watch import FolderWatcher
