@@ -92,6 +92,8 @@ def test_server_tool_calls(world, tmp_path):
             assert not last.is_error, last.content[0].text
         return ms, last
 
+    located: dict = {}
+
     async def go():
         async with Client(server, mode="legacy") as c:
             tools = (await c.list_tools()).tools
@@ -120,6 +122,10 @@ def test_server_tool_calls(world, tmp_path):
             ctx.settings = Settings(freshness_interval_s=0.0)
             fresh_ms, _ = await timed_calls(c, "files_grep", lambda i: {"query": "invoice", "limit": 10}, 50)
             ctx.settings = Settings()
+            # A located question about the manual: grep (default top-10), then read with find (5 matches).
+            located["grep"] = await c.call_tool("files_grep", {"query": "quota", "limit": 10})
+            located["find"] = await c.call_tool("files_read", {"path": MANUAL, "find": "quota", "limit": 5})
+            located["top10"] = await c.call_tool("files_grep", {"query": "invoice", "limit": 10})
             search_ms, search_last = await timed_calls(
                 c, "files_search", lambda i: {"name": f"note-{i % 2000:04d}"}, REPEAT)
             return sizes, cold, read_ms, read_last, page_ms, grep_ms, grep_last, fresh_ms, search_ms, search_last
@@ -132,6 +138,9 @@ def test_server_tool_calls(world, tmp_path):
     read_bytes = len(read_last.content[0].text.encode())
     grep_bytes = len(grep_last.content[0].text.encode())
     search_bytes = len(search_last.content[0].text.encode())
+    size = {k: len(r.content[0].text.encode()) for k, r in located.items()}
+    assert json.loads(located["top10"].content[0].text)["hits"], "benchmark grep found nothing"
+    located_bytes = size["grep"] + size["find"]
     figures.update({
         "documents synced (emulator -> index)": indexed,
         "sync seconds": round(sync_s, 2),
@@ -147,6 +156,9 @@ def test_server_tool_calls(world, tmp_path):
         "answer bytes: files_read find (5 passages)": read_bytes,
         "answer bytes: files_grep top-10": grep_bytes,
         "answer bytes: files_search (1 file)": search_bytes,
+        "answer bytes: files_grep 'invoice' top-10 (default)": size["top10"],
+        "answer bytes: files_read find 'quota' on the manual, 5 matches": size["find"],
+        "located question (grep + read find): calls / bytes": f"2 / {located_bytes}",
     })
     read_p50 = statistics.median(read_ms)
     grep_p50 = statistics.median(grep_ms)
@@ -154,6 +166,9 @@ def test_server_tool_calls(world, tmp_path):
         ("files_read find warm p50 ms", read_p50, 5.0, "<="),
         ("files_grep top-10 p50 ms @2000 docs", grep_p50, 25.0, "<="),
         ("tools/list bytes per tool", per_tool, 710.0, "<="),
+        ("files_grep top-10 answer bytes (default)", size["top10"], 3000, "<="),
+        ("files_read find answer bytes, 5 matches", size["find"], 1500, "<="),
+        ("located question bytes (2 calls)", located_bytes, 4000, "<="),
     ])
     # Failures only on what this run itself shows: the byte budget is deterministic, and the cache
     # must make a warm read cheaper than a cold one measured on the same machine a moment earlier.

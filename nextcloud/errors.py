@@ -222,6 +222,10 @@ def error_for(source: str, status: int | None, *, condition: str | None = None,
     where = f" ({path})" if path else ""
     app = APP_NAMES.get(source, source.capitalize())
     text = f"{row.cause.format(where=where, app=app)}. {row.action.format(app=app)}. {row.retry}"
+    if row.kind == "rate_limited" and retry_after:
+        text = (f"{row.cause.format(where=where, app=app)}: it asks to wait {wait_text(retry_after)} "
+                "(Retry-After). Wait that long before the next request; then one retry, and stop and report "
+                "if it is refused again.")
     # The server's own words are added only where they say something the row cannot
     # (which field was bad, which rule refused). Where the row already tells the whole
     # story they are noise, or worse: a 401 lists every auth backend that failed, a 507
@@ -241,6 +245,15 @@ def error_for(source: str, status: int | None, *, condition: str | None = None,
                          retry_after=retry_after)
     err.detail = clean_detail(detail)  # for callers that branch on the server's words; never shown raw
     return err
+
+
+def wait_text(seconds: float) -> str:
+    """A Retry-After as a person says it: "45 s", "20 min", "about 1 h"."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    return f"about {seconds / 3600:.0f} h" if seconds < 36 * 3600 else f"about {seconds / 86400:.0f} days"
 
 
 def no_credentials() -> NextcloudError:

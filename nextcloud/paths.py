@@ -3,13 +3,20 @@
 Every segment is quoted as UTF-8 with no safe characters, so accents, spaces,
 '#', '%', '?', '+' and '&' all round-trip; hrefs coming back are decoded with
 either hex case (Nextcloud sends lower-case, clients often send upper-case).
-Traversal ('..') and NUL are refused before any request is made.
+Traversal ('..'), NUL and lone surrogates (not encodable in a URL) are refused
+before any request is made. Paths are normalised to NFC, as Nextcloud stores
+names: the NFD spelling of "Résumé.md" (what macOS file systems hand out) is
+the same file, not a second one that looks identical.
 """
 from __future__ import annotations
 
+import re
+import unicodedata
 from urllib.parse import quote, unquote, urlsplit
 
 from .errors import error_for
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def normalize(path: str | None) -> str:
@@ -20,6 +27,9 @@ def normalize(path: str | None) -> str:
         raise error_for("webdav", None, condition="bad_path", path=repr(path))
     if "\x00" in path:
         raise error_for("webdav", None, condition="bad_path", path=path.replace("\x00", "\\0"))
+    if _SURROGATE.search(path):
+        raise error_for("webdav", None, condition="bad_path", path=_SURROGATE.sub("\ufffd", path))
+    path = unicodedata.normalize("NFC", path)
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
         raise error_for("webdav", None, condition="bad_path", path=path)

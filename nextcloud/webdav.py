@@ -6,6 +6,7 @@ in the URL and percent-encoding stay inside this module.
 from __future__ import annotations
 
 import mimetypes
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -26,6 +27,28 @@ _NS = 'xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextclo
 PROPFIND_BODY = (f'<?xml version="1.0" encoding="UTF-8"?><d:propfind {_NS}><d:prop>{_PROPS}</d:prop>'
                  "</d:propfind>").encode()
 MAX_SEARCH_LIMIT = 1000
+# RFC 9110 8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E (obs-text is left
+# out: header values are ASCII here, and Nextcloud's etags are hex).
+_ETAGC = r"[\x21\x23-\x7e]"
+_QUOTED_TAG = re.compile(rf'(?:W/)?"{_ETAGC}*"')
+_BARE_TAG = re.compile(rf"{_ETAGC}+")
+# What Nextcloud's SEARCH accepts for a content type: "type/subtype" or a "type/%" prefix.
+_MIME_QUERY = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/(?:[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*|%)")
+
+
+def entity_tag(etag: str) -> str | None:
+    """Exactly one entity tag as If-Match takes it, or None.
+
+    Accepts what files_read hands out (the bare opaque tag, quoted here), a
+    quoted tag and a weak one. A list, `*` (If-Match's wildcard would match any
+    version), whitespace, non-ASCII or control characters are not one tag.
+    """
+    text = etag.strip()
+    if _QUOTED_TAG.fullmatch(text):
+        return text
+    if text != "*" and _BARE_TAG.fullmatch(text):
+        return f'"{text}"'
+    return None
 
 
 @dataclass(frozen=True)
@@ -168,7 +191,7 @@ class WebDAV:
             conds.append(f"<d:like><d:prop><d:displayname/></d:prop><d:literal>%{escape(name)}%</d:literal></d:like>")
         if mime:
             m = mime.strip().replace("*", "%")
-            if "/" not in m or m.startswith("%"):
+            if not _MIME_QUERY.fullmatch(m):   # Nextcloud answers anything else with a 500
                 raise error_for(SOURCE, 400, path=norm, detail="mime must be 'type/subtype' or a prefix like 'image/%'")
             op = "like" if m.endswith("%") else "eq"
             conds.append(f"<d:{op}><d:prop><d:getcontenttype/></d:prop><d:literal>{escape(m)}</d:literal></d:{op}>")
@@ -278,7 +301,12 @@ class WebDAV:
             raise error_for(SOURCE, None, condition="is_folder", path=norm)
         headers = {"Content-Type": "application/octet-stream"}
         if etag:
-            headers["If-Match"] = etag if etag.startswith('"') else f'"{etag}"'
+            tag = entity_tag(etag)
+            if tag is None:   # never copy a list or '*' into If-Match: it could overwrite any version
+                raise NextcloudError("bad_request", "The etag is not one entity tag (a list, '*' or characters "
+                                     "an etag cannot hold). Re-read the file for its etag. Do not retry unchanged.",
+                                     path=norm)
+            headers["If-Match"] = tag
         if create_only:
             headers["If-None-Match"] = "*"
         if mtime is not None:

@@ -6,12 +6,11 @@ next action; no other exception type leaves `extract`.
 """
 from __future__ import annotations
 
-import io
-import zipfile
 
 from .document import DEFAULT_LIMITS, Document, Limits, ReaderError
 from .formats import converter
 from .formats._common import fill_lines
+from .ziparchive import CappedZipFile
 
 EXTENSIONS: dict[str, str] = {
     "txt": "text", "text": "text", "log": "text", "ini": "text", "cfg": "text", "conf": "text",
@@ -53,12 +52,11 @@ def _extension(name: str) -> str:
 def _zip_kind(data: bytes) -> str | None:
     """Which Office / ODF format a zip holds, from its member names (no inflation of content)."""
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-        names = set(zf.namelist())
-        if "mimetype" in names:
-            info = zf.getinfo("mimetype")
-            if info.file_size < 200:
-                mime = zf.read("mimetype").decode("ascii", "replace").strip()
+        # Capped: a `mimetype` member that declares 40 bytes may inflate to a gigabyte if read whole.
+        with CappedZipFile(data, DEFAULT_LIMITS, "zip") as zf:
+            names = set(zf.namelist())
+            if "mimetype" in names and zf.getinfo("mimetype").file_size < 200:
+                mime = zf.member("mimetype", max_bytes=200).decode("ascii", "replace").strip()
                 return ODF_MIMES.get(mime)
         if "word/document.xml" in names:
             return "docx"
@@ -66,6 +64,10 @@ def _zip_kind(data: bytes) -> str | None:
             return "xlsx"
         if "ppt/presentation.xml" in names:
             return "pptx"
+    except ReaderError as exc:
+        if exc.code == "zip_bomb":
+            raise
+        return None
     except Exception:  # a broken zip is reported by the converter the extension names
         return None
     return None
@@ -117,6 +119,19 @@ def detect(data: bytes, name: str, mime: str | None = None) -> str:
                           "OpenDocument and image files are read; do not retry", code="unsupported")
     # Unknown extension and mime but clean text bytes: reading it as text is the useful answer.
     return by_name or "text"
+
+
+def is_light(data: bytes, name: str, mime: str | None = None) -> bool:
+    """True when extracting these bytes is a decode (a text kind), so its memory is bounded by their size.
+
+    Callers may extract such bytes in their own process; anything else (PDF,
+    Office, OpenDocument, images, whatever a name hides) belongs in a child
+    with a memory cap (reader.isolated, the indexer's pool).
+    """
+    try:
+        return detect(data, name, mime) in TEXT_KINDS
+    except ReaderError:
+        return False
 
 
 def _empty(name: str, kind: str) -> ReaderError:

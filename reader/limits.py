@@ -1,15 +1,15 @@
-"""Guards shared by the format converters: zip-bomb checks and the wall-clock deadline.
+"""Guards shared by the format converters: capped zip opening and the wall-clock deadline.
 
 The reader is otherwise clock-free; the deadline is the one exception, and it
 only ever turns a runaway extraction into a clear ReaderError.
 """
 from __future__ import annotations
 
-import io
 import time
 import zipfile
 
 from .document import Limits, ReaderError
+from .ziparchive import CappedZipFile
 
 RETRY_WHEN_CHANGED = "the file is recorded as failed and not retried until it changes"
 
@@ -31,41 +31,9 @@ class Deadline:
             )
 
 
-def open_zip(data: bytes, limits: Limits, kind: str) -> zipfile.ZipFile:
-    """Open a zip-based document after checking its declared sizes (zip bomb guard).
-
-    Checks run on the central directory only, before any member is inflated:
-    the total declared size and each member's compression ratio.
-    """
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-        infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise ReaderError(
-            f"corrupt {kind.upper()} file (not a readable zip archive: {type(exc).__name__}): "
-            "ask for a fresh copy of the file; do not retry until it changes",
-            code="corrupt",
-        ) from None
-    total = 0
-    for info in infos:
-        total += info.file_size
-        ratio = info.file_size / max(info.compress_size, 1)
-        if info.file_size > 1024 * 1024 and ratio > limits.max_zip_ratio:
-            zf.close()
-            raise ReaderError(
-                f"{kind.upper()} file refused as a zip bomb: member {info.filename!r} inflates "
-                f"{ratio:.0f}x (limit {limits.max_zip_ratio}x); do not retry — ask the owner for "
-                "a normal copy",
-                code="zip_bomb",
-            )
-    if total > limits.max_unzipped_bytes:
-        zf.close()
-        raise ReaderError(
-            f"{kind.upper()} file refused as a zip bomb: it inflates to {total // (1024 * 1024)} MiB "
-            f"(limit {limits.max_unzipped_bytes // (1024 * 1024)} MiB); do not retry",
-            code="zip_bomb",
-        )
-    return zf
+def open_zip(data: bytes, limits: Limits, kind: str) -> CappedZipFile:
+    """Open a zip-based document: its directory checked, its members inflated under caps (see ziparchive)."""
+    return CappedZipFile(data, limits, kind)
 
 
 def read_member(zf: zipfile.ZipFile, name: str, kind: str) -> bytes:

@@ -21,6 +21,9 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult
 from pydantic import ValidationError
 
+from server import faultlog
+from server.arguments import ArgumentRules, rules_for
+from server.arguments import check as check_arguments
 from server.context import ServerContext
 from server.envelope import result_bytes
 from server.errors import ToolFailure, from_nextcloud, from_reader, validation_message
@@ -61,14 +64,29 @@ class NextcloudMCP(MCPServer):
     """MCPServer with per-call telemetry and instruction-grade error texts."""
 
     context: ServerContext | None = None
+    _rules: dict[str, ArgumentRules] | None = None
+
+    def _argument_rules(self, name: str, tool: Any) -> ArgumentRules:
+        """Each tool's argument rules, read once from its argument model."""
+        if self._rules is None:
+            self._rules = {}
+        if name not in self._rules:
+            self._rules[name] = rules_for(tool)
+        return self._rules[name]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         t0 = time.perf_counter()
         log = self.context.telemetry if self.context is not None else None
         try:
+            tool = self._tool_manager.get_tool(name)
+            if tool is not None:
+                check_arguments(name, self._argument_rules(name, tool), arguments)
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            failure = with_host_advice(self.context, _classify(name, exc))
+            failure = with_host_advice(self.context,
+                                       exc if isinstance(exc, ToolFailure) else _classify(name, exc))
+            if failure.kind == "fault" and failure.status == "internal":
+                faultlog.record(name, exc.__cause__ or exc)
             if log is not None:
                 log.record(name, failure.kind, failure.status, (time.perf_counter() - t0) * 1000, 0)
             raise failure from exc

@@ -18,6 +18,9 @@ from typing import Any, Callable
 from server.telemetry import CallLog
 
 MB = 1024 * 1024
+# The one write limit: files_write's cap on content (UTF-8 bytes); the HTTP transport's body limit derives
+# from it (server/http_limits.py), so any content under the cap reaches the tool and gets its answer.
+MAX_WRITE_BYTES = 5 * MB
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class Settings:
     """Caps and intervals; every one is overridable from the environment or the serve flags."""
 
     max_read_bytes: int = 10 * MB          # files_read refuses larger files without downloading them
-    max_write_bytes: int = 5 * MB          # files_write refuses larger contents
+    max_write_bytes: int = MAX_WRITE_BYTES  # files_write refuses larger contents
     fly_max_bytes: int = 2 * MB            # grep indexes a changed file on the fly up to this size...
     fly_max_files: int = 10                # ...and at most this many per call; the rest go to warnings
     freshness_interval_s: float = 5.0      # grep asks the server "what changed?" at most this often
@@ -67,6 +70,8 @@ class ServerContext:
     docs: "OrderedDict[tuple[Any, str], Any]" = field(default_factory=OrderedDict, init=False, repr=False)
     background: Any = field(default=None, init=False, repr=False)
     last_fresh_check: float = field(default=0.0, init=False)
+    # What opening found and repaired (a damaged call log set aside...): for `serve` to print on stderr.
+    notes: list[str] = field(default_factory=list, init=False)
     # What the last freshness check could not do (server.tools.freshness): repeated until a check succeeds.
     last_fresh_failure: Any = field(default=None, init=False, repr=False)
 
@@ -158,9 +163,13 @@ def open_context(account: Any, *, index_path: Path | str | None = None, telemetr
                  settings: Settings | None = None, telemetry: bool = True) -> ServerContext:
     """A context for `account`: its index (default location unless given) and the call log."""
     from indexer.store.index import Index, default_index_path
-    from server.telemetry import default_telemetry_path
+    from server.telemetry import default_telemetry_path, open_call_log
 
     # The same default as `mcp-nextcloud index sync` and `grep`, so serve answers from what they built.
     index = Index.open(Path(index_path).expanduser() if index_path else default_index_path())
-    log = CallLog(telemetry_path or default_telemetry_path()) if telemetry else None
-    return ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env())
+    log, note = open_call_log(telemetry_path or default_telemetry_path()) if telemetry else (None, None)
+    ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env())
+    ctx.notes.extend(getattr(index, "notes", []))
+    if note:
+        ctx.notes.append(note)
+    return ctx

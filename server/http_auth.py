@@ -26,6 +26,20 @@ def token_path(config_path: Path) -> Path:
     return Path(config_path).parent / TOKEN_FILE
 
 
+def repair_token_mode(config_path: Path) -> str | None:
+    """Make an existing token file readable by its owner only; a note saying so when its mode was looser."""
+    path = token_path(config_path)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return None
+    if not mode & 0o077:
+        return None
+    os.chmod(path, 0o600)
+    return (f"the bearer token file {path} was readable by others (mode {mode:o}); its mode is now 600. "
+            "If others could read it, delete the file and restart to get a new token")
+
+
 def ensure_token(config_path: Path) -> tuple[str, bool]:
     """(token, created): read the stored token, or generate and store one (mode 0600)."""
     path = token_path(config_path)
@@ -51,7 +65,7 @@ class BearerGuard:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode("ascii")
+        self._expected = token.encode("ascii")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":  # lifespan (and anything else) passes through
@@ -62,7 +76,9 @@ class BearerGuard:
             if key.lower() == b"authorization":
                 given = value
                 break
-        if hmac.compare_digest(given, self._expected):
+        # RFC 7235: the scheme is case-insensitive ("bearer x" is "Bearer x"); the token is compared exactly.
+        scheme, _, credentials = given.strip().partition(b" ")
+        if scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._expected):
             await self.app(scope, receive, send)
             return
         body = json.dumps({"error": "unauthorized",

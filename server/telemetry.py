@@ -17,6 +17,8 @@ from typing import Any
 
 import platformdirs
 
+from indexer.store.filemodes import secure_database
+
 KINDS = ("ok", "refused", "misuse", "fault")
 
 _SCHEMA = """
@@ -46,7 +48,7 @@ class CallLog:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        secure_database(self.path)   # 0700 folder, 0600 log: private like the index beside it
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         # WAL + NORMAL: a commit costs no fsync, so logging stays off the latency budget.
@@ -73,7 +75,7 @@ class CallLog:
         with self._lock:
             cur = self._db.execute("SELECT at, tool, kind, status, duration_ms, bytes_out FROM calls ORDER BY id")
             cols = [c[0] for c in cur.description]
-            return [dict(zip(cols, r)) for r in cur.fetchall()]
+            return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
     def summary(self) -> list[dict[str, Any]]:
         """Per tool: calls, count per kind, p50 duration, mean bytes returned, top failure statuses."""
@@ -105,6 +107,31 @@ class CallLog:
             self._db.close()
 
 
+def open_call_log(path: Path | str) -> tuple[CallLog | None, str | None]:
+    """(log, note): the call log at `path`; a damaged one is set aside and a new one started.
+
+    The log is optional: a file that is not a database (or a damaged one) is
+    renamed `<name>.damaged-<unix time>` and a fresh log takes its place; if
+    even that fails (a folder in the way, no permission) calls go unlogged.
+    The note says which happened, for the person running the server.
+    """
+    path = Path(path)
+    try:
+        return CallLog(path), None
+    except (sqlite3.Error, OSError) as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+    if path.is_file():
+        aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+        try:
+            path.rename(aside)
+            return CallLog(path), (f"the call log {path} could not be opened ({problem}); it was set aside as "
+                                   f"{aside.name} and a new log started")
+        except (sqlite3.Error, OSError) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+    return None, (f"the call log {path} cannot be used ({problem}); calls are not logged. Remove or fix it "
+                  "to log them again")
+
+
 def format_table(summary: list[dict[str, Any]]) -> str:
     """A plain-text table of `CallLog.summary()` for the terminal."""
     if not summary:
@@ -116,4 +143,4 @@ def format_table(summary: list[dict[str, Any]]) -> str:
         rows.append((s["tool"], str(s["calls"]), str(s["ok"]), str(s["refused"]), str(s["misuse"]),
                      str(s["fault"]), f"{s['p50Ms']:.1f}", str(s["meanBytes"]), fails))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)

@@ -141,7 +141,8 @@ class ExtractionPool:
         self._ctx = mp.get_context(_CONTEXT)
         if _CONTEXT == "forkserver":
             # Children fork from a server that has the reader and its parsers imported already.
-            self._ctx.set_forkserver_preload(["reader", "reader.isolated", "indexer.jobs.pool", "indexer.store.prepare"])
+            self._ctx.set_forkserver_preload(["reader", "reader.isolated", "indexer.jobs.pool",
+                                              "indexer.store.prepare"])
         self.grace_seconds = grace_seconds
         self._idle = [_Worker(self._ctx, limits, memory_bytes, grace_seconds) for _ in range(self.workers)]
         self._all = list(self._idle)
@@ -162,7 +163,8 @@ class ExtractionPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("extraction pool is closed")
-            worker = self._idle.pop() if self._idle else _Worker(self._ctx, self.limits, self.memory_bytes, self.grace_seconds)
+            worker = self._idle.pop() if self._idle else _Worker(self._ctx, self.limits, self.memory_bytes,
+                                                                 self.grace_seconds)
             if worker not in self._all:
                 self._all.append(worker)
         try:
@@ -188,13 +190,17 @@ class ExtractionPool:
 
 
 def extract_for(rec: FileRecord, data: bytes, pool: ExtractionPool | None) -> Document:
-    """Extract a record's bytes, in the pool when given (else in this process)."""
+    """Extract a record's bytes, in the pool when given; else text in this process, the rest in a capped child."""
     name = posixpath.basename(rec.path) or rec.path
     if pool is not None:
         return pool.submit(data, name, rec.mime).result()
     from reader import extract
+    from reader.extract import is_light
+    from reader.isolated import extract_isolated
 
-    return extract(data, name, rec.mime)
+    if is_light(data, name, rec.mime):
+        return extract(data, name, rec.mime)
+    return extract_isolated(data, name, rec.mime)
 
 
 def finish(writer: IndexWriter, rec: FileRecord, outcome: Document | BaseException) -> FileRecord:

@@ -25,6 +25,8 @@ from typing import Any
 
 import apsw
 
+from indexer.store.filemodes import secure_database
+
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED, INTERRUPTED = (
     "queued", "running", "succeeded", "failed", "cancelled", "interrupted")
 ACTIVE_STATES = (QUEUED, RUNNING)
@@ -176,7 +178,7 @@ class JobStore:
         self.unclaimed_after_s = unclaimed_after_s
         self._local = threading.local()
         self._host = socket.gethostname()
-        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        secure_database(Path(self.path))   # 0700 folder, 0600 database (it names the files being synced)
         with self._conn() as db:
             db.execute(_SCHEMA)
 
@@ -374,7 +376,7 @@ class JobStore:
 
 
 def _to_job(row: Any) -> Job:
-    d = dict(zip(_COLUMNS, row))
+    d = dict(zip(_COLUMNS, row, strict=True))
     d["result"] = json.loads(d["result"]) if d["result"] else None
     d["cancel_requested"] = bool(d["cancel_requested"])
     return Job(**d)

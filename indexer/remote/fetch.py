@@ -31,9 +31,15 @@ INLINE_MIMES = frozenset({"text/plain", "text/markdown", "text/csv", "text/tab-s
 INLINE_MAX_BYTES = 512 * 1024
 
 
-def inline(rec: FileRecord, size: int) -> bool:
-    """Cheap, safe formats extracted in this process: decoding costs microseconds, a child ~40 ms."""
-    return size <= INLINE_MAX_BYTES and (rec.mime or "").split(";")[0].strip() in INLINE_MIMES
+def inline(rec: FileRecord, data: bytes) -> bool:
+    """Cheap, safe formats extracted in this process: decoding costs microseconds, a child ~40 ms.
+
+    The bytes decide, not the name: a `notes.txt` that is really a zip goes to the capped pool.
+    """
+    from reader.extract import is_light
+
+    return (len(data) <= INLINE_MAX_BYTES and (rec.mime or "").split(";")[0].strip() in INLINE_MIMES
+            and is_light(data, posixpath.basename(rec.path), rec.mime))
 
 
 class Fetcher:
@@ -82,7 +88,7 @@ class Fetcher:
         owner.transport_ok()
         owner.report.downloaded += 1
         owner.report.bytes_downloaded += len(data)
-        if self.pool is False or inline(rec, len(data)):
+        if self.pool is False or inline(rec, data):
             self._account(path, index_bytes(owner.writer, rec, data, pool=None))
         else:
             fut2 = self._pool().submit(data, posixpath.basename(path), rec.mime)

@@ -1,16 +1,18 @@
 """grep over the index: FTS5 finds candidate chunks, `reader.find` makes the passages.
 
-Semantics: a query in quotes is that phrase (or a glued variant: "new app"
-finds "newapp"); an unquoted query of several words means all of them in one
-chunk (a proxy for "near each other"), and files where they form the phrase
-rank first. `word*` is a prefix on the last word.
+Semantics (indexer/search/syntax.py): every word must be in the file, each
+matched at the start of a word (inflected forms are found); "quoted" is
+exactly those whole words in that order; a OR b, -word / NOT word.
 
-Ranking (indexer/grep_rank.py) reads only the top chunks by bm25
-(`ORDER BY rank LIMIT n`) and groups them by file: the phrase hits first,
-then the files that only hold the words. Passages (indexer/grep_passages.py)
-come from `reader.find` on the best chunk of each top file, so they cost a
-few thousand characters per file, never a whole-document scan, and every
-offset is a `Document.text` offset that files_read accepts.
+Ranking (indexer/search/rank.py) walks the query's tiers best first (the
+phrase as whole words, the phrase at word starts, all the words as whole
+words, all the words at word starts: query.py) and fills the page from
+each in turn, so whole-word and phrase hits come before prefix-only and
+scattered ones. Within a tier only the newest matching chunks are ranked by
+bm25 and grouped by file. Passages (indexer/search/passages.py) come from
+`reader.find` on the best chunk of each file, so they cost a few thousand
+characters per file, never a whole-document scan, and every offset is a
+`Document.text` offset that files_read accepts.
 """
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
-from indexer.search.rank import RANK_WINDOW, Ranked, Scan, count_files, other_chunk_matches, scan, top_files
-from indexer.search.query import ParsedQuery, expand, parse
+from indexer.search.query import ParsedQuery, Tier, expand, parse
+from indexer.search.syntax import MAX_PASSAGES
+from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching, other_chunk_matches,
+                                 ranked_cheaply, scan, top_files)
 from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause
 from indexer.store.rows import account_clause
 
@@ -35,6 +39,7 @@ __all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "
 
 MAX_LIMIT = 100
 WARN_NAMES = 5
+NEG_CAP = 5_000      # chunks walked to find the files an excluded word rules out
 
 
 @dataclass
@@ -87,11 +92,14 @@ class GrepResult:
     truncated: bool = False
     nextCursor: str | None = None
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)    # how the query was read (literal operators, caps)
     tookMs: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "hits": [h.to_dict() for h in self.hits], "total": self.total,
                              "truncated": self.truncated}
+        if self.notes:
+            d["notes"] = self.notes
         if self.totalIsEstimate:
             d["totalIsEstimate"] = True
         if self.nextCursor:
@@ -168,7 +176,8 @@ def coverage_warnings(index: "Index", path_prefix: str | None, total: int) -> li
         named = "; ".join(f"{p} ({s}: {r})" if r else f"{p} ({s})" for p, s, r in rows)
         kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if s != "pending")
         out.append(f"{failed} file(s) under {scope} have no searchable text ({kinds}): {named}")
-    last = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
+    value = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
+    last = float(value) if isinstance(value, (int, float)) else None
     if total == 0:
         anything = con.execute(f"SELECT 1 FROM files WHERE {cond} LIMIT 1", args).fetchall()
         if not anything:
@@ -207,10 +216,11 @@ def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
 
 @dataclass(frozen=True)
 class _Pick:
-    """A ranked file and how it matched: the phrase (`phrase_expr`) or only the words (`words_expr`)."""
+    """A ranked file and the tier it was found in."""
 
     ranked: Ranked
-    phrase: bool
+    tier: Tier
+    chunks: int = 1              # matching chunks of the file its tier's scan saw (2+: `more` needs no probe)
 
 
 @dataclass
@@ -218,35 +228,61 @@ class _Ranking:
     picks: list[_Pick]
     total: int
     estimate: bool
-    windowed: bool               # only the newest RANK_WINDOW matching chunks were ranked
-    scans: dict[bool, Scan]      # phrase? -> the scan its picks were ranked within
+    windowed: bool               # only the newest RANK_WINDOW matching chunks of a tier were ranked
+    broad: Scan                  # the broadest tier's scan: every hit's chunks are in it
+    notes: list[str] = field(default_factory=list)
 
 
 def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
-    """The first `want` files in rank order (phrase hits, then words-only hits), the total and if it is estimated.
+    """The first `want` files in rank order (tier by tier), the total and whether it is estimated.
 
-    Every phrase hit also matches the words expression, so the words count is the total.
+    Every hit matches the broadest (last) tier, so its scan gives the total:
+    ranked when the page needed it, else a walk without bm25. Files holding
+    an excluded word are left out whole (a chunk without it is not enough).
     """
-    phrase_expr, words_expr = pq.fts(), pq.fts_words()
-    top = top_files(con, phrase_expr, filt, fargs, want)
-    picks = [_Pick(r, True) for r in top.files]
-    scans = {True: top.scan}
-    counted = top.scan
-    if words_expr is not None:
-        if len(picks) < want:  # all phrase hits are known: the words-only files follow them
-            have = {p.ranked.fid for p in picks}
-            more = top_files(con, words_expr, filt, fargs, want - len(picks), have)
-            picks += [_Pick(r, False) for r in more.files]
-            scans[False] = counted = more.scan
-        else:
-            counted = scan(con, words_expr, filt, fargs)
-    total, estimate = count_files(counted)
-    windowed = any(not s.complete for s in scans.values())
-    return _Ranking(picks, max(total, len(picks)), estimate, windowed, scans)
+    excluded: set[int] = set()
+    notes: list[str] = []
+    neg = pq.negation()
+    capped = False
+    if neg:
+        excluded, capped = files_matching(con, neg, NEG_CAP)
+        if capped:
+            notes.append("the excluded words are in very many places: files were left out where a passage holds "
+                         "them, and may still hold them elsewhere")
+    # Files holding an excluded word are left out whole; only when there are too many to list does the
+    # exclusion fall back to FTS5's NOT, chunk by chunk (costly with common words, and weaker).
+    tiers = pq.tiers(negate=capped)
+    if not all(ranked_cheaply(t.expr) for t in tiers):
+        notes.append("a long query: files matching it are listed newest first, not by relevance")
+    # Several words: the broadest tier (all of them, at word starts) first, without bm25 (cheap); its
+    # window bounds the narrower tiers' walks, which matters for phrases of common words (FTS5 checks
+    # their positions in every chunk it walks). One word or one phrase: that tier is the whole query.
+    broad: Scan | None = scan(con, tiers[-1].expr, filt, fargs, ranked=False) if len(pq.groups) > 1 else None
+    floor = broad.floor if broad is not None else None
+    picks: list[_Pick] = []
+    seen: set[int] = set()
+    windowed = floor is not None
+    for k, tier in enumerate(tiers):
+        if len(picks) >= want:
+            break
+        last = k == len(tiers) - 1
+        top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks},
+                        floor=None if last else floor)
+        picks += [_Pick(r, tier, top.scan.per_file.get(r.fid, 1)) for r in top.files]
+        seen |= top.scan.per_file.keys()
+        windowed |= not top.scan.complete
+        if last and broad is None:
+            broad = top.scan
+    if broad is None:
+        broad = scan(con, tiers[-1].expr, filt, fargs, ranked=False)
+    total, estimate = count_files(broad, excluded)
+    # Windows differ per tier: a file seen matching a narrower tier matches the broad one too.
+    total = max(total, len((seen | broad.per_file.keys()) - excluded))
+    return _Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes)
 
 
-def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult
-          ) -> None:
+def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult,
+          per_file: int) -> None:
     """Build the hits of one page: records, pages and best chunks fetched in three queries.
 
     Passages come from the best-ranked chunk of each file (a few thousand
@@ -272,33 +308,32 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
             continue
         start, line, text = chunks[rid]
         pg = pages.get(fid, [0])
-        words = not pick.phrase
-        found = chunk_passages(pq, start, line, text, pg, rec.kind, words=words, fallback=False)
+        found = chunk_passages(pq, pick.tier, start, line, text, pg, rec.kind, per_file, fallback=False)
         if not found.found:
             # The match may straddle the cut: look again with the next chunk joined on,
             # and only then settle for showing one of the query's words.
             nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
             joined = text + nxt[2] if nxt is not None else text
-            found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=words, fallback=False)
-            if not found.found:  # the phrase's forms, then its longest word: a hit always shows a place
-                found = chunk_passages(pq, start, line, joined, pg, rec.kind, words=False)
-        more = found.more or other_chunk_matches(con, ranking.scans[pick.phrase], fid, rid)
+            found = chunk_passages(pq, pick.tier, start, line, joined, pg, rec.kind, per_file, fallback=True)
+        more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
         folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                    size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
-                                   more=more, phrase=pick.phrase, source=rec.source, folder=folder))
+                                   more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder))
 
 
 def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
          modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-         scope: str = "", account_only: bool = False) -> GrepResult:
-    """Ranked files containing `query`, each with passages; see the module docstring.
+         scope: str = "", account_only: bool = False, passages: int = PASSAGES_PER_FILE) -> GrepResult:
+    """Ranked files containing `query`, each with up to `passages` passages; see the module docstring.
 
     account_only: only files with a Nextcloud path (rows.account_clause), for the MCP server.
     """
     t0 = time.perf_counter()
     if not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a positive number, got {limit!r}")
+    if not isinstance(passages, int) or not 1 <= passages <= MAX_PASSAGES:
+        raise ValueError(f"passages must be 1 to {MAX_PASSAGES} per file, got {passages!r}")
     limit = min(limit, MAX_LIMIT)
     con = index.conn()
     parts = [query, path_prefix or "", sorted(kinds or []), modified_after, scope]
@@ -313,7 +348,8 @@ def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: l
         page = ranking.picks[offset:offset + limit]
         total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate
-        _hits(index, con, pq, ranking, page, result)
+        _hits(index, con, pq, ranking, page, result, passages)
+        result.notes = pq.notes + ranking.notes
         # Past an estimated total there may be more: a full page means "ask for the next one".
         if offset + len(page) < total or (estimate and len(page) == limit):
             result.truncated = True

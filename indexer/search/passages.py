@@ -1,11 +1,12 @@
 """Passages for grep hits: `reader.find` on one chunk, matches close together merged into one passage.
 
 A passage is an exact slice of `Document.text` (`passage ==
-text[passageOffset:passageOffset + len(passage)]`) carrying every match it
-shows, so three matches within a line give one passage, not three copies of
-the same two lines. A phrase query shows where the phrase (or a glued
-variant) stands; an all-words query shows the places where its words are
-closest together.
+text[passageOffset:passageOffset + len(passage)]`): the line or sentence
+around the match (at most CONTEXT characters) carrying every match it shows,
+so three matches within a line give one passage. A phrase tier shows where
+the phrase (or a glued variant) stands; an all-words tier shows the places
+where its words are closest together. Matches obey the tier's mode: at the
+start of a word, or whole words only (never "here" inside "there").
 """
 from __future__ import annotations
 
@@ -13,23 +14,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reader.document import Document
-from reader.find import Match, find
+from reader.find import Match, MatchMode, find, passage_bounds
 
-from indexer.search.query import ParsedQuery
+from indexer.search.query import Mode, ParsedQuery, QTerm, Tier
 
-PASSAGES_PER_FILE = 3
-CONTEXT = 120                # characters of context each side of a match
+PASSAGES_PER_FILE = 1        # by default: the best one; `passages` asks for more (up to MAX_PASSAGES)
+CONTEXT = 90                 # characters a passage holds at most (a line or a sentence)
+SHORTEST = 40                # a sentence shorter than this takes the next one too
 MAX_MATCHES = 9              # matches looked at per chunk for the passages shown
-MAX_PASSAGE = 700            # a merged passage stops growing here: a new one starts
+MAX_PASSAGE = 2 * CONTEXT    # a merged passage stops growing here: a new one starts
 WORD_LIMIT = 200             # matches of one word read in a chunk when looking for the closest cluster
 
 
 @dataclass
 class Passage:
-    """One place in a file: the first match (`offset`/`length`/`text`, page, line) and its context.
+    """One place in a file: the passage text, where it starts, its page and line, and the matches it shows.
 
-    `matches` lists every match the passage shows (the first included); all
-    offsets index Document.text, so each is one files_read accepts.
+    `matches` lists every match the passage shows as {offset, length, text}; all
+    offsets index Document.text, so each is one files_read accepts. In the
+    answer (`to_dict`) a match is [offset, length]: its text is in the passage.
     """
 
     offset: int
@@ -42,9 +45,8 @@ class Passage:
     matches: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"offset": self.offset, "length": self.length, "text": self.text, "passage": self.passage,
-                "passageOffset": self.passageOffset, "page": self.page, "line": self.line,
-                "matches": self.matches}
+        return {"passage": self.passage, "passageOffset": self.passageOffset, "page": self.page, "line": self.line,
+                "matches": [[m["offset"], m["length"]] for m in self.matches]}
 
 
 @dataclass
@@ -56,29 +58,39 @@ class ChunkPassages:
     more: bool               # matches beyond those shown
 
 
-def _find_any(sub: Document, pq: ParsedQuery, words: bool = True):
-    """reader.find with the query as typed, else its bare words, else the variant that hit in FTS.
+def _find(sub: Document, query: str, mode: MatchMode, limit: int = MAX_MATCHES, context: int = CONTEXT):
+    try:
+        return find(sub, query, limit=limit, context=context, match=mode)
+    except ValueError:  # nothing searchable in this form (only punctuation)
+        return None
 
-    Punctuation is literal for reader.find but not for the word index, so a
-    query like '"(AND) OR:' can hit in FTS and still need its bare words here.
+
+def _phrase_matches(sub: Document, pq: ParsedQuery, tier: Tier, fallback: bool) -> tuple[list[Match], int]:
+    """The phrase as typed, else its bare words, else a glued variant; (matches, total found).
+
+    With `fallback`, the longest word alone when none is in this text, so a hit always shows a place.
     """
-    tried = set()
-    res = None
-    # Last resort: the longest single word, so a hit always shows where it is.
-    longest = sorted(pq.tokens, key=len, reverse=True)[:1] if words else []
-    # reader.find matches whole words; a prefix query ("config*") must say so to it too.
-    star = "*" if pq.prefix else ""
-    for q in [pq.find_text, " ".join(pq.tokens), *(" ".join(v) for v in pq.variants), *longest]:
+    forms = [pq.phrase_text, " ".join(pq.tokens), *(" ".join(v) for v in pq.variants)]
+    if fallback:
+        forms += sorted(pq.tokens, key=len, reverse=True)[:1]
+    tried: set[str] = set()
+    for q in forms:
         if q in tried:
             continue
         tried.add(q)
-        try:
-            res = find(sub, q + star, limit=MAX_MATCHES, context=CONTEXT)
-        except ValueError:  # nothing searchable in this form (only punctuation)
-            continue
-        if res.total:
-            return res
-    return res if res is not None else find(sub, " ".join(pq.tokens) + star, limit=MAX_MATCHES, context=CONTEXT)
+        res = _find(sub, q, tier.mode)
+        if res is not None and res.total:
+            return res.matches, res.total
+    return [], 0
+
+
+def _term_matches(sub: Document, term: QTerm, mode: Mode, limit: int) -> list[Match]:
+    """Matches of one term: as typed (punctuation is literal for find), else its tokens as a phrase."""
+    for q in (term.text, " ".join(term.tokens)):
+        res = _find(sub, q, term.find_mode(mode), limit, context=0)  # passages come after the choice
+        if res is not None and res.total:
+            return res.matches
+    return []
 
 
 def _closest(per_word: list[list[Match]], clusters: int) -> list[list[Match]]:
@@ -115,19 +127,19 @@ def _closest(per_word: list[list[Match]], clusters: int) -> list[list[Match]]:
     return out
 
 
-def _word_matches(sub: Document, pq: ParsedQuery) -> tuple[list[Match], bool]:
-    """Matches of each word, taken from the places where all of them are closest; (matches, more)."""
-    per_word = []
-    for q in pq.word_queries():
-        try:
-            per_word.append(find(sub, q, limit=WORD_LIMIT, context=CONTEXT).matches)
-        except ValueError:  # a word with nothing searchable for reader.find
-            per_word.append([])
-    present = [ms for ms in per_word if ms]
-    total = sum(len(ms) for ms in per_word)
+def _word_matches(sub: Document, pq: ParsedQuery, tier: Tier, clusters: int) -> tuple[list[Match], bool]:
+    """Matches of each group (any of its terms), from the places where all groups are closest; (matches, more)."""
+    per_group = []
+    distinct = {tuple((t.text.lower(), t.exact) for t in g): g for g in pq.groups}.values()  # "the the": once
+    limit = max(20, WORD_LIMIT // len(distinct))   # many words: fewer matches of each (cost grows with both)
+    for g in distinct:
+        found = [m for t in g for m in _term_matches(sub, t, tier.mode, limit)]
+        per_group.append(sorted(found, key=lambda m: m.offset))
+    present = [ms for ms in per_group if ms]
+    total = sum(len(ms) for ms in per_group)
     if not present:
         return [], False
-    groups = _closest(present, PASSAGES_PER_FILE)
+    groups = _closest(present, clusters)
     if groups:
         chosen = [m for g in groups for m in g]
     else:  # the words are not all in this text: show where each one is
@@ -142,7 +154,7 @@ def _merge(matches: list[Match], text: str, start: int, line: int, page_doc: Doc
     out: list[Passage] = []
     end = -1
     for m in sorted(matches, key=lambda m: m.offset):
-        a, b = m.passage_offset, m.passage_offset + len(m.passage)
+        a, b = passage_bounds(text, m.offset, m.offset + m.length, CONTEXT, SHORTEST)
         item = {"offset": start + m.offset, "length": m.length, "text": m.text}
         if out and a <= end and max(b, end) - (out[-1].passageOffset - start) <= MAX_PASSAGE:
             last = out[-1]
@@ -150,33 +162,32 @@ def _merge(matches: list[Match], text: str, start: int, line: int, page_doc: Doc
             last.passage = text[last.passageOffset - start:end]
             last.matches.append(item)
             continue
-        out.append(Passage(offset=start + m.offset, length=m.length, text=m.text, passage=m.passage,
+        out.append(Passage(offset=start + m.offset, length=m.length, text=m.text, passage=text[a:b],
                            passageOffset=start + a, page=page_doc.page_of(start + m.offset),
                            line=line + m.line - 1, matches=[item]))
         end = b
     return out
 
 
-def chunk_passages(pq: ParsedQuery, start: int, line: int, text: str, pages: list[int], kind: str | None,
-                   *, words: bool, fallback: bool = True) -> ChunkPassages:
-    """Passages of the chunk text starting at Document offset `start` (on 1-based `line`).
+def chunk_passages(pq: ParsedQuery, tier: Tier, start: int, line: int, text: str, pages: list[int],
+                   kind: str | None, per_file: int = PASSAGES_PER_FILE, *, fallback: bool = True) -> ChunkPassages:
+    """Up to `per_file` passages of the chunk text starting at Document offset `start` (on 1-based `line`).
 
-    words=True: the query's words apart, where they are closest (an all-words
-    hit). words=False: the phrase or a glued variant; with `fallback`, the
-    longest word when neither is in this text, so a hit always shows a place.
+    A phrase tier shows the phrase or a glued variant (with `fallback`, the
+    longest word when neither is in this text, so a hit always shows a
+    place); another tier shows the query's words where they are closest.
     """
     sub = Document(text=text, kind=kind or "text")
     page_doc = Document(text="", kind=kind or "text", pages=pages or [0])
-    if words:
-        matches, more = _word_matches(sub, pq)
-        found = len(matches)
-    else:
-        res = _find_any(sub, pq, fallback)
-        matches, found = res.matches, res.total
+    if tier.phrase and pq.plain:
+        matches, found = _phrase_matches(sub, pq, tier, fallback)
         more = False
+    else:
+        matches, more = _word_matches(sub, pq, tier, per_file)
+        found = len(matches)
     passages = _merge(matches, text, start, line, page_doc)
-    if len(passages) > PASSAGES_PER_FILE:
+    if len(passages) > per_file:
         more = True
-        passages = passages[:PASSAGES_PER_FILE]
+        passages = passages[:per_file]
     shown = sum(len(p.matches) for p in passages)
     return ChunkPassages(passages=passages, found=found, more=more or found > shown)

@@ -1,73 +1,182 @@
-"""Turn what a person typed into a safe FTS5 expression.
+"""Turn a query (read by `syntax.read_query`) into safe FTS5 expressions, from most to least specific.
 
-The user's text is never handed to FTS5 as syntax: it is folded with
-`reader.normalize.fold_words` (the same folding the index got), tokenised with
-the index's own tokenizer, and rebuilt as quoted phrases. So quotes,
-parentheses, AND/OR/NEAR, colons and '-' are literal text, never an SQLite
-error. Whitespace-insensitivity comes from variants: the query's letters
+The user's text is never handed to FTS5 as syntax: each term is folded with
+`reader.normalize.fold_words` (the same folding the index got), tokenised
+with the index's own tokenizer and rebuilt as quoted strings. A word matches
+at the start of a word: it is expanded to the indexed words that start with
+it (at most MAX_EXPANSION, looked up in the vocabulary), which is bounded
+and cheaper than FTS5's own `word*` on a short prefix. Words shorter than
+MIN_PREFIX match whole words only (a two-letter prefix would match half the
+index). A term with inner punctuation ("3.11", "node.js") is the phrase of
+its tokens, its last token expanded.
+
+Whitespace-insensitivity comes from variants: the words of a plain query
 joined into one string S, and every segmentation of S into words that exist
 in the index vocabulary ("new app" <-> "newapp", "newappstore" <-> "new app
 store" <-> "newapp store"), fewest words first.
 
-Two expressions come out of one query: `fts()` is the phrase (with its
-glued variants) and `fts_words()` is "all these words" (within one chunk,
-a proxy for "near each other") OR the phrase. A query typed in double quotes
-is only the phrase.
+`tiers()` lists the expressions grep ranks with, best first: the phrase as
+whole words, the phrase at word starts, all the words as whole words, all
+the words at word starts (the last is the broadest: every hit matches it).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 import apsw
 
 from reader.normalize import fold_words
 
-MAX_VARIANTS = 16        # phrases OR-ed together; more costs time for little recall
+from indexer.search.syntax import Syntax, Term, read_query
+
+MAX_VARIANTS = 8         # phrases OR-ed together; more costs time for little recall
 MAX_GLUED = 40           # longest S we try to segment
+MAX_VARIANT_WORDS = 24   # words in all the variants together (the first two always stay)
 MIN_PIECE = 2            # one-letter pieces would match almost anything
+MIN_PREFIX = 3           # shorter words match whole words only
+MAX_EXPANSION = 64       # indexed words a word may expand to (the first ones in alphabetical order)
+MAX_EXPANDED = 6         # terms expanded at word start in one query; a longer query matches whole words
+MAX_PHRASE_WORDS = 6     # longer unquoted queries are not also ranked as a phrase (costly, rarely there)
+
+Mode = Literal["whole_word", "word_start"]
+_INNER_PUNCT = re.compile(r"[^\w\s\u2010\u2011-]|_")
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+@dataclass
+class QTerm:
+    """One term, tokenised: `words` are the indexed words its last token starts (None: whole words only)."""
+
+    text: str
+    tokens: list[str]
+    exact: bool
+    words: list[str] | None = None
+
+    def whole(self) -> str:
+        """FTS5: the term's tokens as whole words, in order."""
+        return " + ".join(_quote(t) for t in self.tokens)
+
+    def start(self) -> str:
+        """FTS5: the term at the start of a word (its last token expanded)."""
+        if self.exact or not self.words or self.words == self.tokens[-1:]:
+            return self.whole()
+        if len(self.tokens) == 1:
+            return "(" + " OR ".join(_quote(w) for w in self.words) + ")" if len(self.words) > 1 else _quote(
+                self.words[0])
+        # A sequence: FTS5 phrases cannot hold OR, so the last token is a native prefix (bounded: we
+        # looked its expansions up, at most MAX_EXPANSION).
+        return self.whole() + "*"
+
+    def expr(self, mode: Mode) -> str:
+        return self.start() if mode == "word_start" else self.whole()
+
+    def find_mode(self, mode: Mode) -> Mode:
+        """How reader.find must match this term for passages in a tier of `mode`."""
+        return "whole_word" if self.exact else mode
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One FTS5 expression grep ranks with; `phrase`: its hits hold the words as the phrase."""
+
+    expr: str
+    phrase: bool
+    mode: Mode
 
 
 @dataclass
 class ParsedQuery:
-    """A user query, folded and tokenised the way the index is."""
+    """A user query, read, folded and tokenised the way the index is."""
 
     raw: str
-    find_text: str               # what reader.find is asked to find (no '*', no wrapping quotes)
-    tokens: list[str]
-    prefix: bool                 # trailing '*': the last word is a prefix
+    groups: list[list[QTerm]]
+    negated: list[QTerm] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     variants: list[list[str]] = field(default_factory=list)
-    quoted: bool = False         # typed in quotes: exactly this phrase, never the words apart
 
     @property
-    def words_mode(self) -> bool:
-        """True when the query also matches its words apart (several words, not quoted)."""
-        return len(self.tokens) > 1 and not self.quoted
+    def plain(self) -> bool:
+        """No OR: the terms in order form a phrase (tiers rank it first)."""
+        return all(len(g) == 1 for g in self.groups)
 
-    def word_queries(self) -> list[str]:
-        """One reader.find query per word, the last with '*' for a prefix query (for passages)."""
-        out = list(self.tokens)
-        if self.prefix:
-            out[-1] += "*"
-        return out
+    @property
+    def gluable(self) -> bool:
+        """A phrase whose words may be glued or split ("new app" <-> "newapp"): no '.', '_' or the like inside.
 
-    def fts(self) -> str:
-        """The FTS5 MATCH expression: OR of quoted phrases (with '*' for prefix queries)."""
-        star = " *" if self.prefix else ""
-        phrases = []
+        Hyphens and spaces fold away in reader.find too; other punctuation is
+        kept there, so "3.11" must not also mean "311".
+        """
+        return self.plain and not any(_INNER_PUNCT.search(g[0].text) for g in self.groups)
+
+    @property
+    def quoted(self) -> bool:
+        """The query is one quoted phrase: the phrase is all it asks for."""
+        return len(self.groups) == 1 and self.groups[0][0].exact
+
+    @property
+    def tokens(self) -> list[str]:
+        return [t for g in self.groups for t in g[0].tokens]
+
+    @property
+    def phrase_text(self) -> str:
+        """What reader.find looks for in a phrase hit (the words as typed)."""
+        return " ".join(g[0].text for g in self.groups)
+
+    def _phrase(self, mode: Mode) -> str:
+        """The phrase and its glued variants; at word start only the typed words' last one is expanded."""
+        out: list[str] = []
         for v in self.variants or [self.tokens]:
-            p = '"' + " ".join(t.replace('"', '""') for t in v) + '"' + star
-            if p not in phrases:
-                phrases.append(p)
-        return " OR ".join(phrases)
+            expr = " + ".join(_quote(t) for t in v)
+            last = self.groups[-1][0]
+            if mode == "word_start" and v == self.tokens and not last.exact:
+                if len(v) == 1:
+                    expr = last.start()
+                elif last.words and last.words != v[-1:]:
+                    expr += "*"
+            if expr not in out:
+                out.append(expr)
+        return " OR ".join(out)
 
-    def fts_words(self) -> str | None:
-        """All the words in one chunk, OR the phrase; None when the query is only a phrase."""
-        if not self.words_mode:
+    def _all(self, mode: Mode) -> str:
+        parts: list[str] = []
+        for g in self.groups:
+            alts = [t.expr(mode) for t in g]
+            part = alts[0] if len(alts) == 1 else "(" + " OR ".join(dict.fromkeys(alts)) + ")"
+            if part not in parts:  # "the the": once is enough for "all these words"
+                parts.append(part)
+        return " AND ".join(parts)
+
+    def negation(self) -> str | None:
+        """FTS5: any excluded term at a word start, or None."""
+        if not self.negated:
             return None
-        star = " *" if self.prefix else ""
-        words = ['"' + t.replace('"', '""') + '"' for t in self.tokens]
-        words[-1] += star
-        return f"({self.fts()}) OR ({' AND '.join(words)})"
+        return " OR ".join(t.start() for t in self.negated)
+
+    def tiers(self, negate: bool = True) -> list[Tier]:
+        """The expressions grep ranks with, best first, without repeats; the last one is the broadest.
+
+        negate=False leaves the excluded words out of the expressions (the caller excludes whole files).
+        """
+        cands: list[Tier] = []
+        if self.plain and (len(self.tokens) <= MAX_PHRASE_WORDS or self.quoted):
+            cands += [Tier(self._phrase("whole_word"), True, "whole_word"),
+                      Tier(self._phrase("word_start"), True, "word_start")]
+        if not self.plain or len(self.groups) > 1:
+            phrase = not self.plain
+            cands += [Tier(self._all("whole_word"), phrase, "whole_word"),
+                      Tier(self._all("word_start"), phrase, "word_start")]
+        neg = self.negation() if negate else None
+        out: list[Tier] = []
+        for t in cands:
+            expr = f"({t.expr}) NOT ({neg})" if neg else t.expr
+            if all(o.expr != expr for o in out):
+                out.append(Tier(expr, t.phrase, t.mode))
+        return out
 
 
 def _tokenizer(con: apsw.Connection):
@@ -83,24 +192,88 @@ def tokenize(con: apsw.Connection, text: str) -> list[str]:
     return [t[2] for t in out]
 
 
+def _qterm(con: apsw.Connection, term: Term) -> QTerm | None:
+    tokens = tokenize(con, term.text)
+    return QTerm(term.text, tokens, term.exact) if tokens else None
+
+
 def parse(con: apsw.Connection, query: str) -> ParsedQuery:
-    """Fold and tokenise `query`; ValueError when nothing searchable is left."""
-    if not query or not query.strip():
-        raise ValueError("empty query: give a word or phrase to look for")
-    text = query.strip()
-    prefix = text.endswith("*") and len(text.rstrip("*").strip()) > 0
-    core = text.rstrip("*").strip() if prefix else text
-    quoted = False
-    if len(core) >= 2 and core[0] == core[-1] and core[0] in "\"'":
-        inner = core[1:-1].strip()
-        quoted = bool(inner)
-        core = inner or core  # a phrase the user quoted: the quotes are not text
-    tokens = tokenize(con, core)
-    if not tokens:
-        raise ValueError(
-            f"query {query!r} has no letters or digits to search for: give at least one word"
-        )
-    return ParsedQuery(raw=query, find_text=core, tokens=tokens, prefix=prefix, quoted=quoted)
+    """Read, fold and tokenise `query`; ValueError when nothing searchable is left (or it is over the caps)."""
+    syn: Syntax = read_query(query)
+    groups = []
+    for g in syn.groups:
+        terms = [q for q in (_qterm(con, t) for t in g) if q is not None]
+        if terms:
+            groups.append(terms)
+    if not groups:
+        raise ValueError(f"query {query!r} has no letters or digits to search for: give at least one word")
+    negated = [q for q in (_qterm(con, t) for t in syn.negated) if q is not None]
+    return ParsedQuery(raw=query, groups=groups, negated=negated, notes=list(syn.notes))
+
+
+class _VocabularyCache:
+    """Vocabulary answers of one connection, dropped whenever the index changed (PRAGMA data_version).
+
+    A vocabulary lookup costs about a millisecond at 10k documents (fts5vocab
+    opens every segment), and agents repeat and refine queries.
+    """
+
+    MAX_ENTRIES = 4096
+
+    def __init__(self) -> None:
+        self.by_con: dict[int, tuple[int, dict]] = {}
+
+    def of(self, con: apsw.Connection) -> dict:
+        value = con.execute("PRAGMA data_version").fetchall()[0][0]
+        version = value if isinstance(value, int) else -1
+        key = id(con)
+        held = self.by_con.get(key)
+        if held is None or held[0] != version or len(held[1]) > self.MAX_ENTRIES:
+            fresh: dict = {}
+            self.by_con[key] = (version, fresh)
+            return fresh
+        return held[1]
+
+
+_VOCAB = _VocabularyCache()
+
+
+def words_starting(con: apsw.Connection, prefix: str, limit: int = MAX_EXPANSION) -> tuple[list[str], bool]:
+    """Indexed words that start with `prefix` (itself first when indexed), at most `limit`; and if capped.
+
+    fts5vocab with a range on `term` walks only the terms in the range; each
+    row's counts cost a walk of that term's postings, so the LIMIT bounds it.
+    """
+    cache = _VOCAB.of(con)
+    key = ("starting", prefix, limit)
+    if key not in cache:
+        rows = [r[0] for r in con.execute("SELECT term FROM chunks_vocab WHERE term >= ? AND term < ? LIMIT ?",
+                                          [prefix, prefix + "\U0010ffff", limit + 1])]
+        cache[key] = (rows[:limit], len(rows) > limit)
+    return cache[key]
+
+
+def expand_words(con: apsw.Connection, pq: ParsedQuery) -> None:
+    """Look up, for every term not quoted, the indexed words its last token starts (notes when capped).
+
+    Each lookup and each expanded term costs time in FTS5, so a query with
+    more than MAX_EXPANDED distinct terms to expand matches whole words.
+    """
+    terms = [t for t in [t for g in pq.groups for t in g] + pq.negated if not t.exact and
+             len(t.tokens[-1]) >= MIN_PREFIX]
+    if len({t.tokens[-1] for t in terms}) > MAX_EXPANDED:
+        pq.notes.append(f"more than {MAX_EXPANDED} words: each matched as a whole word (not at word starts)")
+        return
+    cache: dict[str, tuple[list[str], bool]] = {}
+    for t in terms:
+        last = t.tokens[-1]
+        if last not in cache:
+            cache[last] = words_starting(con, last)
+        words, capped = cache[last]
+        t.words = words
+        if capped and not any(last in n for n in pq.notes):
+            pq.notes.append(f"'{last}' starts more than {MAX_EXPANSION} indexed words: only the first "
+                            f"{MAX_EXPANSION} were searched; type more of the word, or quote it for the whole word")
 
 
 def _segmentations(s: str, known: set[str], limit: int) -> list[list[str]]:
@@ -117,8 +290,9 @@ def _segmentations(s: str, known: set[str], limit: int) -> list[list[str]]:
     for i in range(n - 1, -1, -1):
         best = None
         for j in range(i + MIN_PIECE, n + 1):
-            if fewest[j] is not None and s[i:j] in known and (best is None or fewest[j] + 1 < best):
-                best = fewest[j] + 1
+            after = fewest[j]
+            if after is not None and s[i:j] in known and (best is None or after + 1 < best):
+                best = after + 1
         fewest[i] = best
     results: list[list[str]] = []
     if fewest[0] is None:
@@ -177,8 +351,9 @@ def known_terms(con: apsw.Connection, terms: set[str]) -> set[str]:
     every occurrence of a term before it answers, which for a common term is
     a walk over its whole posting list; EXISTS stops at the first.
     """
-    ordered = sorted(terms)
-    out: set[str] = set()
+    cache = _VOCAB.of(con)
+    out: set[str] = {t for t in terms if cache.get(("known", t))}
+    ordered = sorted(t for t in terms if ("known", t) not in cache)
     for k in range(0, len(ordered), _BATCH):
         part = ordered[k:k + _BATCH]
         sql = " UNION ALL ".join(
@@ -186,26 +361,39 @@ def known_terms(con: apsw.Connection, terms: set[str]) -> set[str]:
         args: list[str] = []
         for t in part:
             args += [t, '"' + t.replace('"', '""') + '"']
-        out |= {r[0] for r in con.execute(sql, args)}
+        found = {r[0] for r in con.execute(sql, args)}
+        cache.update({("known", t): t in found for t in part})
+        out |= found
     return out
 
 
 def expand(con: apsw.Connection, pq: ParsedQuery) -> ParsedQuery:
-    """Fill `pq.variants`: the phrase itself, then the same letters cut into other indexed words.
+    """Fill the word-start expansions and `pq.variants`: the phrase itself, then the same letters cut into
+    other indexed words.
 
-    The query's tokens are joined into S ("new app store" -> "newappstore");
-    every cut of S into terms of the index vocabulary is a variant ("newapp
-    store", "new appstore", "newappstore", ...), fewest words first, at most
-    MAX_VARIANTS in all. Prefix queries keep only the phrase and S.
+    The words of a plain query are joined into S ("new app store" ->
+    "newappstore"); every cut of S into terms of the index vocabulary is a
+    variant ("newapp store", "new appstore", "newappstore", ...), fewest
+    words first, at most MAX_VARIANTS in all.
     """
-    variants: list[list[str]] = [pq.tokens]
-    glued = "".join(pq.tokens)
-    if len(pq.tokens) > 1:
+    expand_words(con, pq)
+    if not pq.gluable:
+        return pq
+    tokens = pq.tokens
+    variants: list[list[str]] = [tokens]
+    glued = "".join(tokens)
+    if len(tokens) > 1:
         variants.append([glued])
-    if not pq.prefix and len(glued) <= MAX_GLUED:
-        known = vocabulary_pieces(con, glued) | set(pq.tokens)
+    if len(glued) <= MAX_GLUED:
+        known = vocabulary_pieces(con, glued) | set(tokens)
         for seg in _segmentations(glued, known, MAX_VARIANTS):
             if seg not in variants:
                 variants.append(seg)
-    pq.variants = variants[:MAX_VARIANTS]
+    # Each phrase of common words costs a walk of their positions: bound the words in all variants.
+    kept: list[list[str]] = []
+    for v in variants[:MAX_VARIANTS]:
+        if len(kept) >= 2 and sum(map(len, kept)) + len(v) > MAX_VARIANT_WORDS:
+            break
+        kept.append(v)
+    pq.variants = kept
     return pq

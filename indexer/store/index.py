@@ -19,6 +19,7 @@ import apsw
 from reader.document import Document
 
 from indexer.models import FileRecord, Root
+from indexer.store.filemodes import secure_database
 # Re-exported: other modules import these names from indexer.store.
 from indexer.store.rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause  # noqa: F401
 from indexer.store.rows import ROOT_COLUMNS, _row_to_root
@@ -84,12 +85,13 @@ class Index:
         self._readers_lock = threading.Lock()
         self._writer: IndexWriter | None = None
         self._closed = False
+        self.notes: list[str] = []   # what opening repaired (file modes), for the CLI to show
 
     @classmethod
     def open(cls, path: str | Path) -> "Index":
         """Open (creating and migrating the schema if needed) the index at `path`."""
         p = Path(path).expanduser()
-        p.parent.mkdir(parents=True, exist_ok=True)
+        notes = secure_database(p)   # 0700 folder, 0600 database and side files (repairs are noted)
         con = _connect(str(p), readonly=False)
         try:
             migrate(con)
@@ -98,7 +100,9 @@ class Index:
                     con.execute("INSERT OR IGNORE INTO meta VALUES('cursor_secret', ?)", (os.urandom(16).hex(),))
         finally:
             con.close()
-        return cls(p)
+        index = cls(p)
+        index.notes = notes
+        return index
 
     # -- connections -------------------------------------------------------
     def conn(self) -> apsw.Connection:
@@ -317,12 +321,12 @@ class Index:
     # -- search (implemented in their own modules) -------------------------
     def grep(self, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
              modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-             scope: str = "", account_only: bool = False) -> "GrepResult":
+             scope: str = "", account_only: bool = False, passages: int = 1) -> "GrepResult":
         """Files whose text contains `query` (words/phrase, case/accent/whitespace-insensitive), ranked, with passages."""
         from indexer.search.grep import grep
 
         return grep(self, query, path_prefix=path_prefix, kinds=kinds, modified_after=modified_after,
-                    limit=limit, cursor=cursor, scope=scope, account_only=account_only)
+                    limit=limit, cursor=cursor, scope=scope, account_only=account_only, passages=passages)
 
     def search_names(self, *, name: str | None = None, mime: str | None = None, modified_after: float | None = None,
                      path_prefix: str | None = None, limit: int = 20, cursor: str | None = None,

@@ -22,7 +22,9 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
     import docx
     from docx.table import Table
 
-    open_zip(data, limits, "docx").close()
+    # python-docx opens the zip itself and inflates whole members: hand it an honest stored copy.
+    with open_zip(data, limits, "docx") as zf:
+        data = zf.materialize()
     document = docx.Document(io.BytesIO(data))
     out = PagedText()
     for block in document.iter_inner_content():

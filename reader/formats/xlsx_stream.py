@@ -29,7 +29,8 @@ from openpyxl.utils.cell import get_column_letter, range_boundaries
 from openpyxl.worksheet._reader import WorkSheetParser
 from openpyxl.xml.constants import SHARED_STRINGS, SHEET_MAIN_NS
 
-from ..document import ReaderError
+from ..document import DEFAULT_LIMITS, Limits, ReaderError
+from ..limits import open_zip
 
 _FORMULA = f"{{{SHEET_MAIN_NS}}}f"
 _DIMENSION = f"{{{SHEET_MAIN_NS}}}dimension"
@@ -150,8 +151,17 @@ class XlsxStream:
     demand (`shared_strings.parsed` tells how many).
     """
 
-    def __init__(self, data: bytes) -> None:
-        self._reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
+    def __init__(self, data: bytes, limits: Limits = DEFAULT_LIMITS) -> None:
+        # Every member openpyxl reads (manifest, workbook, styles, sheets, shared strings) goes through the
+        # capped archive: inflated in bounded steps, never past the declared sizes or the total budget.
+        archive = open_zip(data, limits, "xlsx")
+        try:
+            self._reader = ExcelReader(io.BytesIO(data), read_only=True, data_only=True)
+        except BaseException:
+            archive.close()
+            raise
+        self._reader.archive.close()
+        self._reader.archive = archive
         self.shared_strings = _LazyStrings(None)
         try:
             self._reader.read_manifest()

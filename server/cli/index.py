@@ -7,6 +7,7 @@ stdout (compact JSON with --json), diagnostics to stderr; errors exit 2.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import os
@@ -15,6 +16,9 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
+from server.cli.storage import index_problem
 
 
 def _dump(obj: Any) -> str:
@@ -35,13 +39,17 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
         try:
             return cmd(args)
         except apsw.Error as exc:
-            where = args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
-            return _fail(f"the index database {where} could not be used ({type(exc).__name__}: {exc}): "
-                         "point --index at another file, or move this one away to rebuild it; do not retry as is")
-        except (OSError, RuntimeError) as exc:
+            return _fail(index_problem(_where(args), exc))
+        except OSError as exc:
+            return _fail(index_problem(_where(args), exc) if exc.errno in (errno.ENOSPC, errno.EDQUOT) else f"{exc}")
+        except RuntimeError as exc:
             return _fail(f"{exc}")
 
     return run
+
+
+def _where(args: argparse.Namespace) -> str:
+    return args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
 
 
 def _add_index_arg(p: argparse.ArgumentParser) -> None:
@@ -53,7 +61,10 @@ def _open(args: argparse.Namespace):
     from indexer.store.index import Index, default_index_path
 
     path = Path(args.index).expanduser() if args.index else default_index_path()
-    return Index.open(path)
+    index = Index.open(path)
+    for note in index.notes:   # file modes repaired on open
+        print(f"note: {note}", file=sys.stderr)
+    return index
 
 
 _REMOTE_FROM = {"option": "--remote-path", "config": "the desktop client's config", "default": "assumed"}
@@ -203,7 +214,8 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.kind.split(",")] if args.kind else None
     try:
         with _open(args) as index:
-            res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor)
+            res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor,
+                             passages=args.passages)
             roots = index.roots()
             # Several local folders share one index: say which folder each local hit is in.
             folders = [index.local_folder_of(h.path) if h.source == "local" else None for h in res.hits]
@@ -226,7 +238,7 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     total = f"at least {res.total}" if getattr(res, "totalIsEstimate", False) else str(res.total)
     print(f"{total} file(s) match; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"
                                                                   if res.nextCursor else ""))
-    for w in res.warnings:
+    for w in [*res.notes, *res.warnings]:
         print(f"note: {w}", file=sys.stderr)
     if res.total == 0 and kinds:
         print(f"note: {_kind_note(present, kinds, args.path)}", file=sys.stderr)
@@ -303,13 +315,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         cli_sync.register_sync(isub)
 
     g = subparsers.add_parser("grep", help="search the text of indexed files",
-                              description="Search the text of indexed files: words and phrases, insensitive to "
-                                          "case, accents and spaces; end a word with * for a prefix.")
-    g.add_argument("query", help='words or a phrase, e.g. "new app" or config*')
+                              description="Search the text of indexed files, insensitive to case, accents and "
+                                          "spaces. Every word must be in the file, matched at the start of a word "
+                                          "(partition finds partitions); whole words and the phrase rank first. "
+                                          '"quoted words": exactly those whole words, in order. a OR b: either. '
+                                          "-word or NOT word: files without it. 3.11, node.js, e-mail: that "
+                                          f"sequence. At most {MAX_QUERY_CHARS} characters and {MAX_TERMS} terms.")
+    g.add_argument("query", help='e.g. partition, "new app", "exact word", olive OR walrus -draft')
     g.add_argument("--path", default=None, help="only files at or below this folder, e.g. /Documents")
     g.add_argument("--kind", default=None, help="only these kinds, comma-separated (pdf,docx,xlsx,...)")
     g.add_argument("--limit", type=int, default=10, help="files per page (default 10)")
     g.add_argument("--cursor", default=None, help="nextCursor of the previous page")
+    g.add_argument("--passages", type=int, default=1, help=f"passages per file (default 1, max {MAX_PASSAGES})")
     g.add_argument("--json", action="store_true", help="compact JSON with tookMs (time inside the engine)")
     _add_index_arg(g)
     g.set_defaults(func=_guarded(_cmd_grep))

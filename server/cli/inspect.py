@@ -47,7 +47,8 @@ def _fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run `inspect` for parsed arguments; return the exit code."""
     # Imported here so `mcp-nextcloud --help` does not pay for the reader.
-    from reader import ReaderError, extract, find, outline, page
+    from reader import DEFAULT_LIMITS, ReaderError, find, outline, page
+    from reader.isolated import extract_isolated
     from reader.slicing import DEFAULT_PAGE_CHARS
 
     path = Path(args.file)
@@ -56,11 +57,16 @@ def run(args: argparse.Namespace) -> int:
     if not path.is_file():
         return _fail(f"no such file: {args.file} (check the path and try again)")
     try:
+        size = path.stat().st_size
+        if size > DEFAULT_LIMITS.max_bytes:  # before reading: a 3 GB file must not cost 3 GB of memory
+            return _fail(f"{path.name} is too large to read ({size // (1024 * 1024)} MiB, limit "
+                         f"{DEFAULT_LIMITS.max_bytes // (1024 * 1024)} MiB): inspect a smaller export of it")
         data = path.read_bytes()
     except OSError as exc:
         return _fail(f"cannot read {args.file}: {exc.strerror or exc}; check its permissions")
     try:
-        doc = extract(data, path.name)
+        # In a child with the reader's memory and time caps: the file may be hostile.
+        doc = extract_isolated(data, path.name, limits=DEFAULT_LIMITS)
     except ReaderError as exc:
         return _fail(f"{path.name}: {exc}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="serve mcp-mail instead: the Nextcloud Mail tools and their preview apps")
     p.add_argument("--http", action="store_true",
                    help="serve streamable HTTP on 127.0.0.1 (requires the bearer token printed on first use)")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; with --http)")
+    p.add_argument("--port", type=_port, default=8765, help="HTTP port, 1-65535 (default 8765; with --http)")
     p.add_argument("--interval", type=float, default=300.0, metavar="SECONDS",
                    help="background sync period in seconds (default 300; 0 turns it off)")
     p.add_argument("--index", metavar="PATH", help="index database (default: $MCP_NEXTCLOUD_INDEX or the "
@@ -56,6 +57,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d.set_defaults(func=run_demo)
 
 
+def _port(text: str) -> int:
+    """--port as a TCP port number, or argparse's one-line error naming the argument."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not a number; give a port from 1 to 65535") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port; give a port from 1 to 65535")
+    return port
+
+
 def _settings(args: argparse.Namespace) -> Any:
     from server.context import MB, Settings
 
@@ -69,9 +81,14 @@ def run_serve(args: argparse.Namespace) -> int:
     from nextcloud.config import default_config_path, load_account
     from nextcloud.errors import NextcloudError, no_credentials
 
+    from indexer.store.index import default_index_path
+
+    from server import faultlog
     from server.app import build_server
+    from server.cli.storage import index_problem
     from server.context import open_context
     from server.mail_app import build_mail_server
+    from server.telemetry import default_telemetry_path
 
     try:
         account = load_account()
@@ -81,24 +98,75 @@ def run_serve(args: argparse.Namespace) -> int:
     if account is None:
         print(f"mcp-nextcloud serve: {no_credentials()}", file=sys.stderr)
         return 2
-    ctx = open_context(account, index_path=args.index, telemetry_path=args.telemetry, settings=_settings(args))
+    sock = None
+    if args.http:  # bound before anything is printed or opened: a busy port is one clear line
+        sock = _bind(args.port)
+        if sock is None:
+            return 2
+    index_path = Path(args.index).expanduser() if args.index else default_index_path()
+    try:
+        ctx = open_context(account, index_path=index_path, telemetry_path=args.telemetry,
+                           settings=_settings(args))
+    except Exception as exc:  # apsw.Error or OSError: the index cannot be opened
+        if sock is not None:
+            sock.close()
+        if not _is_storage_error(exc):
+            raise
+        print(f"mcp-nextcloud serve: {index_problem(index_path, exc)}", file=sys.stderr)
+        return 2
+    for note in ctx.notes:
+        print(f"mcp-nextcloud serve: {note}", file=sys.stderr)
+    faultlog.install((Path(args.telemetry).expanduser() if args.telemetry else default_telemetry_path()).parent,
+                     stderr=True)
     server = build_mail_server(ctx) if args.mail else build_server(ctx)
     try:
         if not args.http:
             anyio.run(server.run_stdio_async)
             return 0
-        return _serve_http(server, args.port, default_config_path())
+        return _serve_http(server, args.port, default_config_path(), sock)
     except KeyboardInterrupt:
         return 130
     finally:
         ctx.close()
 
 
-def _serve_http(server: Any, port: int, config_path: Path) -> int:
+def _is_storage_error(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) or type(exc).__module__ == "apsw"
+
+
+def _bind(port: int) -> Any:
+    """A socket bound to 127.0.0.1:port, or None after printing why not (busy port, no permission).
+
+    Bound, not yet listening: uvicorn listens once the app (and the bearer
+    token) are ready, so a connection is never accepted before there is a token.
+    """
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does; a listening port still fails
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        import errno
+
+        why = ("is already in use (another `mcp-nextcloud serve`, or another program)"
+               if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror or exc})")
+        print(f"mcp-nextcloud serve: --port {port}: 127.0.0.1:{port} {why}; choose another port with --port",
+              file=sys.stderr)
+        return None
+    return sock
+
+
+def _serve_http(server: Any, port: int, config_path: Path, sock: Any) -> int:
     import uvicorn
 
-    from server.http_auth import BearerGuard, ensure_token, token_path
+    from server.http_auth import BearerGuard, ensure_token, repair_token_mode, token_path
+    from server.http_limits import MAX_BODY_BYTES, BodyLimit
 
+    note = repair_token_mode(config_path)
+    if note:
+        print(f"mcp-nextcloud serve: {note}", file=sys.stderr)
     token, created = ensure_token(config_path)
     if created:
         # Printed once, to stderr only, so a person can paste it into the MCP host's configuration.
@@ -109,14 +177,15 @@ def _serve_http(server: Any, port: int, config_path: Path) -> int:
         print(f"mcp-nextcloud: serving http://127.0.0.1:{port}/mcp; bearer token in {token_path(config_path)}",
               file=sys.stderr)
     # host="127.0.0.1" makes the SDK switch on its DNS-rebinding protection (Host/Origin allow-lists).
-    app = BearerGuard(server.streamable_http_app(host="127.0.0.1"), token)
-    uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")).run()
+    app = BodyLimit(BearerGuard(server.streamable_http_app(host="127.0.0.1", max_request_body_size=MAX_BODY_BYTES),
+                                token))
+    uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")).run(sockets=[sock])
     return 0
 
 
 def run_report(args: argparse.Namespace) -> int:
     """Print the call log per tool."""
-    from server.telemetry import CallLog, default_telemetry_path, format_table
+    from server.telemetry import default_telemetry_path, format_table, open_call_log
 
     path = Path(args.telemetry) if args.telemetry else default_telemetry_path()
     if not path.exists():
@@ -126,9 +195,17 @@ def run_report(args: argparse.Namespace) -> int:
         else:
             print(message)
         return 0
-    log = CallLog(path)
+    log, note = open_call_log(path)
+    if note:
+        print(f"mcp-nextcloud report: {note}", file=sys.stderr)
+    if log is None:
+        return 1
     try:
         summary = log.summary()
+    except sqlite3.Error as exc:  # opens, but damaged further in
+        print(f"mcp-nextcloud report: the call log {path} is damaged ({exc}); move it aside and `serve` "
+              "starts a new one", file=sys.stderr)
+        return 1
     finally:
         log.close()
     if args.json:

@@ -209,14 +209,13 @@ def index_warnings(warnings: list[str], cover: Coverage) -> list[str]:
 def grep_hint(res: Any, folder: str | None, cover: Coverage, *, is_file: bool = False) -> str:
     """files_grep's hint: only what holds for the hits shown (more=, phrase=), else why nothing was found."""
     if res.hits:
+        # Short: it comes with every answer (matches are [offset, length] pairs, see passages.Passage).
         parts = ["Pass nextCursor for more files."] if res.truncated else []
+        parts.append("matches: [offset, length]; files_read(path, offset=...) reads around one.")
         if any(h.more for h in res.hits):
-            parts.append("more=true: the file has matches beyond its passages; files_read(path, find=...) lists "
-                         "every one.")
-        parts.append("files_read(path, offset=...) reads around a passage.")
+            parts.append("more=true: more in the file; files_read(path, find=...) lists them.")
         if any(not h.phrase for h in res.hits):
-            parts.append("phrase=false: the file holds the words but not as the phrase (quote the query for the "
-                         "phrase only).")
+            parts.append("phrase=false: the words, not as the phrase.")
         if cover.incomplete:
             parts.append("The index is incomplete (see warnings): other files may match too.")
         return " ".join(parts)
@@ -225,9 +224,9 @@ def grep_hint(res: Any, folder: str | None, cover: Coverage, *, is_file: bool = 
     if cover.incomplete:
         return empty_hint(folder, cover.retry)
     if folder:
-        return (f"No indexed document under {folder} contains this. Try other words or a prefix (word*); "
+        return (f"No indexed document under {folder} contains this. Try fewer or other words; "
                 f"files_search(path={folder!r}) lists the files there and files_read reads any of them.")
-    return ("No indexed document contains this. Try fewer or other words, a prefix (word*), or files_search "
+    return ("No indexed document contains this. Try fewer or other words, or files_search "
             "if you know part of the file name.")
 
 

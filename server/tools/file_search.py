@@ -184,14 +184,16 @@ def tool_warnings(warnings: list[str]) -> list[str]:
 
 
 # -- files_grep --------------------------------------------------------------------------------
-def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None) -> CallToolResult:
+def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None,
+         passages: int = 1) -> CallToolResult:
     """Ranked files with passages from the FTS5 index, after folding in what changed on the server."""
     if not query.strip():
         raise misuse("query is empty: give words or a phrase. Do not retry unchanged.", status="bad_query")
     folder = _folder(path)
     fresh = freshen(ctx, folder) if not cursor else Freshness([], folder_seen=False)
     try:
-        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True)
+        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True,
+                             passages=passages)
     except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
         raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
     if folder and res.total == 0 and not cursor and not fresh.folder_seen and fresh.failure is None:
@@ -200,8 +202,11 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     warnings = cover.warnings + fresh.warnings + index_warnings(tool_warnings(list(res.warnings)), cover)
     hits = []
     for h in res.hits:
-        hit = {"path": h.path, "fileId": h.fileId, "kind": h.kind, "modified": iso_time(h.mtime),
-               "phrase": h.phrase, "more": h.more, "passages": [p.to_dict() for p in h.passages]}
+        # Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false.
+        hit = {"path": h.path, "fileId": h.fileId, "modified": iso_time(h.mtime), "more": h.more,
+               "passages": [p.to_dict() for p in h.passages]}
+        if not h.phrase:
+            hit["phrase"] = False
         if h.folder is not None:
             hit["folder"] = h.folder
         hits.append(hit)
@@ -214,7 +219,8 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         warnings += left_out
     payload = {"query": query, "hits": hits, "total": res.total, "sources": sources,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
-               "nextCursor": res.nextCursor, "hint": grep_hint(res, folder, cover, is_file=fresh.is_file),
+               "nextCursor": res.nextCursor,
+               "hint": " ".join([*(n + "." for n in res.notes), grep_hint(res, folder, cover, is_file=fresh.is_file)]),
                "warnings": warnings}
     return envelope(payload)
 

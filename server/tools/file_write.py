@@ -2,8 +2,9 @@
 
 Writes fail closed: without an etag a write can only create a new file, with
 one it replaces exactly the version that was read (a stale etag gets the
-re-read instruction from the error table). Binary formats are refused: a
-model rewriting a PDF or an .xlsx as text would destroy it.
+re-read instruction from the error table). Binary content is refused, judged
+by write_guard from what the file holds, not only its name: a model rewriting
+a PDF or an .xlsx as text would destroy it.
 """
 from __future__ import annotations
 
@@ -16,14 +17,7 @@ from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, misuse, refused
 from server.tools.resolve import check_path, file_ref, resolve, resolve_account
-
-BINARY_EXTENSIONS = frozenset("""
-pdf doc docx docm dot dotx xls xlsx xlsm xlsb ppt pptx pptm odt ods odp odg odf ott ots otp epub
-png jpg jpeg gif webp bmp tif tiff heic heif ico psd svgz raw cr2 nef
-zip gz tgz bz2 xz 7z rar tar zst jar apk exe dll so dylib bin iso dmg msi deb rpm
-mp3 mp4 m4a m4v mov avi mkv webm wav flac ogg opus aac wma wmv
-woff woff2 ttf otf eot sqlite db mdb accdb pages numbers key class pyc o a
-""".split())
+from server.tools.write_guard import entity_tag_or_none, refuse_binary_content, refuse_binary_name
 
 PERMISSIONS = {"read": 1, "edit_file": 1 | 2, "edit_folder": 1 | 2 | 4 | 8}
 
@@ -41,27 +35,26 @@ def _nextcloud_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
 def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content: str,
           etag: str | None, create_folders: bool = False) -> CallToolResult:
     """The files_write tool: see the module docstring."""
+    existing = None
     if path:
         target = check_path(path)
     elif file_id is not None:
-        target = resolve(ctx, None, file_id).path
+        existing = resolve(ctx, None, file_id)
+        target = existing.path
     else:
         raise misuse("Give path (to create or replace) or fileId (to replace). Do not retry without one.",
                      status="missing_file")
-    name = target.rsplit("/", 1)[-1]
-    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    if ext in BINARY_EXTENSIONS:
-        raise refused(f"{target} is a .{ext} file: files_write writes text files only (e.g. .md, .txt, .csv, "
-                      ".json) and would destroy this format. Write a text file next to it instead. Do not retry.",
-                      status="binary_file")
+    refuse_binary_name(target)
+    tag = entity_tag_or_none(etag)
     data = content.encode("utf-8")
     if len(data) > ctx.settings.max_write_bytes:
         raise refused(f"content is {len(data)} bytes, over the {ctx.settings.max_write_bytes}-byte write cap. "
                       "Write a shorter file or split it. Do not retry unchanged.", status="too_large")
-    etag = etag.strip() if etag and etag.strip() else None
-    item, made = _put(ctx, target, data, etag, create_folders)
+    if tag is not None:  # replacing: only text may be replaced by text
+        refuse_binary_content(ctx, target, existing)
+    item, made = _put(ctx, target, data, tag, create_folders)
     _reindex(ctx, item, data)
-    payload = {**file_ref(item), "etag": item.etag, "size": len(data), "created": etag is None,
+    payload = {**file_ref(item), "etag": item.etag, "size": len(data), "created": tag is None,
                "createdFolders": made or None,
                "hint": "Pass this etag to files_write for the next edit of this file."}
     return envelope(payload)
@@ -134,9 +127,13 @@ def _reindex(ctx: ServerContext, item: Any, data: bytes) -> None:
     """Index the text just written (cheap for text) so grep sees it before the next sync. Best effort."""
     try:
         import reader
+        from reader.extract import is_light
         from server.tools.file_read import _store
 
-        doc = reader.extract(data, item.name or item.path.rsplit("/", 1)[-1], item.mime)
+        name = item.name or item.path.rsplit("/", 1)[-1]
+        if not is_light(data, name, item.mime):
+            return  # text that is really a container: the next sync extracts it in a capped child
+        doc = reader.extract(data, name, item.mime)
         _store(ctx, item, doc)
         ctx.remember_document((item.file_id if item.file_id is not None else item.path, item.etag), doc)
     except Exception:  # the write succeeded; a stale index entry is corrected by the next sync

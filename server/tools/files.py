@@ -13,10 +13,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from indexer.search.syntax import MAX_QUERY_CHARS
 from server.tools import file_read
 from server.tools import file_search
 from server.tools import file_write
-from server.context import ServerContext
+from server.context import MAX_WRITE_BYTES, ServerContext
 from server.envelope import GrepOut, ReadOut, SearchOut, ShareOut, WriteOut
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
@@ -25,12 +26,19 @@ WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint
 # (a repeated call is harmless, but whether to disclose at all is the person's decision, not the model's).
 SHARE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
 
-Path_ = Annotated[str | None, Field(description="e.g. /Documents/a.pdf")]
+# Length limits: a path as long as Linux allows, names as long as a file name, the rest generous for what
+# they hold. Enforced with a clear error (server/arguments.py adds the default for undeclared strings).
+MAX_PATH = 4096
+MAX_NAME = 255
+MAX_CURSOR = 2048
+MAX_ETAG = 200
+
+Path_ = Annotated[str | None, Field(description="e.g. /Documents/a.pdf", max_length=MAX_PATH)]
 # files_write refuses binary formats: its example must be a text file, not the reader's PDF.
-TextPath = Annotated[str | None, Field(description="e.g. /Notes/todo.md")]
+TextPath = Annotated[str | None, Field(description="e.g. /Notes/todo.md", max_length=MAX_PATH)]
 FileId = Annotated[int | None, Field(description="Instead of path", ge=0)]
-Folder = Annotated[str | None, Field(description="Under this folder")]
-Cursor = Annotated[str | None, Field(description="From nextCursor")]
+Folder = Annotated[str | None, Field(description="Under this folder", max_length=MAX_PATH)]
+Cursor = Annotated[str | None, Field(description="From nextCursor", max_length=MAX_CURSOR)]
 
 
 def register(server: MCPServer, ctx: ServerContext) -> None:
@@ -38,9 +46,9 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
 
     @server.tool(annotations=READ_ONLY)
     def files_search(
-        name: Annotated[str | None, Field(description="Part of the name, * wildcard")] = None,
-        mime: Annotated[str | None, Field(description="e.g. application/pdf, image/")] = None,
-        modifiedAfter: Annotated[str | None, Field(description="ISO date, e.g. 2025-01-31")] = None,
+        name: Annotated[str | None, Field(description="Part of the name, * wildcard", max_length=MAX_NAME)] = None,
+        mime: Annotated[str | None, Field(description="e.g. application/pdf, image/", max_length=MAX_NAME)] = None,
+        modifiedAfter: Annotated[str | None, Field(description="ISO date, e.g. 2025-01-31", max_length=64)] = None,
         path: Folder = None,
         limit: Annotated[int, Field(description="Max 100", ge=1, le=100)] = 20,
         cursor: Cursor = None,
@@ -51,13 +59,13 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
 
     @server.tool(annotations=READ_ONLY)
     def files_grep(
-        query: Annotated[str, Field(description='Words, "phrase" or prefix*; max 500',
-                                    min_length=1, max_length=500)],
+        query: Annotated[str, Field(description='words, "exact words", a OR b, -word; max 500',
+                                    min_length=1, max_length=MAX_QUERY_CHARS)],
         path: Folder = None,
         limit: Annotated[int, Field(description="Max 50", ge=1, le=50)] = 10,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, GrepOut]:
-        """Find words inside documents (PDF, Office, text): ranked files, passages."""
+        """Search inside documents by word start: ranked files, passages."""
         return file_search.grep(ctx, query=query, path=path, limit=limit, cursor=cursor)
 
     @server.tool(annotations=READ_ONLY)
@@ -67,8 +75,9 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         # No published default: 0 goes without saying, and tools/list bytes are paid in every session.
         offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset", ge=0)] = None,
         limit: Annotated[int | None, Field(
-            description="Characters (8000, max 40000); with find: passages (20, max 100)", ge=1, le=40_000)] = None,
-        find: Annotated[str | None, Field(description="Words; end with * for a prefix (max 500)", max_length=500)] = None,
+            description="Chars (8000, max 40000); find: matches (20, max 100)", ge=1, le=40_000)] = None,
+        find: Annotated[str | None, Field(description="Text, any case/accents/spacing; max 500",
+                                          max_length=MAX_QUERY_CHARS)] = None,
         format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings, pages")] = None,
     ) -> Annotated[CallToolResult, ReadOut]:
         """Read any file (PDF, Office, text, image) in slices; find gives passages."""
@@ -79,8 +88,10 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     def files_write(
         path: TextPath = None,
         *,
-        content: Annotated[str, Field(description="Full new text")],
-        etag: Annotated[str | None, Field(description="From files_read")] = None,
+        # The cap is in UTF-8 bytes, checked by the tool with its own message; declared here so the
+        # generic 32k-character default for strings does not apply.
+        content: Annotated[str, Field(description="Full new text", json_schema_extra={"maxLength": MAX_WRITE_BYTES})],
+        etag: Annotated[str | None, Field(description="From files_read", max_length=MAX_ETAG)] = None,
         fileId: FileId = None,
         # No published default (None = no): tools/list bytes are paid in every session.
         createFolders: Annotated[bool | None, Field(description="Create missing folders")] = None,

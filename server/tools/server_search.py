@@ -107,7 +107,7 @@ def content_hits(ctx: ServerContext, query: str, *, folder: str | None, known: s
             continue
         known.add(item.path)
         out.hits.append({"path": item.path, "fileId": item.file_id, "source": "server", "match": "content",
-                         "passages": [{"text": entry.excerpt()}] if entry.excerpt() else []})
+                         "passages": [{"passage": entry.excerpt()}] if entry.excerpt() else []})
         if len(out.hits) >= limit:
             break
     note = failed or (f"{dropped} listed file(s) no longer exist" if dropped else None)
@@ -135,6 +135,9 @@ def augment(ctx: ServerContext, query: str, *, folder: str | None, hits: list[di
     sources = text.sources + names.sources
     if not sources:
         return hits, warnings, None
+    if text.hits or names.hits:
+        warnings.append("Hits with source=server come from the server's own search (match=content: its excerpt, "
+                        "no offsets; match=name: the name only): files_read(path, find=...) gives passages.")
     index_source = {"source": "index", "answered": True, "hits": len(hits)}
     return hits + text.hits + names.hits, warnings, [index_source, *sources]
 

@@ -1,4 +1,4 @@
-"""grep passages are whole words, like the index: no "The reader" for "here", prefixes only with '*'."""
+"""grep passages start words, like the index: no "The reader" for "here"; a prefix never matches mid-word."""
 from __future__ import annotations
 
 

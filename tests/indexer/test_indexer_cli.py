@@ -102,4 +102,30 @@ def test_a_damaged_index_file_is_a_clear_error(tmp_path, capsys):
     bad.write_bytes(b"this is not a database" * 100)
     assert main(["grep", "anything", "--index", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert "could not be used" in err and "do not retry" in err and "Traceback" not in err
+    assert "is damaged or not an index" in err and "do not retry" in err and "Traceback" not in err
+
+
+def test_grep_caps_are_the_mcp_ones_and_say_so(tmp_path, capsys, fixture_docs):
+    from indexer.search.syntax import MAX_QUERY_CHARS, MAX_TERMS
+
+    db = str(tmp_path / "caps.db")
+    assert main(["index", "add", str(fixture_docs), "--index", db]) == 0
+    capsys.readouterr()
+    # 2,000 repeated words (17.5 s before the caps): refused at once, with the cap and what to do.
+    assert main(["grep", " ".join(["manual"] * 2000), "--index", db]) == 2
+    err = capsys.readouterr().err
+    assert f"at most {MAX_QUERY_CHARS}" in err and "Traceback" not in err
+    assert main(["grep", " ".join(f"w{i}" for i in range(MAX_TERMS + 1)), "--index", db]) == 2
+    assert f"at most {MAX_TERMS} are searched" in capsys.readouterr().err
+    # An operator-looking word taken literally is said, on stderr with the other notes.
+    assert main(["grep", "manual or guide", "--index", db]) == 0
+    assert "'or' was searched as a word" in capsys.readouterr().err
+
+
+def test_grep_help_says_how_a_query_is_read(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["grep", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "start of a word" in out and "OR" in out and "-word" in out and "quoted" in out

@@ -63,7 +63,9 @@ def test_prefix_query(corpus):
     res = corpus.grep("config*")
     assert paths(res) == ["/Archive/long.pdf", "/Archive/prefix.txt"]
     assert corpus.grep("reconfig*").hits[0].path == "/Archive/prefix.txt"
-    assert corpus.grep("config").total == 0  # without '*' a word is a whole word
+    # A word matches at the start of words anyway ('*' changes nothing); quoted, it is the whole word only.
+    assert paths(corpus.grep("config")) == ["/Archive/long.pdf", "/Archive/prefix.txt"]
+    assert corpus.grep('"config"').total == 0
 
 
 @pytest.mark.parametrize("query", ['"(AND) OR:', "AND OR NEAR", "col:on", "-x", "NEAR(", '"', "OR: NEAR", "((x"])
@@ -112,8 +114,10 @@ def test_ranking_and_json_shape(corpus):
     d = json.loads(res.to_json())
     assert set(d) >= {"query", "hits", "total", "truncated", "nextCursor", "tookMs"}
     assert set(d["hits"][0]) == {"path", "fileId", "kind", "mtime", "size", "score", "phrase", "more", "passages"}
-    assert set(d["hits"][0]["passages"][0]) == {"offset", "length", "text", "passage", "passageOffset", "page",
-                                                "line", "matches"}
+    assert set(d["hits"][0]["passages"][0]) == {"passage", "passageOffset", "page", "line", "matches"}
+    p0 = d["hits"][0]["passages"][0]
+    (at, n), *_ = p0["matches"]    # [offset, length]: the text is in the passage
+    assert p0["passage"][at - p0["passageOffset"]:at - p0["passageOffset"] + n].lower() == "lorem ipsum"
     assert "totalIsEstimate" not in d and "folder" not in d["hits"][0]
     assert ": " not in res.to_json()[:20] and "\n" not in res.to_json().replace("\\n", "")
 
@@ -282,8 +286,8 @@ def test_segmentations_fewest_pieces_first_and_capped():
                                         ("ne", "wapp", "store")}
     assert [len(s) for s in segs] == sorted(len(s) for s in segs)
     # Many ways to cut: the cap holds and the fewest-pieces cut comes first.
-    many = _segmentations("ab" * 12, {"ab", "abab", "ba", "bab", "aba", "ababab"}, 16)
-    assert len(many) == 16 and len(many[0]) == 4 and all("".join(s) == "ab" * 12 for s in many)
+    many = _segmentations("ab" * 12, {"ab", "abab", "ba", "bab", "aba", "ababab"}, 8)
+    assert len(many) == 8 and len(many[0]) == 4 and all("".join(s) == "ab" * 12 for s in many)
     assert _segmentations("newappstorx", known, 16) == []
 
 
@@ -338,7 +342,7 @@ def test_prefix_on_the_last_word_of_a_words_query(budget):
     res = budget.grep("budget rev*")
     assert [h.path for h in res.hits] == ["/b/phrase.txt", "/b/apart.txt"]
     assert [m["text"] for m in res.hits[1].passages[0].matches] == ["rev", "budget"]  # a prefix shows the prefix
-    assert budget.grep("budget rev").total == 0  # without '*' "rev" is a whole word
+    assert budget.grep('budget "rev"').total == 0  # quoted, "rev" is a whole word
 
 
 # -- merged passages, honest counts ------------------------------------------
@@ -368,7 +372,10 @@ def test_more_is_true_exactly_when_the_file_has_matches_not_shown(index, put_tex
         hit = by[rec.path]
         total = find(index.cached_document(rec), "quokka", limit=1).total
         assert (total > hit.matchCount) is hit.more, rec.path
-    assert by["/few.txt"].more is False and by["/many.txt"].more is True
+    assert by["/few.txt"].more is True and len(by["/few.txt"].passages) == 1   # one passage per file by default
+    shown = {h.path: h for h in index.grep("quokka", passages=3).hits}
+    assert shown["/few.txt"].more is False and shown["/many.txt"].more is True
+    assert shown["/few.txt"].matchCount == 2
     assert "matchCount" not in json.dumps(res.to_dict())
 
 
@@ -417,7 +424,7 @@ def test_window_ranking_equals_grouping_every_match(corpus, monkeypatch):
 def corpus_expr(con, q):
     from indexer.search.query import expand, parse
 
-    return expand(con, parse(con, q)).fts()
+    return expand(con, parse(con, q)).tiers()[-1].expr
 
 
 def test_hits_name_their_local_folder_when_several_are_indexed(index, tmp_path):

@@ -97,35 +97,61 @@ def test_matches_do_not_overlap_and_total_counts_beyond_limit() -> None:
     assert "4 matches" in result.hint
 
 
-def test_expanded_characters_match_whole_words_once() -> None:
-    # "ß" folds to "ss": the word "ss" matches it once, the letter "s" (half of it) does not.
+def test_expanded_characters_match_once() -> None:
+    # "ß" folds to "ss": "ss" matches it once as a whole word; the letter "s" is part of it (not a whole word).
     doc = doc_of("ß ss ß")
     result = find(doc, "ss")
-    assert [(m.offset, m.text) for m in result.matches] == [(0, "ß"), (2, "ss"), (5, "ß")]
-    assert find(doc, "s").total == 0
+    assert [(m.offset, m.text, m.whole_word) for m in result.matches] == [(0, "ß", True), (2, "ss", True),
+                                                                          (5, "ß", True)]
+    assert [(m.offset, m.whole_word) for m in find(doc, "s").matches] == [(0, False), (2, False), (3, False),
+                                                                          (5, False)]
+    assert find(doc, "s", match="whole_word").total == 0
 
 
 @pytest.mark.parametrize(
     ("text", "query", "expected"),
     [
-        ("The reader starts there.", "here", []),              # never inside a longer word
-        ("renew applications; a new app", "new app", ["new app"]),
-        ("To install the newapp package", "new app", ["newapp"]),
-        ("The reader restores it or not", "or", ["or"]),
-        ("2. Installation and install", "install", ["install"]),
-        ("2. Installation and install", "install*", ["Install", "install"]),   # prefix query
-        ("Les propri\u00b4et\u00b4es", "et", []),             # a spacing accent inside a word joins it
-        ("Les propri\u00b4et\u00b4es", "propriétés", ["propri\u00b4et\u00b4es"]),
-        ("D`es la premi`ere", "des", ["D`es"]),
-        ("use `code` here", "code", ["code"]),                  # Markdown backticks are not accents
-        ("the cafe\u0301 opens", "café", ["cafe\u0301"]),        # the combining accent is part of the match
-        ("the cafe\u0301 opens", "caf", []),
-        ("well-known facts", "known", ["known"]),               # hyphens separate words, as in the index
-        ("v1.2 and C++ code", "C++", ["C++"]),
+        # (match text, wholeWord) in text order: a substring search, like a PDF viewer's Ctrl-F.
+        ("The reader starts there.", "here", [("he re", False), ("here", False)]),
+        ("renew applications; a new app", "new app", [("new app", False), ("new app", True)]),
+        ("To install the newapp package", "new app", [("newapp", True)]),
+        ("The reader restores it or not", "or", [("or", False), ("or", True)]),
+        ("2. Installation and install", "install", [("Install", False), ("install", True)]),
+        ("2. Installation and install", "install*", [("Install", False), ("install", True)]),  # '*' is accepted
+        ("Les propri\u00b4et\u00b4es", "et", [("et", False)]),
+        ("Les propri\u00b4et\u00b4es", "propriétés", [("propri\u00b4et\u00b4es", True)]),
+        ("Les propri\u00b4et\u00b4es", "propriété", [("propri\u00b4et\u00b4e", False)]),
+        ("D`es la premi`ere", "des", [("D`es", True)]),
+        ("use `code` here", "code", [("code", True)]),                  # Markdown backticks are not accents
+        ("the cafe\u0301 opens", "café", [("cafe\u0301", True)]),        # the combining accent is part of it
+        ("the cafe\u0301 opens", "caf", [("caf", False)]),
+        ("well-known facts", "known", [("known", True)]),               # hyphens separate words, as in the index
+        ("v1.2 and C++ code", "C++", [("C++", True)]),
+        ("Partitionierung, partitions", "partition", [("Partition", False), ("partition", False)]),
     ],
 )
-def test_matches_are_whole_words(text: str, query: str, expected: list[str]) -> None:
-    assert [m.text for m in find(doc_of(text), query).matches] == expected
+def test_substring_matches_say_whether_they_are_whole_words(text: str, query: str, expected) -> None:
+    assert [(m.text, m.whole_word) for m in find(doc_of(text), query).matches] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "mode", "expected"),
+    [
+        ("The reader starts there.", "here", "word_start", []),
+        ("renew applications; a new app", "new app", "word_start", ["new app"]),
+        ("2. Installation and install", "install", "word_start", ["Install", "install"]),
+        ("2. Installation and install", "install", "whole_word", ["install"]),
+        ("Les propri\u00b4et\u00b4es", "et", "word_start", []),   # a spacing accent inside a word joins it
+        ("the cafe\u0301 opens", "caf", "whole_word", []),
+    ],
+)
+def test_word_start_and_whole_word_modes(text: str, query: str, mode, expected: list[str]) -> None:
+    assert [m.text for m in find(doc_of(text), query, match=mode).matches] == expected
+
+
+def test_unknown_match_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="match must be"):
+        find(doc_of("text"), "t", match="regex")  # type: ignore[arg-type]
 
 
 def test_no_match_gives_a_hint() -> None:
@@ -181,7 +207,8 @@ def test_line_of() -> None:
 @settings(max_examples=100, deadline=None)
 @given(
     st.text(
-        alphabet=st.one_of(st.sampled_from("aAbéß ﬁ-\n\u00a0\u0301´`xyz.\r"), st.characters(exclude_categories=("Cs",))),
+        alphabet=st.one_of(st.sampled_from("aAbéß ﬁ-\n\u00a0\u0301´`xyz.\r"),
+                           st.characters(exclude_categories=("Cs",))),
         min_size=1,
         max_size=60,
     ),
@@ -254,4 +281,32 @@ def test_artefacts_in_the_fixture_manual(manual: Document, query: str, minimum: 
 def test_serialised_form_of_the_manual_gives_the_same_matches(manual: Document) -> None:
     fresh = Document(text=manual.text, kind=manual.kind, pages=manual.pages)
     fresh._normalized = NormalizedText.from_bytes(normalize(manual.text).to_bytes())
-    assert [m.to_dict() for m in find(fresh, "new app").matches] == [m.to_dict() for m in find(manual, "new app").matches]
+    expected = [m.to_dict() for m in find(manual, "new app").matches]
+    assert [m.to_dict() for m in find(fresh, "new app").matches] == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.text(alphabet=st.one_of(st.sampled_from("aAbéß ﬁ-\n\u00a0\u0301´`\u00adxyz.\r"),
+                               st.characters(exclude_categories=("Cs",))), min_size=1, max_size=60),
+    st.data(),
+)
+def test_every_match_maps_back_to_the_folded_query(text: str, data: st.DataObject) -> None:
+    # Any piece of the text is a query; every match, mapped back, folds to (or, cut inside "ß"/"ﬁ", holds) it.
+    i = data.draw(st.integers(0, len(text) - 1))
+    j = data.draw(st.integers(i + 1, len(text)))
+    q = normalize_query(text[i:j].rstrip("*"))
+    if not q:
+        return
+    result = find(doc_of(text), text[i:j], limit=1000)
+    assert result.total >= 1
+    for m in result.matches:
+        folded = normalize_query(text[m.offset:m.offset + m.length])
+        assert q in folded
+        # The match is no wider than the query: only characters that fold to several may overhang.
+        assert folded == q or len(normalize_query(text[m.offset])) > 1 or len(
+            normalize_query(text[m.offset + m.length - 1])) > 1 or folded.startswith(q)
+        # wholeWord is exactly "starts a word and ends one".
+        starts = m.offset == 0 or not (text[m.offset].isalnum() and text[m.offset - 1].isalnum())
+        if m.whole_word:
+            assert starts

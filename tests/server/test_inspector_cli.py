@@ -57,7 +57,7 @@ def test_inspector_lists_tools_then_greps_and_reads(world, tmp_path):
     hits = json.loads(grep["content"][0]["text"])["hits"]
     assert hits == grep["structuredContent"]["hits"]
     manual = next(h for h in hits if h["path"] == "/Documents/manual.pdf")
-    offset = manual["passages"][0]["offset"]
+    offset = manual["passages"][0]["matches"][0][0]
 
     read = _run(world, tmp_path, "--method", "tools/call", "--tool-name", "files_read",
                 "--tool-args-json", json.dumps({"path": "/Documents/manual.pdf", "find": "quota", "limit": 2,

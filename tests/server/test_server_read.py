@@ -169,13 +169,11 @@ def test_unreadable_document_is_refused_with_the_readers_instruction(world, ctx,
     ({"path": "/Documents/../etc/passwd"}, ["not allowed", "files_search"], "bad_path"),
     ({"path": "/Documents/manual.md", "limit": 0}, ["limit", "do not retry"], "bad_argument"),
     ({"path": "/Documents/manual.md", "offset": -1}, ["offset"], "bad_argument"),
-    ({"path": "/Documents/manual.md", "colour": "red"}, None, None),
+    # Unknown arguments are refused naming the valid ones (issue 10): a misspelled offset must not read from 0.
+    ({"path": "/Documents/manual.md", "colour": "red"}, ["colour", "Its arguments are"], "unknown_argument"),
 ])
 def test_misuse_errors_are_instructions(call, err, ok, ctx, args, needles, status, mode):
     result = call("files_read", args, mode)
-    if needles is None:  # unknown extra arguments are ignored by the SDK's model; the read still works
-        assert ok(result)["content"]
-        return
     text = err(result)
     for needle in needles:
         assert needle in text, text

@@ -59,7 +59,7 @@ def test_content_hits_carry_handles_files_read_accepts(fts: Emulator) -> None:
     assert [h["path"] for h in out.hits] == ["/Projects/Alpha/notes.md"]
     hit = out.hits[0]
     assert hit["fileId"] == stat.file_id and hit["source"] == "server" and hit["match"] == "content"
-    assert "supplier is late" in hit["passages"][0]["text"]
+    assert "supplier is late" in hit["passages"][0]["passage"]
     assert out.sources == [{"source": "server full text", "answered": True, "hits": 1}]
 
 

@@ -1,0 +1,67 @@
+"""Private file modes for what holds a person's documents: the data folder 0700, databases 0600.
+
+The index is the full text of every document; the call log and job store sit
+beside it. `secure_database(path)` runs before a database is opened: it
+creates the folder 0700 (and the file 0600, so SQLite's -wal and -shm, which
+copy the database's mode, are born 0600 too) and tightens looser modes left
+by older versions, returning a note for each repair. A folder the person
+chose (`--index /tmp/x.db`) is never changed: only the default data folder,
+or one created here, is made private.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def default_data_dir() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("mcp-nextcloud"))
+
+
+def secure_database(path: Path | str) -> list[str]:
+    """Make `path`'s folder (when it is ours) and the database with its side files private; notes on repairs."""
+    db = Path(path)
+    notes: list[str] = []
+    folder = db.parent
+    if not folder.exists():
+        folder.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        os.chmod(folder, DIR_MODE)  # mkdir's mode is filtered by the umask
+    elif _same(folder, default_data_dir()):
+        notes += _tighten(folder, DIR_MODE, "data folder")
+    if not db.exists():
+        try:
+            os.close(os.open(str(db), os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+        except FileExistsError:
+            pass
+    for candidate in [db] + [db.with_name(db.name + suffix) for suffix in SIDE_FILES]:
+        notes += _tighten(candidate, FILE_MODE, "database file")
+    return notes
+
+
+def _tighten(path: Path, mode: int, what: str) -> list[str]:
+    try:
+        st = path.stat()
+    except OSError:
+        return []
+    wanted = stat.S_ISDIR if mode == DIR_MODE else stat.S_ISREG
+    if not wanted(st.st_mode) or st.st_uid != os.getuid():
+        return []  # not ours to change (a folder where a file belongs, another user's file, a device)
+    current = st.st_mode & 0o777
+    if current & ~mode & 0o777 == 0:
+        return []
+    os.chmod(path, mode)
+    return [f"the {what} {path} was readable by others (mode {current:o}); its mode is now {mode:o}"]
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False

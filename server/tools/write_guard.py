@@ -1,0 +1,137 @@
+"""What files_write checks before it replaces a file: one valid entity tag, and text that stays text.
+
+The reader recognises a PDF by its bytes whatever it is called
+(`/Documents/contract`, `budget.xlsx.bak`, `manual.pdf~`) and hands out an
+etag; a write with that etag would replace the document with a few bytes of
+text. So the existing content's kind is judged from what is already known,
+cheapest first - the extension, the in-memory document of that version, the
+index's record of that version, the PROPFIND content type - and, when none of
+them tells, from the first bytes (one ranged GET of 8 KiB).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from server.context import ServerContext
+from server.errors import from_nextcloud, misuse, refused
+
+BINARY_EXTENSIONS = frozenset("""
+pdf doc docx docm dot dotx xls xlsx xlsm xlsb ppt pptx pptm odt ods odp odg odf ott ots otp epub
+png jpg jpeg gif webp bmp tif tiff heic heif ico psd svgz raw cr2 nef
+zip gz tgz bz2 xz 7z rar tar zst jar apk exe dll so dylib bin iso dmg msi deb rpm
+mp3 mp4 m4a m4v mov avi mkv webm wav flac ogg opus aac wma wmv
+woff woff2 ttf otf eot sqlite db mdb accdb pages numbers key class pyc o a
+""".split())
+# Content types Nextcloud gives text it can name; anything else (octet-stream included) says nothing.
+TEXT_MIMES = ("text/", "application/json", "application/xml", "application/javascript", "application/x-yaml",
+              "application/yaml", "application/toml", "application/x-sh", "application/sql")
+# Content types that are certainly not text (the rest of application/* is left to the bytes).
+BINARY_MIME_PREFIXES = ("image/", "audio/", "video/", "font/", "application/pdf", "application/zip",
+                        "application/vnd.", "application/msword", "application/x-7z", "application/gzip",
+                        "application/x-tar", "application/epub")
+HEAD_BYTES = 8192
+
+
+def entity_tag_or_none(etag: str | None) -> str | None:
+    """The etag argument as one entity tag, None when absent; a misuse error when it is not exactly one."""
+    from nextcloud.webdav import entity_tag
+
+    if etag is None or not etag.strip():
+        return None
+    tag = entity_tag(etag)
+    if tag is None:
+        raise misuse("etag must be exactly one entity tag, as files_read returned it (e.g. 5f1c2a or \"5f1c2a\"); "
+                     "a list, '*', spaces, non-ASCII or control characters are not accepted. Re-read the file "
+                     "with files_read and pass its etag. Do not retry unchanged.", status="bad_etag")
+    return tag
+
+
+def refuse_binary_name(target: str) -> None:
+    """Refuse a target whose extension names a binary format (no request needed)."""
+    name = target.rsplit("/", 1)[-1]
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if ext in BINARY_EXTENSIONS:
+        raise refused(f"{target} is a .{ext} file: files_write writes text files only (e.g. .md, .txt, .csv, "
+                      ".json) and would destroy this format. Write a text file next to it instead. Do not retry.",
+                      status="binary_file")
+
+
+def refuse_binary_content(ctx: ServerContext, target: str, item: Any | None) -> None:
+    """Refuse to replace an existing file whose content is not text; `item` is its stat (None: stat here).
+
+    A missing file is fine (the write creates it, or its If-Match fails).
+    """
+    if item is None:
+        item = _stat(ctx, target)
+        if item is None:
+            return
+    if getattr(item, "is_dir", False) or not int(getattr(item, "size", 0) or 0):
+        return  # a folder is refused by the server; an empty file holds no format to destroy
+    kind = _known_kind(ctx, item)
+    if kind is None:
+        kind = _sniffed_kind(ctx, item)
+    if kind not in _TEXT_KINDS:
+        what = {"image": "an image", "binary": "binary data"}.get(kind, f"{kind.upper()} content")
+        raise refused(f"{item.path} holds {what}, not text (judged by its content, whatever its name): "
+                      "files_write would replace it with text and destroy it. Write a text file next to it "
+                      "instead. Do not retry.", status="binary_file")
+
+
+_TEXT_KINDS = frozenset({"text", "markdown", "csv", "json", "html"})
+
+
+def _stat(ctx: ServerContext, target: str) -> Any | None:
+    try:
+        return ctx.client().webdav.stat(target)
+    except Exception as exc:
+        if type(exc).__name__ == "NextcloudError":
+            if getattr(exc, "kind", "") == "not_found":
+                return None
+            raise from_nextcloud(exc) from None
+        raise
+
+
+def _known_kind(ctx: ServerContext, item: Any) -> str | None:
+    """The kind of this version from what is known without a download, or None."""
+    key = (item.file_id if item.file_id is not None else item.path, item.etag)
+    doc = ctx.recall_document(key)
+    if doc is not None:
+        return str(doc.kind)
+    kind = _indexed_kind(ctx, item)
+    if kind is not None:
+        return kind
+    mime = (item.mime or "").split(";")[0].strip().lower()
+    if mime.startswith(BINARY_MIME_PREFIXES):
+        return "binary"
+    return None  # a text content type comes from the name alone: the bytes still have to say it
+
+
+def _indexed_kind(ctx: ServerContext, item: Any) -> str | None:
+    """The kind the index recorded for exactly this version (same etag), or None."""
+    try:
+        rec = (ctx.index.get_file(file_id=item.file_id) if item.file_id is not None else None) \
+            or ctx.index.get_file(path=item.path)
+        if rec is None or rec.etag != item.etag:
+            return None
+        meta = ctx.index.doc_meta(rec.id)
+    except Exception:  # a damaged or busy index only means the bytes decide
+        return None
+    kind = (meta or {}).get("kind")
+    return str(kind) if kind else None
+
+
+def _sniffed_kind(ctx: ServerContext, item: Any) -> str:
+    """The kind the first bytes show (one ranged GET): a text kind, a document kind, or "binary"."""
+    from reader import ReaderError
+    from reader.extract import detect
+
+    try:
+        head = ctx.client().webdav.read(item.path, byte_range=(0, HEAD_BYTES - 1))
+    except Exception as exc:
+        if type(exc).__name__ == "NextcloudError":
+            raise from_nextcloud(exc) from None
+        raise
+    try:
+        return detect(head, item.name or item.path.rsplit("/", 1)[-1], None)
+    except ReaderError:
+        return "binary"
