@@ -17,6 +17,17 @@ DEFAULT_MEMORY_BYTES = 1536 * 1024 * 1024  # 1.5 GiB of address space per extrac
 _CONTEXT = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
+def _start_method() -> str:
+    """fork when this process has one thread (a CLI `inspect`): safe then, and it spares the child a new
+    interpreter and a forkserver that would cost more than the extraction of a typical file. With other
+    threads (the server, the indexer) a fork could copy a held lock: forkserver."""
+    import threading
+
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return _CONTEXT
+
+
 def _cap_memory(memory_bytes: int | None) -> None:
     if not memory_bytes:
         return
@@ -74,7 +85,7 @@ def _child(conn: Any, data: bytes, name: str, mime: str | None, limits: Limits, 
 def extract_isolated(data: bytes, name: str, mime: str | None = None, *, limits: Limits = DEFAULT_LIMITS,
                      memory_bytes: int | None = DEFAULT_MEMORY_BYTES) -> Document:
     """extract() in a child process: ReaderError "timeout" after limits.max_seconds, "memory" if it dies."""
-    ctx = multiprocessing.get_context(_CONTEXT)
+    ctx: Any = multiprocessing.get_context(_start_method())   # typeshed's BaseContext has no Process
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, data, name, mime, limits, memory_bytes), daemon=True)
     proc.start()
