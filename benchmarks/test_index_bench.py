@@ -139,7 +139,7 @@ def build(index: Index, docs: list[str], start: int, pool: cf.ProcessPoolExecuto
                 w.store_prepared(r, pr)
         return time.perf_counter() - t
 
-    for rec_id, prepared in zip(recs, results):
+    for rec_id, prepared in zip(recs, results, strict=True):
         batch.append((rec_id, prepared))
         if len(batch) >= 64:
             writing += flush()

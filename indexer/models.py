@@ -5,9 +5,28 @@ file; `FileRecord` adds what the index made of it (status, reason, engine).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 STATUSES = ("indexed", "pending", "too_large", "unsupported", "failed")
+
+# The reason of a failed record whose *download* failed (status "failed"): unlike an extraction
+# failure (kept until the file changes), a failed download is retried at the next sync or read.
+DOWNLOAD_FAILED = "download failed: "
+
+
+def too_large_reason(size: int, limit: int, *, downloaded: bool = True) -> str:
+    """The one reason recorded for a file over the extraction size cap (local or remote, before or after download)."""
+    where = "" if downloaded else "; not downloaded"
+    return (f"{size} bytes is above the {limit}-byte extraction limit{where}; it is listed but not searchable; "
+            "do not retry")
+
+
+def iso_time(ts: float | None) -> str | None:
+    """Unix seconds -> ISO-8601 UTC with seconds ("2025-01-31T09:30:00Z"), the one format shown; None stays None."""
+    if ts is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(ts)))
 
 
 @dataclass
@@ -36,6 +55,11 @@ class FileRecord(FileMeta):
     engine: str | None = None
     indexed_at: float | None = None
     content_hash: str | None = None   # blake2b of the bytes last extracted (local files): recognises moves
+
+    @property
+    def download_failed(self) -> bool:
+        """The last attempt failed to download (not to extract) this file: worth another try."""
+        return self.status == "failed" and (self.reason or "").startswith(DOWNLOAD_FAILED)
 
 
 @dataclass

@@ -9,63 +9,148 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
 
-# kind -> (category, retry). category: "refused" (Nextcloud said no, working as
-# intended), "misuse" (a wrong argument or guessed id), "fault" (transient or a bug).
-KINDS: dict[str, tuple[str, bool]] = {
-    "no_credentials": ("misuse", False),
-    "auth": ("refused", False),
-    "forbidden": ("refused", False),
-    "not_found": ("misuse", False),
-    "missing_parent": ("misuse", False),
-    "conflict": ("misuse", False),
-    "exists": ("misuse", False),
-    "precondition": ("refused", False),
-    "locked": ("refused", True),
-    "quota": ("refused", False),
-    "app_missing": ("refused", False),
-    "server": ("fault", True),
-    "timeout": ("fault", True),
-    "network": ("fault", True),
-    "unknown_outcome": ("fault", False),
-    "rate_limited": ("fault", True),
-    "bad_request": ("misuse", False),
-    "bad_path": ("misuse", False),
-    "too_large": ("refused", False),
-    "invalid_response": ("fault", False),
-    "login": ("refused", False),
+
+class Category(StrEnum):
+    """Why a call failed, for telemetry and for the front ends' wording."""
+
+    REFUSED = "refused"   # Nextcloud said no, working as intended
+    MISUSE = "misuse"     # a wrong argument or a guessed id
+    FAULT = "fault"       # transient, or a bug on one side
+
+
+class ErrorCode(StrEnum):
+    """The stable `kind` of a NextcloudError (a str: `err.kind == "not_found"` keeps working)."""
+
+    NO_CREDENTIALS = "no_credentials"
+    AUTH = "auth"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    MISSING_PARENT = "missing_parent"
+    CONFLICT = "conflict"
+    EXISTS = "exists"
+    PRECONDITION = "precondition"
+    LOCKED = "locked"
+    QUOTA = "quota"
+    APP_MISSING = "app_missing"
+    SERVER = "server"
+    TIMEOUT = "timeout"
+    NETWORK = "network"
+    UNKNOWN_OUTCOME = "unknown_outcome"
+    RATE_LIMITED = "rate_limited"
+    BAD_REQUEST = "bad_request"
+    BAD_PATH = "bad_path"
+    TOO_LARGE = "too_large"
+    INVALID_RESPONSE = "invalid_response"
+    LOGIN = "login"
+
+
+_R, _M, _F = Category.REFUSED, Category.MISUSE, Category.FAULT
+
+# The one place that decides, per code, the category and whether retrying can help.
+CODES: dict[ErrorCode, tuple[Category, bool]] = {
+    ErrorCode.NO_CREDENTIALS: (_M, False),
+    ErrorCode.AUTH: (_R, False),
+    ErrorCode.FORBIDDEN: (_R, False),
+    ErrorCode.NOT_FOUND: (_M, False),
+    ErrorCode.MISSING_PARENT: (_M, False),
+    ErrorCode.CONFLICT: (_M, False),
+    ErrorCode.EXISTS: (_M, False),
+    ErrorCode.PRECONDITION: (_R, False),
+    ErrorCode.LOCKED: (_R, True),
+    ErrorCode.QUOTA: (_R, False),
+    ErrorCode.APP_MISSING: (_R, False),
+    ErrorCode.SERVER: (_F, True),
+    ErrorCode.TIMEOUT: (_F, True),
+    ErrorCode.NETWORK: (_F, True),
+    ErrorCode.UNKNOWN_OUTCOME: (_F, False),
+    ErrorCode.RATE_LIMITED: (_F, True),
+    ErrorCode.BAD_REQUEST: (_M, False),
+    ErrorCode.BAD_PATH: (_M, False),
+    ErrorCode.TOO_LARGE: (_R, False),
+    ErrorCode.INVALID_RESPONSE: (_F, False),
+    ErrorCode.LOGIN: (_R, False),
 }
+
+# The same table as plain strings (kind -> (category, retry)), for callers that print or compare text.
+KINDS: dict[str, tuple[str, bool]] = {code.value: (cat.value, retry) for code, (cat, retry) in CODES.items()}
 
 DO_NOT_RETRY = "Do not retry."
 RETRY_ONCE = "Transient: one retry is reasonable, then stop and report."
 
+# How the default rendering (a person reading a log or a terminal) introduces a step only they can take.
+RUN = "Run"
+
 
 class NextcloudError(Exception):
-    """A failure with a stable `kind`, the HTTP `status` when there was one, and instructions.
+    """A failure with a stable `kind` (an ErrorCode), the HTTP `status` when there was one, and instructions.
 
-    `str(err)` is the whole instruction (cause, next action, retry statement);
-    `retry` says whether retrying may help; `category` feeds call telemetry.
+    The instruction is kept in parts so each front end can word it for its
+    audience: `cause`, `action` (what to do next), `user_step` (a command only
+    the person at the machine can run; `action` then continues the sentence
+    after it), `retry_text` (the explicit retry statement) and `detail` (the
+    server's own words, cleaned). `retry` and `category` come from the one
+    table `CODES`. `str(err)` is the whole instruction worded for a person.
+
+    The class of an instance follows its category (httpx's `_exceptions.py`
+    shape): `NextcloudError("not_found", ...)` is a `NotFoundError`, which is a
+    `MisuseError`, which is a `NextcloudError`; match with `isinstance`.
     """
 
-    def __init__(self, kind: str, message: str, *, status: int | None = None,
-                 retry: bool | None = None, category: str | None = None,
-                 path: str | None = None, retry_after: float | None = None) -> None:
-        default_category, default_retry = KINDS.get(kind, ("fault", False))
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
+    code: ErrorCode
+
+    def __new__(cls, kind: str = "server", *args: Any, **kwargs: Any) -> NextcloudError:
+        if cls is NextcloudError:
+            cls = _class_for(kind)
+        return super().__new__(cls)
+
+    def __init__(self, kind: str, message: str | None = None, *, cause: str | None = None, action: str = "",
+                 retry_text: str = "", user_step: str | None = None, status: int | None = None,
+                 path: str | None = None, retry_after: float | None = None, detail: str | None = None,
+                 shown_detail: str | None = None) -> None:
+        code = ErrorCode(kind)
+        self.code = code
+        self.kind = code.value
+        self.category, self.retry = CODES[code][0].value, CODES[code][1]
+        # A message written whole (the older form) is the cause, with nothing else to add.
+        self.cause = cause if cause is not None else (message or code.value)
+        self.action = action
+        self.retry_text = retry_text
+        self.user_step = user_step
         self.status = status
-        self.retry = default_retry if retry is None else retry
-        self.category = category or default_category
         self.path = path
         self.retry_after = retry_after
-        self.detail: str | None = None
+        self.detail = detail          # for callers that branch on the server's words; never shown raw
+        self.shown_detail = shown_detail  # the cleaned words worth showing (see error_for)
+        super().__init__(self.message)
+
+    def render(self, step_lead: str = RUN) -> str:
+        """The whole instruction; `step_lead` introduces `user_step` in the audience's words."""
+        action = self.action
+        if self.user_step:
+            action = f"{step_lead} `{self.user_step}`" + (f" {action}" if action else "")
+        parts = [_sentence(self.cause), _sentence(action), self.retry_text]
+        text = " ".join(p for p in parts if p)
+        if self.shown_detail:
+            text += f" Server said: {self.shown_detail}"
+        return text
+
+    @property
+    def message(self) -> str:
+        """The instruction worded for a person (the CLI, logs, job records)."""
+        return self.render()
 
     def __str__(self) -> str:
         return self.message
 
     def __repr__(self) -> str:
-        return f"NextcloudError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
+        return f"{type(self).__name__}(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
+
+    def __reduce__(self) -> Any:
+        # Exceptions pickle as cls(*args); ours are keyword-built, so rebuild from the fields.
+        return _rebuild, (type(self), dict(self.__dict__))
 
     def to_dict(self) -> dict:
         """A compact, JSON-ready form for result envelopes and telemetry."""
@@ -73,13 +158,51 @@ class NextcloudError(Exception):
                 "category": self.category, "message": self.message}
 
 
+class RefusedError(NextcloudError):
+    """Nextcloud said no and meant it (auth, permissions, quota, a lock, a missing app)."""
+
+
+class MisuseError(NextcloudError):
+    """The request was wrong: a path that does not exist, a guessed id, a bad argument."""
+
+
+class FaultError(NextcloudError):
+    """Something broke on the way or on the server; some of these are worth one retry (`retry`)."""
+
+
+class NotFoundError(MisuseError):
+    """Nothing exists at that path or id."""
+
+
+def _class_for(kind: str) -> type[NextcloudError]:
+    code = ErrorCode(kind)
+    if code is ErrorCode.NOT_FOUND:
+        return NotFoundError
+    return {_R: RefusedError, _M: MisuseError, _F: FaultError}[CODES[code][0]]
+
+
+def _rebuild(cls: type[NextcloudError], state: dict) -> NextcloudError:
+    err = Exception.__new__(cls)
+    err.__dict__.update(state)
+    Exception.__init__(err, err.message)
+    return err
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if not text or text[-1] in ".!?" else text + "."
+
+
 @dataclass(frozen=True)
 class _Row:
     kind: str
     cause: str        # may use {where} (" (path)" or "") and {app}
-    action: str
+    action: str       # with `step`: continues the sentence after the step
     retry: str
+    step: str | None = None   # a command only the person at the machine can run
 
+
+LOGIN_STEP = "mcp-nextcloud login URL"
 
 APP_NAMES = {"deck": "Deck", "talk": "Talk", "spreed": "Talk", "mail": "Mail",
              "caldav": "Calendar", "calendar": "Calendar", "carddav": "Contacts",
@@ -89,8 +212,8 @@ APP_NAMES = {"deck": "Deck", "talk": "Talk", "spreed": "Talk", "mail": "Mail",
 _CONDITIONS: dict[str, _Row] = {
     "no_credentials": _Row(
         "no_credentials", "No Nextcloud account is configured",
-        "Run `mcp-nextcloud login URL` or set NEXTCLOUD_URL, NEXTCLOUD_USER, NEXTCLOUD_APP_PASSWORD",
-        DO_NOT_RETRY + " (nothing changes until an account is configured)"),
+        "or set NEXTCLOUD_URL, NEXTCLOUD_USER, NEXTCLOUD_APP_PASSWORD",
+        DO_NOT_RETRY + " (nothing changes until an account is configured)", step=LOGIN_STEP),
     "missing_parent": _Row(
         "missing_parent", "The parent folder does not exist{where} and Nextcloud does not create intermediates",
         "Create the folder first (or confirm the path with files_search; do not guess variants)",
@@ -141,7 +264,7 @@ _CONDITIONS: dict[str, _Row] = {
         "Call deck_list_cards for valid board, stack and card ids; do not guess ids", DO_NOT_RETRY),
     "login_timeout": _Row(
         "login", "The login was not approved in the browser in time",
-        "Run `mcp-nextcloud login URL` again and approve the login within the wait", DO_NOT_RETRY),
+        "again and approve the login within the wait", DO_NOT_RETRY, step=LOGIN_STEP),
     "not_nextcloud": _Row(
         "login", "The address does not answer like a Nextcloud server",
         "Check the URL (the address you open in a browser, e.g. https://cloud.example.com)", DO_NOT_RETRY),
@@ -151,7 +274,7 @@ _STATUS: dict[int, _Row] = {
     400: _Row("bad_request", "Nextcloud rejected the request as malformed{where}",
               "Check the arguments against the tool description", "Do not retry the same request."),
     401: _Row("auth", "Nextcloud refused the credentials (wrong or revoked app password)",
-              "Run `mcp-nextcloud login URL` again to create a new app password", DO_NOT_RETRY),
+              "again to create a new app password", DO_NOT_RETRY, step=LOGIN_STEP),
     403: _Row("forbidden", "This account is not allowed to do that{where}",
               "Ask the owner to share it with edit rights, or pick something this account owns", DO_NOT_RETRY),
     404: _Row("not_found", "Nothing exists at that path{where}",
@@ -216,35 +339,25 @@ def error_for(source: str, status: int | None, *, condition: str | None = None,
         if row is None and status >= 500:
             row = _SERVER
     if row is None:
-        row = _Row("invalid_response" if status else "server",
+        row = _Row("invalid_response",
                    "Nextcloud answered unexpectedly" + (f" (HTTP {status})" if status else "") + "{where}",
                    "Stop and report it", DO_NOT_RETRY)
     where = f" ({path})" if path else ""
     app = APP_NAMES.get(source, source.capitalize())
-    text = f"{row.cause.format(where=where, app=app)}. {row.action.format(app=app)}. {row.retry}"
+    cause, action, retry_text = row.cause.format(where=where, app=app), row.action.format(app=app), row.retry
     if row.kind == "rate_limited" and retry_after:
-        text = (f"{row.cause.format(where=where, app=app)}: it asks to wait {wait_text(retry_after)} "
-                "(Retry-After). Wait that long before the next request; then one retry, and stop and report "
-                "if it is refused again.")
+        cause += f": it asks to wait {wait_text(retry_after)} (Retry-After)"
+        action = "Wait that long before the next request"
+        retry_text = "Then one retry; stop and report if it is refused again."
     # The server's own words are added only where they say something the row cannot
     # (which field was bad, which rule refused). Where the row already tells the whole
     # story they are noise, or worse: a 401 lists every auth backend that failed, a 507
     # names a mount-relative path, a missing app's 404 says only "invalid query".
     self_explaining = row.kind in _SELF_EXPLAINING and not (row.kind == "not_found" and source != "webdav")
-    extra = clean_detail(detail) if not self_explaining else None
-    if extra:
-        text += f" Server said: {extra}"
-    retry_flag = None
-    if row is _SERVER or row.kind in ("timeout", "network", "rate_limited"):
-        retry_flag = True
-    elif row.kind == "locked":
-        retry_flag = True
-    else:
-        retry_flag = False
-    err = NextcloudError(row.kind, text, status=status, retry=retry_flag, path=path,
-                         retry_after=retry_after)
-    err.detail = clean_detail(detail)  # for callers that branch on the server's words; never shown raw
-    return err
+    cleaned = clean_detail(detail)
+    return NextcloudError(row.kind, cause=cause, action=action, retry_text=retry_text, user_step=row.step,
+                          status=status, path=path, retry_after=retry_after, detail=cleaned,
+                          shown_detail=None if self_explaining else cleaned)
 
 
 def wait_text(seconds: float) -> str:

@@ -79,7 +79,7 @@ def message_from_json(d: dict) -> Message:
                    to=_addresses(d.get("to")), date=int(d.get("dateInt") or d.get("date") or 0),
                    preview=str(d.get("previewText") or ""),
                    body=d.get("body") if isinstance(d.get("body"), str) else None,
-                   flags=d.get("flags") if isinstance(d.get("flags"), dict) else {})
+                   flags=flags if isinstance(flags := d.get("flags"), dict) else {})
 
 
 def build_filter(filters: Mapping[str, str] | None) -> str:
@@ -114,7 +114,8 @@ class Mail:
         out = []
         for m in data or []:
             special = m.get("specialUse") or []
-            out.append(Mailbox(id=int(m.get("databaseId") or m.get("id") or 0), account_id=int(m.get("accountId") or account_id),
+            out.append(Mailbox(id=int(m.get("databaseId") or m.get("id") or 0),
+                               account_id=int(m.get("accountId") or account_id),
                                name=str(m.get("displayName") or m.get("name") or ""),
                                special_use=[str(s) for s in special] if isinstance(special, list) else [],
                                unread=int(m.get("unread") or 0)))

@@ -5,6 +5,8 @@ in the URL and percent-encoding stay inside this module.
 """
 from __future__ import annotations
 
+import builtins
+
 import mimetypes
 import re
 import time
@@ -183,7 +185,7 @@ class WebDAV:
 
     def search(self, *, name: str | None = None, mime: str | None = None,
                modified_after: datetime | float | None = None, path: str = "/", limit: int = 100,
-               offset: int = 0, include_folders: bool = False) -> list[RemoteItem]:
+               offset: int = 0, include_folders: bool = False) -> builtins.list[RemoteItem]:
         """DASL SEARCH at the DAV root, newest first. `name` is a substring; `mime` exact or 'image/%'."""
         norm = paths.normalize(path)
         conds = []
@@ -204,7 +206,8 @@ class WebDAV:
                             order="<d:orderby><d:order><d:prop><d:getlastmodified/></d:prop>"
                                   "<d:descending/></d:order></d:orderby>")
 
-    def _search(self, conds: list[str], scope: str, *, limit: int, offset: int, order: str) -> list[RemoteItem]:
+    def _search(self, conds: builtins.list[str], scope: str, *, limit: int, offset: int,
+                order: str) -> builtins.list[RemoteItem]:
         limit = max(1, min(int(limit), MAX_SEARCH_LIMIT))
         offset = max(0, int(offset))
         if not conds:

@@ -15,7 +15,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from .document import DEFAULT_LIMITS, Document, ImageData, Limits, OutlineEntry, ReaderError
+from .document import DEFAULT_LIMITS, Document, ImageData, Limits, OutlineEntry, ReaderCode, ReaderError
 from .find import FindResult, Match, find
 from .normalize import NormalizedText, normalize, normalize_query
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_LIMITS", "Document", "FindResult", "ImageData", "Limits", "Match", "NormalizedText",
-    "Outline", "OutlineEntry", "ReaderError", "Slice", "extract", "find", "normalize",
+    "Outline", "OutlineEntry", "ReaderCode", "ReaderError", "Slice", "extract", "find", "normalize",
     "normalize_query", "outline", "page",
 ]
 

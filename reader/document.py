@@ -6,22 +6,69 @@ objects (see `Document.to_dict` / `from_dict`) next to the extracted text.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
+
+
+class ReaderCode(StrEnum):
+    """Why the reader could not turn a file into text (a str: `err.code == "encrypted"` keeps working)."""
+
+    UNREADABLE = "unreadable"
+    UNSUPPORTED = "unsupported"
+    BINARY = "binary"
+    EMPTY = "empty"
+    ENCRYPTED = "encrypted"
+    CORRUPT = "corrupt"
+    ZIP_BOMB = "zip_bomb"
+    TOO_LARGE = "too_large"
+    TIMEOUT = "timeout"      # the time cap stopped it
+    MEMORY = "memory"        # the memory cap stopped it, or the extraction process died
+    FAILED = "failed"        # the reader itself failed on this file (a bug; the indexer's pool reports it)
+
+    @property
+    def is_fault(self) -> bool:
+        """Our side ran out of time or memory or broke, rather than "this file cannot be read"."""
+        return self in (ReaderCode.TIMEOUT, ReaderCode.MEMORY, ReaderCode.FAILED)
+
+
+DO_NOT_RETRY = "do not retry"
 
 
 class ReaderError(Exception):
     """A file the reader cannot turn into text.
 
-    `str(err)` is a complete instruction for a model or a person: the cause and
-    the next action, and whether retrying makes sense, e.g.
-    "encrypted PDF: ask the owner for an unencrypted copy; do not retry".
-    `code` is a short stable identifier (e.g. "encrypted", "corrupt",
-    "too_large", "timeout", "unsupported") for programs and telemetry.
+    Kept in parts: `cause`, `action` (the next step) and `retry_text` (the
+    explicit retry statement); `str(err)` joins them into one instruction for a
+    model or a person, e.g. "encrypted PDF: ask the owner for an unencrypted
+    copy; do not retry". The reader is pure and names no tool: a front end adds
+    its own steps. `code` (a ReaderCode) is the stable identifier for programs
+    and telemetry; `category` is "fault" when a cap stopped the extraction,
+    "refused" otherwise. Retrying the same version never helps (`retry` is
+    False): the reader is deterministic, and its caps are the same next time.
+
+    `ReaderError(message, code=...)` (one text, no parts) still works: the text
+    is then the cause and already says whether to retry.
     """
 
-    def __init__(self, message: str, *, code: str = "unreadable") -> None:
-        super().__init__(message)
-        self.code = code
+    retry = False
+
+    def __init__(self, cause: str, action: str = "", *, code: str = ReaderCode.UNREADABLE,
+                 retry_text: str | None = None) -> None:
+        whole = not action and retry_text is None
+        self.cause = cause
+        self.action = action
+        self.retry_text = "" if whole else (retry_text or DO_NOT_RETRY)
+        super().__init__(cause if whole else cause + (f": {action}" if action else "") + f"; {self.retry_text}")
+        self.code = ReaderCode(code)
+
+    @property
+    def category(self) -> str:
+        return "fault" if self.code.is_fault else "refused"
+
+    def __reduce__(self) -> Any:
+        # Exceptions pickle as cls(*args), which would drop the keyword-only parts: restore them as state.
+        return type(self), (str(self),), {"code": self.code, "cause": self.cause, "action": self.action,
+                                          "retry_text": self.retry_text}
 
 
 @dataclass(frozen=True)

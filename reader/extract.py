@@ -7,7 +7,7 @@ next action; no other exception type leaves `extract`.
 from __future__ import annotations
 
 
-from .document import DEFAULT_LIMITS, Document, Limits, ReaderError
+from .document import DEFAULT_LIMITS, DO_NOT_RETRY, Document, Limits, ReaderError
 from .formats import converter
 from .formats._common import fill_lines
 from .ziparchive import CappedZipFile
@@ -97,26 +97,26 @@ def detect(data: bytes, name: str, mime: str | None = None) -> str:
     if head.startswith(OLE_MAGIC):
         # Password-protected .docx/.xlsx/.pptx are OLE containers holding an EncryptionInfo stream.
         if "EncryptionInfo".encode("utf-16-le") in data:
-            raise ReaderError(f"password-protected Office file {name!r}: ask the owner for an unprotected "
-                              "copy; do not retry", code="encrypted")
-        raise ReaderError(f"legacy Office format ({name!r} is a .doc/.xls/.ppt-style file): save it as "
-                          "docx, xlsx, pptx or PDF to read it; do not retry", code="unsupported")
+            raise ReaderError(f"password-protected Office file {name!r}",
+                              "ask the owner for an unprotected copy", code="encrypted")
+        raise ReaderError(f"legacy Office format ({name!r} is a .doc/.xls/.ppt-style file)",
+                          "save it as docx, xlsx, pptx or PDF to read it", code="unsupported")
     if head.startswith(b"PK\x03\x04"):
         kind = _zip_kind(data)
         if kind:
             return kind
         if by_name in ZIP_KINDS:
             return by_name
-        raise ReaderError(f"unsupported zip archive {name!r}: only Office (docx, xlsx, pptx) and "
-                          "OpenDocument files are read; do not retry", code="unsupported")
+        raise ReaderError(f"unsupported zip archive {name!r}",
+                          "only Office (docx, xlsx, pptx) and OpenDocument files are read", code="unsupported")
     if by_name in ZIP_KINDS or by_name in ("pdf", "image"):
         return by_name  # the converter reports the mismatch as a corrupt file
     if looks_binary(data):
         if by_name or not ext:
-            raise ReaderError(f"binary file with a text name ({name!r} contains NUL or control bytes): "
-                              "it is not text and cannot be read; do not retry", code="binary")
-        raise ReaderError(f"unsupported binary file type {ext!r} ({name!r}): only text, PDF, Office, "
-                          "OpenDocument and image files are read; do not retry", code="unsupported")
+            raise ReaderError(f"binary file with a text name ({name!r} contains NUL or control bytes)",
+                              "it is not text and cannot be read", code="binary")
+        raise ReaderError(f"unsupported binary file type {ext!r} ({name!r})",
+                          "only text, PDF, Office, OpenDocument and image files are read", code="unsupported")
     # Unknown extension and mime but clean text bytes: reading it as text is the useful answer.
     return by_name or "text"
 
@@ -135,8 +135,8 @@ def is_light(data: bytes, name: str, mime: str | None = None) -> bool:
 
 
 def _empty(name: str, kind: str) -> ReaderError:
-    return ReaderError(f"empty file ({name!r} has 0 bytes): there is nothing to read; "
-                       "do not retry until the file changes", code="empty")
+    return ReaderError(f"empty file ({name!r} has 0 bytes)", "there is nothing to read",
+                       retry_text="do not retry until the file changes", code="empty")
 
 
 def _cut(doc: Document, limits: Limits) -> Document:
@@ -154,13 +154,12 @@ def _cut(doc: Document, limits: Limits) -> Document:
 def extract(data: bytes, name: str, mime: str | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Turn a file's bytes into a Document, or raise ReaderError (never anything else)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise ReaderError("reader.extract needs the file's bytes; do not retry", code="unsupported")
+        raise ReaderError("reader.extract needs the file's bytes", retry_text=DO_NOT_RETRY, code="unsupported")
     data = bytes(data)
     if len(data) > limits.max_bytes:
         raise ReaderError(
             f"file too large to read ({len(data) // (1024 * 1024)} MiB, limit "
-            f"{limits.max_bytes // (1024 * 1024)} MiB): use files_search to find the passage "
-            "instead, or ask for a smaller export; do not retry", code="too_large")
+            f"{limits.max_bytes // (1024 * 1024)} MiB)", "ask for a smaller export of it", code="too_large")
     try:
         kind = detect(data, name, mime)
         if not data:
@@ -173,13 +172,13 @@ def extract(data: bytes, name: str, mime: str | None = None, *, limits: Limits =
     except ReaderError:
         raise
     except MemoryError:
-        raise ReaderError(f"out of memory while reading {name!r}: the file is recorded as failed and "
-                          "not retried until it changes; do not retry", code="memory") from None
+        raise ReaderError(f"out of memory while reading {name!r}",
+                          "the file is recorded as failed and not retried until it changes", code="memory") from None
     except RecursionError:
-        raise ReaderError(f"{name!r} is nested too deeply to read: ask for a simpler copy; do not retry",
+        raise ReaderError(f"{name!r} is nested too deeply to read", "ask for a simpler copy",
                           code="corrupt") from None
     except Exception as exc:  # any library failure: corrupt input, reported without a traceback
         raise ReaderError(
-            f"could not read {name!r} ({type(exc).__name__}): the file looks corrupt or uses an "
-            "unsupported feature; ask for a fresh copy; do not retry until it changes",
-            code="corrupt") from None
+            f"could not read {name!r} ({type(exc).__name__})",
+            "the file looks corrupt or uses an unsupported feature; ask for a fresh copy",
+            retry_text="do not retry until it changes", code="corrupt") from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any
 
-from .document import DEFAULT_LIMITS, Document, Limits, ReaderError
+from .document import DEFAULT_LIMITS, DO_NOT_RETRY, Document, Limits, ReaderError
 from .limits import RETRY_WHEN_CHANGED
 
 DEFAULT_MEMORY_BYTES = 1536 * 1024 * 1024  # 1.5 GiB of address space per extraction
@@ -45,9 +45,10 @@ def run_extract(data: bytes, name: str, mime: str | None = None, limits: Limits 
                 memory_bytes: int | None = DEFAULT_MEMORY_BYTES) -> tuple[str, Any, Any]:
     """Picklable worker: cap this process's memory, extract, return a picklable outcome.
 
-    Returns ("ok", Document, None) or ("error", code, message); ReaderError is
-    not sent as an exception because pickling would drop its `code`. Meant to
-    run in a throw-away child (the memory cap stays for the life of the process).
+    Returns ("ok", Document, None) or ("error", code, (cause, action, retry_text));
+    plain data crosses the process boundary, `outcome_to_document` rebuilds the
+    ReaderError. Meant to run in a throw-away child (the memory cap stays for
+    the life of the process).
     """
     _cap_memory(memory_bytes)
     from .extract import extract
@@ -55,29 +56,32 @@ def run_extract(data: bytes, name: str, mime: str | None = None, limits: Limits 
     try:
         return "ok", extract(data, name, mime, limits=limits), None
     except ReaderError as exc:
-        return "error", exc.code, str(exc)
+        return "error", exc.code.value, (exc.cause, exc.action, exc.retry_text)
     except MemoryError:
-        return "error", "memory", _memory_message(memory_bytes)
+        return "error", "memory", _memory_parts(memory_bytes)
 
 
 def outcome_to_document(outcome: tuple[str, Any, Any]) -> Document:
     """Turn run_extract's result back into a Document or raise its ReaderError."""
-    status, value, message = outcome
+    status, value, parts = outcome
     if status == "ok":
         return value
-    raise ReaderError(message, code=value)
+    if isinstance(parts, str):   # a message written whole
+        raise ReaderError(parts, code=value)
+    cause, action, retry_text = parts
+    raise ReaderError(cause, action, retry_text=retry_text or None, code=value)
 
 
-def _memory_message(memory_bytes: int | None) -> str:
+def _memory_parts(memory_bytes: int | None) -> tuple[str, str, str]:
     limit = f" (limit {memory_bytes // (1024 * 1024)} MiB)" if memory_bytes else ""
-    return f"extraction ran out of memory{limit}: {RETRY_WHEN_CHANGED}; do not retry"
+    return f"extraction ran out of memory{limit}", RETRY_WHEN_CHANGED, DO_NOT_RETRY
 
 
 def _child(conn: Any, data: bytes, name: str, mime: str | None, limits: Limits, memory_bytes: int | None) -> None:
     try:
         conn.send(run_extract(data, name, mime, limits, memory_bytes))
     except MemoryError:
-        conn.send(("error", "memory", _memory_message(memory_bytes)))
+        conn.send(("error", "memory", _memory_parts(memory_bytes)))
     finally:
         conn.close()
 
@@ -97,17 +101,15 @@ def extract_isolated(data: bytes, name: str, mime: str | None = None, *, limits:
             except (EOFError, OSError):
                 pass  # the child died before answering: treated below
         else:
-            raise ReaderError(
-                f"extraction took longer than {limits.max_seconds:g} s: {RETRY_WHEN_CHANGED}; do not retry",
-                code="timeout")
+            raise ReaderError(f"extraction took longer than {limits.max_seconds:g} s", RETRY_WHEN_CHANGED,
+                              code="timeout")
     finally:
         if proc.is_alive():
             proc.kill()
         proc.join(5)
         parent.close()
-    raise ReaderError(
-        f"extraction crashed or ran out of memory (exit code {proc.exitcode}{_limit(memory_bytes)}): "
-        f"{RETRY_WHEN_CHANGED}; do not retry", code="memory")
+    raise ReaderError(f"extraction crashed or ran out of memory (exit code {proc.exitcode}{_limit(memory_bytes)})",
+                      RETRY_WHEN_CHANGED, code="memory")
 
 
 def _limit(memory_bytes: int | None) -> str:

@@ -25,8 +25,8 @@ class Deadline:
         """Raise ReaderError(code="timeout") once the budget is spent."""
         if time.monotonic() > self.end:
             raise ReaderError(
-                f"extraction took longer than {self.seconds:g} s: {RETRY_WHEN_CHANGED}; "
-                "do not retry (read a smaller export of the file instead)",
+                f"extraction took longer than {self.seconds:g} s", RETRY_WHEN_CHANGED,
+                retry_text="do not retry (read a smaller export of the file instead)",
                 code="timeout",
             )
 
@@ -42,12 +42,12 @@ def read_member(zf: zipfile.ZipFile, name: str, kind: str) -> bytes:
         return zf.read(name)
     except KeyError:
         raise ReaderError(
-            f"corrupt {kind.upper()} file: {name} is missing; ask for a fresh copy; do not retry",
+            f"corrupt {kind.upper()} file: {name} is missing", "ask for a fresh copy",
             code="corrupt",
         ) from None
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ReaderError(
-            f"corrupt {kind.upper()} file ({type(exc).__name__} in {name}): ask for a fresh copy; "
-            "do not retry until it changes",
+            f"corrupt {kind.upper()} file ({type(exc).__name__} in {name})", "ask for a fresh copy",
+            retry_text="do not retry until it changes",
             code="corrupt",
         ) from None

@@ -26,7 +26,7 @@ from server.arguments import ArgumentRules, rules_for
 from server.arguments import check as check_arguments
 from server.context import ServerContext
 from server.envelope import result_bytes
-from server.errors import ToolFailure, from_nextcloud, from_reader, validation_message
+from server.errors import ToolFailure, as_tool_failure, validation_message
 from server.tools.coverage import with_host_advice
 
 INSTRUCTIONS = (
@@ -42,21 +42,19 @@ INSTRUCTIONS = (
 def _classify(name: str, exc: ToolError) -> ToolFailure:
     """The instruction and telemetry kind for a failed call."""
     cause = exc.__cause__
-    if isinstance(cause, ToolFailure):
-        return cause
+    known = as_tool_failure(cause) if cause is not None else None
+    if known is not None:
+        return known
     if isinstance(cause, ValidationError):
         return ToolFailure(validation_message(name, [dict(e) for e in cause.errors()]), kind="misuse",
                            status="bad_argument")
-    if cause is not None and type(cause).__name__ == "NextcloudError":
-        return from_nextcloud(cause)
-    if cause is not None and type(cause).__name__ == "ReaderError":
-        return from_reader(cause)
     if cause is None and str(exc).startswith("Unknown tool"):
         return ToolFailure(f"{exc}. Call tools/list for the tools this server offers; do not retry this name.",
                            kind="misuse", status="unknown_tool")
     if isinstance(exc, UnexpectedToolError) or cause is not None:
         return ToolFailure(f"{name} failed on our side (an internal error, logged on the server). "
-                           "Retry once; if it fails again, stop and report it.", kind="fault", status="internal")
+                           "Retry once; if it fails again, stop and report it.", kind="fault", status="internal",
+                           retry=True)
     return ToolFailure(str(exc), kind="fault", status="tool_error")
 
 

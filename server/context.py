@@ -162,11 +162,12 @@ class ServerContext:
 def open_context(account: Any, *, index_path: Path | str | None = None, telemetry_path: Path | str | None = None,
                  settings: Settings | None = None, telemetry: bool = True) -> ServerContext:
     """A context for `account`: its index (default location unless given) and the call log."""
-    from indexer.store.index import Index, default_index_path
+    from indexer.store.index import Index
+    from indexer.store.location import index_path as locate
     from server.telemetry import default_telemetry_path, open_call_log
 
-    # The same default as `mcp-nextcloud index sync` and `grep`, so serve answers from what they built.
-    index = Index.open(Path(index_path).expanduser() if index_path else default_index_path())
+    # The same rule as `mcp-nextcloud index sync` and `grep`, so serve answers from what they built.
+    index = Index.open(locate(index_path))
     log, note = open_call_log(telemetry_path or default_telemetry_path()) if telemetry else (None, None)
     ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env())
     ctx.notes.extend(getattr(index, "notes", []))

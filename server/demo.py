@@ -23,12 +23,7 @@ def run(*, query: str = "install", out: TextIO | None = None) -> int:
     import anyio
 
     out = out or sys.stdout
-    try:
-        from fixtures.emulator.server import Emulator
-    except ImportError:
-        print("demo: the emulator (fixtures/) is not installed with this copy; run it from a source checkout",
-              file=sys.stderr)
-        return 2
+    from fixtures.emulator.server import Emulator   # installed with the package (mcp_nextcloud/fixtures)
     from indexer.remote.sync import sync
     from indexer.store.index import Index
     from nextcloud.client import NextcloudClient

@@ -1,28 +1,48 @@
-"""Tool-layer errors: every failure a tool raises is a `ToolFailure` whose text is an instruction.
+"""Tool-layer errors: every failure a tool raises is a `ToolFailure` whose text is an instruction for an agent.
 
-Nextcloud's answers come from the one table in `nextcloud/errors.py`; the
-reader's from `ReaderError`; the tool layer adds its own misuse cases (an
-unknown fileId, an offset past the end, a bad argument). Each carries the
-telemetry kind (ok / refused / misuse / fault) and a short status, so the
-call log can say *why* calls fail without storing what was asked.
+One model, three sources, matched with `isinstance`:
+
+- `nextcloud.errors.NextcloudError` (the one table: code, cause, action,
+  user step, retry statement) is worded here for an agent: a step only the
+  person can take becomes something to tell the user;
+- `reader.ReaderError` (a ReaderCode; its text is the instruction);
+- the tool layer's own cases (`misuse`, `refused`: a wrong argument, a
+  guessed id, a file over a cap).
+
+Each failure carries the telemetry kind (refused / misuse / fault) and a short
+status, so the call log can say *why* calls fail without storing what was
+asked. The CLI words the same errors for a person (`server/cli/errors.py`).
 """
 from __future__ import annotations
 
-import re
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from nextcloud.errors import NextcloudError
+from reader.document import ReaderCode, ReaderError
+
 DO_NOT_RETRY = "Do not retry."
+
+# How a tool answer introduces a step only the person at the machine can take: the agent must not try
+# to run it itself (it has no shell), it hands it to the user.
+TELL_USER = "Tell the user (no tool can do this) to run"
 
 
 class ToolFailure(ToolError):
-    """A failure the model can act on: `str()` is cause + next action + retry statement."""
+    """A failure the model can act on: `str()` is cause + next action + retry statement.
 
-    def __init__(self, message: str, *, kind: str, status: str | int) -> None:
+    `kind` (refused / misuse / fault) and `status` feed the call log; `retry` says whether
+    retrying can help (the text says so too: this is for programs).
+    """
+
+    def __init__(self, message: str, *, kind: str, status: str | int, retry: bool = False,
+                 cause: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = str(status)
+        self.retry = retry
+        self.cause = cause   # the cause alone, when the failure came from the error table
 
 
 def misuse(message: str, *, status: str = "bad_argument") -> ToolFailure:
@@ -35,31 +55,41 @@ def refused(message: str, *, status: str) -> ToolFailure:
     return ToolFailure(message, kind="refused", status=status)
 
 
-# The client's table serves the CLI too: its "Run `mcp-nextcloud login URL`" is a step only the person at
-# the machine can take. A tool answer hands it to them, so the agent never tries to run it itself.
-_CLI_STEP = re.compile(r"\b[Rr]un (`mcp-nextcloud )")
-_TELL_USER = r"Tell the user (no tool can do this) to run \1"
+def agent_text(err: NextcloudError) -> str:
+    """A Nextcloud error's instruction worded for an agent."""
+    return err.render(TELL_USER)
 
 
-def tool_text(text: str) -> str:
-    """An instruction fit for a tool answer: a CLI step becomes something to tell the user."""
-    return _CLI_STEP.sub(_TELL_USER, text)
+def from_nextcloud(err: NextcloudError) -> ToolFailure:
+    """A `NextcloudError` as a tool failure, worded for an agent."""
+    status = err.status if err.status is not None else err.kind
+    return ToolFailure(agent_text(err), kind=err.category, status=status, retry=err.retry, cause=err.cause)
 
 
-def from_nextcloud(err: Any) -> ToolFailure:
-    """A `nextcloud.errors.NextcloudError` as a tool failure (its text is already the instruction)."""
-    status = err.status if getattr(err, "status", None) is not None else getattr(err, "kind", "nextcloud")
-    return ToolFailure(tool_text(str(err)), kind=getattr(err, "category", "fault"), status=status)
+# The reader knows no tools (it is pure); where a tool can do something about its refusal, the answer says so.
+_READER_TOOL_STEP = {
+    ReaderCode.TOO_LARGE: "files_grep finds passages in it if it is indexed.",
+}
 
 
-# Reader codes that mean "our side broke or ran out of time" rather than "this file cannot be read".
-_READER_FAULTS = {"timeout", "crashed", "internal", "memory"}
+def from_reader(err: ReaderError) -> ToolFailure:
+    """A `ReaderError` as a tool failure (its text is the instruction, its code the status)."""
+    text = str(err)
+    step = _READER_TOOL_STEP.get(err.code)
+    if step:
+        text = f"{text.rstrip('.')}. {step}"
+    return ToolFailure(text, kind=err.category, status=err.code.value, retry=err.retry)
 
 
-def from_reader(err: Any) -> ToolFailure:
-    """A `reader.ReaderError` (str = the instruction, .code) as a tool failure."""
-    code = getattr(err, "code", "unreadable")
-    return ToolFailure(str(err), kind="fault" if code in _READER_FAULTS else "refused", status=code)
+def as_tool_failure(exc: BaseException) -> ToolFailure | None:
+    """Any error of the model as a tool failure; None for anything else (a crash, a bug)."""
+    if isinstance(exc, ToolFailure):
+        return exc
+    if isinstance(exc, NextcloudError):
+        return from_nextcloud(exc)
+    if isinstance(exc, ReaderError):
+        return from_reader(exc)
+    return None
 
 
 def unknown_file_id(file_id: int) -> ToolFailure:
@@ -68,7 +98,7 @@ def unknown_file_id(file_id: int) -> ToolFailure:
                   "Do not guess identifiers; do not retry this fileId.", status="unknown_file_id")
 
 
-def validation_message(tool: str, errors: list[dict[str, Any]]) -> str:
+def validation_message(tool: str, errors: Sequence[Mapping[str, Any]]) -> str:
     """A pydantic argument error as one instruction line, without echoing the rejected values."""
     parts = []
     for e in errors[:5]:

@@ -7,7 +7,6 @@ them.
 """
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,7 @@ FIXTURE_BAD = ROOT / "fixtures" / "bad"
 SHARED = ROOT.parent / "shared"
 RECORDINGS = SHARED / "nextcloud-34"
 
-if importlib.util.find_spec("fixtures.emulator.testing") is not None:
-    pytest_plugins = ["fixtures.emulator.testing"]
+pytest_plugins = ["fixtures.emulator.testing"]
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,8 @@ resuming is running it again under the same id.
 """
 from __future__ import annotations
 
+import builtins
+
 import json
 import os
 import socket
@@ -25,6 +27,7 @@ from typing import Any
 
 import apsw
 
+from indexer.models import iso_time
 from indexer.store.filemodes import secure_database
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED, INTERRUPTED = (
@@ -116,8 +119,8 @@ class Job:
         out: dict[str, Any] = {
             "id": self.id, "kind": self.kind, "state": self.state,
             "progress": {"done": self.done, "total": self.total, "message": self.message},
-            "createdAt": _iso(self.created_at), "startedAt": _iso(self.started_at),
-            "finishedAt": _iso(self.finished_at), "attempts": self.attempts,
+            "createdAt": iso_time(self.created_at), "startedAt": iso_time(self.started_at),
+            "finishedAt": iso_time(self.finished_at), "attempts": self.attempts,
         }
         if self.cancel_requested and not self.finished:
             out["cancelRequested"] = True
@@ -131,12 +134,6 @@ class Job:
         elif self.state in ACTIVE_STATES:
             out["hint"] = f"still {self.state}; wait with 'mcp-nextcloud jobs wait {self.id} --timeout 60'"
         return out
-
-
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def jobs_path_for(index_path: str | os.PathLike[str]) -> Path:
@@ -286,7 +283,7 @@ class JobStore:
                            "(SELECT id FROM jobs ORDER BY created_at DESC LIMIT ?)", (*FINAL_STATES, KEEP_JOBS))
         return self.get(job_id)
 
-    def _matching(self, kind: str, key: str) -> list[Job]:
+    def _matching(self, kind: str, key: str) -> builtins.list[Job]:
         rows = self._conn().execute(
             f"SELECT {','.join(_COLUMNS)} FROM jobs WHERE kind=? AND key=? AND state IN (?,?,?) "
             "ORDER BY created_at DESC", (kind, key, QUEUED, RUNNING, INTERRUPTED))
@@ -336,7 +333,8 @@ class JobStore:
     def heartbeat(self, job_id: str, *, done: int | None = None, total: int | None = None,
                   message: str | None = None) -> bool:
         """Record liveness (and progress when given); returns True when a cancel was requested."""
-        sets, args = ["heartbeat_at=?"], [time.time()]
+        sets = ["heartbeat_at=?"]
+        args: list[float | int | str] = [time.time()]
         for col, val in (("done", done), ("total", total), ("message", message)):
             if val is not None:
                 sets.append(f"{col}=?")

@@ -47,7 +47,7 @@ def sync_body(index_path: Path, client_factory: Callable[[], Any], *,
     def body(handle: JobHandle) -> dict[str, Any]:
         client = client_factory()
         own_index = index is None
-        idx = Index.open(index_path) if own_index else index
+        idx = Index.open(index_path) if index is None else index
         try:
             report = sync(client, idx, job=handle, max_file_bytes=max_file_bytes)
         finally:

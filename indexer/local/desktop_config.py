@@ -47,6 +47,12 @@ class RemotePathError(ValueError):
     """A remote path given by the user cannot be a Nextcloud folder path."""
 
 
+class _CaseSensitiveParser(configparser.ConfigParser):
+    """Qt keys are case-sensitive; ConfigParser lower-cases option names unless told otherwise."""
+
+    def optionxform(self, optionstr: str) -> str:
+        return optionstr
+
 def normalize_remote_path(path: str) -> str:
     """A Nextcloud folder path as "/" or "/A/B" (no trailing slash); '.' and '..' are refused.
 
@@ -135,9 +141,8 @@ def read_sync_folders(cfg: str | Path) -> list[SyncFolder]:
 
     Raises OSError when the file cannot be read and ValueError when it is not an INI file.
     """
-    parser = configparser.ConfigParser(interpolation=None, strict=False, delimiters=("=",),
-                                       comment_prefixes=(";", "#"), default_section="\x00none")
-    parser.optionxform = str   # Qt keys are case-sensitive
+    parser = _CaseSensitiveParser(interpolation=None, strict=False, delimiters=("=",),
+                                  comment_prefixes=(";", "#"), default_section="\x00none")
     try:
         with open(cfg, encoding="utf-8", errors="replace") as fh:
             parser.read_file(fh)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Callable
+from typing import Callable, cast
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -117,10 +117,10 @@ class FolderWatcher:
         writer = self.index.writer()
         rid = self.root_rec.id
         recs = [r for r in self.index.iter_local(src) if r.root_id == rid] if is_dir else []
-        rows = self.index.conn().execute(
+        rows = cast(list[tuple[int, str]], self.index.conn().execute(
             "SELECT id, local_path FROM files WHERE source='local' AND local_path=? AND root_id=?",
-            (src, rid)).fetchall()
-        pairs = [(r.id, r.local_path) for r in recs] + [tuple(r) for r in rows]
+            (src, rid)).fetchall())
+        pairs = [(r.id, r.local_path) for r in recs if r.local_path is not None] + rows
         done: list[FileRecord] = []
         with writer.transaction():
             for rec_id, old_local in pairs:
@@ -222,8 +222,8 @@ class FolderWatcher:
         for rec in list(self.index.iter_local(path)):
             writer.remove(rec.id)
             removed += 1
-        rows = self.index.conn().execute(
-            "SELECT id FROM files WHERE source='local' AND local_path=?", (os.path.abspath(path),)).fetchall()
+        rows = cast(list[tuple[int]], self.index.conn().execute(
+            "SELECT id FROM files WHERE source='local' AND local_path=?", (os.path.abspath(path),)).fetchall())
         for (rec_id,) in rows:
             writer.remove(rec_id)
             removed += 1

@@ -16,15 +16,12 @@ from typing import TYPE_CHECKING, Any
 from nextcloud.errors import NextcloudError
 from reader.document import ReaderError
 
-from indexer.models import FileRecord
+from indexer.models import DOWNLOAD_FAILED, FileRecord
 from indexer.jobs.pool import ExtractionPool, finish, index_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from indexer.remote.sync import _Syncer
 
-# Reason prefix of a failed download: unlike an extraction failure (kept until
-# the file changes), a failed download is retried at the next sync.
-DOWNLOAD_FAILED = "download failed: "
 DOWNLOAD_THREADS = 4
 INLINE_MIMES = frozenset({"text/plain", "text/markdown", "text/csv", "text/tab-separated-values",
                           "application/json"})

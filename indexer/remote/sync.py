@@ -15,7 +15,6 @@ refuses are recorded `unsupported` without a download.
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Protocol
@@ -24,25 +23,14 @@ from nextcloud.errors import NextcloudError
 from reader.document import DEFAULT_LIMITS
 
 from indexer.jobs.store import JobCancelled
-from indexer.models import FileMeta, FileRecord
+from indexer.models import FileMeta, FileRecord, too_large_reason
+from indexer.remote import marks
+from indexer.remote.fetch import Fetcher
 from indexer.store import selection as sel
-from indexer.remote.fetch import DOWNLOAD_FAILED, Fetcher
 from indexer.store.index import Index, IndexWriter
 
 SOURCE = "remote"
 DEFAULT_MAX_FILE_BYTES = DEFAULT_LIMITS.max_bytes
-# "Changes since" is the sync's START time minus this margin: a file changed while the walk was
-# running (after its folder was listed) or with a clock a little behind ours is still asked for.
-CHANGES_SINCE_MARGIN_S = 2.0
-# Meta keys: the human-facing finish time of any sync, and the marks only a complete sync of the
-# whole account may move (a partial or subtree sync does not vouch for what it did not see).
-META_LAST_SYNC_AT = "last_sync_at"
-META_CHANGES_SINCE = "changes_since"
-META_LAST_FULL_SYNC_AT = "last_full_sync_at"
-# Why the last sync stopped before finishing ({"kind", "message", "at"}; "" once a sync finishes): the tools
-# say "the index could not be brought up to date, because..." instead of letting "no hit" pass for evidence.
-META_LAST_SYNC_FAILURE = "last_sync_failure"
-META_ACCOUNT = "account"   # "user on https://server": whose files the remote part of the index holds
 # After this many transport failures in a row the server is gone: stop early
 # with its instruction instead of recording every remaining file as failed.
 MAX_CONSECUTIVE_TRANSPORT_ERRORS = 5
@@ -122,7 +110,7 @@ def _parent(path: str) -> str:
 
 def _retryable(rec: FileRecord) -> bool:
     """A record whose content is still owed: pending, or a download that failed last time."""
-    return rec.status == "pending" or (rec.status == "failed" and (rec.reason or "").startswith(DOWNLOAD_FAILED))
+    return rec.status == "pending" or rec.download_failed
 
 
 UNREADABLE_MIME_PREFIXES = ("video/", "audio/")
@@ -294,7 +282,7 @@ class _Syncer:
         elif meta.size > self.max_file_bytes:
             # Never downloaded: PROPFIND's size is enough to refuse it.
             self.writer.record_failure(
-                rec.id, "too_large", f"{meta.size} bytes is over the {self.max_file_bytes}-byte cap; not downloaded")
+                rec.id, "too_large", too_large_reason(meta.size, self.max_file_bytes, downloaded=False))
             self.report.skipped_too_large += 1
             self.step(path)
         elif self._over_budget():
@@ -377,41 +365,15 @@ class _Syncer:
         self.missing.clear()
 
     def _record_meta(self, started: float, *, whole_account: bool) -> None:
-        """Record when this sync ran; move the "changes since" mark only after a complete account sync.
-
-        The mark is what files_grep asks the server about ("modified after"):
-        the START of the sync minus a margin, floored to the second, because
-        a file changed during the walk may have been listed before the change.
-        Asking a little too far back costs nothing: files whose etag the index
-        already holds are skipped.
-        """
-        now = time.time()
-        self.writer.set_meta(META_LAST_SYNC_AT, _iso(now))
-        self.writer.set_meta(META_LAST_SYNC_FAILURE, "")
-        self._record_account()
-        self.writer.set_meta("last_sync", json.dumps(self.report.to_dict(), separators=(",", ":")))
-        if whole_account and self.report.complete:
-            self.writer.set_meta(META_CHANGES_SINCE, _iso(started - CHANGES_SINCE_MARGIN_S))
-            self.writer.set_meta(META_LAST_FULL_SYNC_AT, _iso(now))
-
-    def _record_account(self) -> None:
-        """Name the account this index's remote part comes from (`index status` shows it)."""
-        account = getattr(self.client, "account", None)
-        if account is not None and getattr(account, "user", None):
-            self.writer.set_meta(META_ACCOUNT, f"{account.user} on {getattr(account, 'url', '')}")
+        """Record when this sync ran (see `indexer.remote.marks.record`)."""
+        marks.record(self.writer, started=started, finished=time.time(), report=self.report.to_dict(),
+                     whole_account=whole_account, complete=self.report.complete)
+        marks.record_account(self.writer, getattr(self.client, "account", None))
 
     def _record_failure(self, exc: Exception) -> None:
         """Remember why this sync stopped (the error table's kind and instruction); never masks the error."""
-        kind = exc.kind if isinstance(exc, NextcloudError) else "internal"
-        message = str(exc) if isinstance(exc, NextcloudError) else f"the sync stopped on {type(exc).__name__}"
         try:
-            self.writer.set_meta(META_LAST_SYNC_FAILURE, json.dumps(
-                {"kind": kind, "message": message, "at": _iso(time.time())}, separators=(",", ":")))
-            self._record_account()
+            marks.record_failure(self.writer, exc, at=time.time())
+            marks.record_account(self.writer, getattr(self.client, "account", None))
         except Exception:  # noqa: BLE001 - the sync's own error is the one to report
             pass
-
-
-def _iso(ts: float) -> str:
-    """Unix seconds -> ISO-8601 UTC floored to the second (flooring only moves a mark earlier: safe)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from indexer.models import iso_time
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from indexer.search.query import ParsedQuery, Tier, expand, parse
 from indexer.search.syntax import MAX_PASSAGES
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from indexer.store.index import Index
 
 __all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "grep", "make_cursor",
-           "read_cursor", "coverage_warnings"]
+           "read_cursor", "coverage"]
 
 MAX_LIMIT = 100
 WARN_NAMES = 5
@@ -94,6 +95,9 @@ class GrepResult:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)    # how the query was read (literal operators, caps)
     tookMs: float = 0.0
+    # The facts behind the coverage warnings, so each front end can add its own advice.
+    unindexed: int = 0                  # files under the path not indexed yet (not searched)
+    nothing_indexed: str | None = None  # the warning saying nothing at all is indexed under the path
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "hits": [h.to_dict() for h in self.hits], "total": self.total,
@@ -151,12 +155,13 @@ def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query
 
 
 # -- warnings --------------------------------------------------------------
-def _iso(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts)) if ts else "never"
+def coverage(index: "Index", path_prefix: str | None, result: GrepResult) -> None:
+    """What the answer cannot see (pending / failed files under the path, when indexing last ran), as facts.
 
-
-def coverage_warnings(index: "Index", path_prefix: str | None, total: int) -> list[str]:
-    """What the answer cannot see: pending / failed files under the path and when indexing last ran."""
+    No advice: what to do about it depends on who reads it (a tool, a person at
+    the CLI), so the front ends add it from `unindexed` and `nothing_indexed`.
+    """
+    total = result.total
     con = index.conn()
     cond, args = prefix_clause(path_prefix)
     where = f"{cond} AND status != 'indexed'"
@@ -167,7 +172,8 @@ def coverage_warnings(index: "Index", path_prefix: str | None, total: int) -> li
         names = [r[0] for r in con.execute(
             f"SELECT path FROM files WHERE {where} AND status='pending' ORDER BY path LIMIT {WARN_NAMES}", args)]
         out.append(f"{counts['pending']} file(s) under {scope} are not indexed yet and were not searched "
-                   f"(e.g. {', '.join(names)}): run the sync or index again, or read them with files_read")
+                   f"(e.g. {', '.join(names)})")
+        result.unindexed = counts["pending"]
     failed = sum(n for s, n in counts.items() if s != "pending")
     if failed:
         rows = con.execute(
@@ -181,11 +187,11 @@ def coverage_warnings(index: "Index", path_prefix: str | None, total: int) -> li
     if total == 0:
         anything = con.execute(f"SELECT 1 FROM files WHERE {cond} LIMIT 1", args).fetchall()
         if not anything:
-            out.append(f"nothing is indexed under {scope}: index or sync that folder first "
-                       "(mcp-nextcloud index add FOLDER), or check the path")
+            result.nothing_indexed = f"nothing is indexed under {scope}"
+            out.append(result.nothing_indexed)
     if out or total == 0:
-        out.append(f"index last updated {_iso(last)}")
-    return out
+        out.append(f"index last updated {iso_time(last) if last else 'never'}")
+    result.warnings = out
 
 
 # -- grep ------------------------------------------------------------------
@@ -354,7 +360,7 @@ def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: l
         if offset + len(page) < total or (estimate and len(page) == limit):
             result.truncated = True
             result.nextCursor = make_cursor(index.cursor_secret(), parts, offset + len(page))
-        result.warnings = coverage_warnings(index, path_prefix, result.total)
+        coverage(index, path_prefix, result)
         if ranking.windowed:
             result.warnings.append(
                 f"this query matches more than {RANK_WINDOW} passages: files were ranked among the most recently "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from indexer.search.grep import make_cursor, read_cursor
 from indexer.models import FileRecord
@@ -103,8 +103,8 @@ def search_names(index: "Index", *, name: str | None = None, mime: str | None = 
         rows = con.execute(
             f"SELECT {FILE_COLUMNS}, count(*) OVER () FROM files WHERE {where} "
             f"ORDER BY mtime DESC, id LIMIT ? OFFSET ?", [*args, limit, offset]).fetchall()
-        total = rows[0][-1] if rows else (
-            con.execute(f"SELECT count(*) FROM files WHERE {where}", args).fetchall()[0][0] if offset else 0)
+        total = cast(int, rows[0][-1] if rows else (
+            con.execute(f"SELECT count(*) FROM files WHERE {where}", args).fetchall()[0][0] if offset else 0))
     res = NameSearchResult(files=[_row_to_record(r[:-1]) for r in rows], total=total)
     if offset + len(rows) < total:
         res.truncated = True

@@ -288,7 +288,7 @@ def _segmentations(s: str, known: set[str], limit: int) -> list[list[str]]:
     fewest: list[int | None] = [None] * (n + 1)
     fewest[n] = 0
     for i in range(n - 1, -1, -1):
-        best = None
+        best: int | None = None
         for j in range(i + MIN_PIECE, n + 1):
             after = fewest[j]
             if after is not None and s[i:j] in known and (best is None or after + 1 < best):

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from indexer.local.desktop_config import find_sync_folder, normalize_remote_path
 from indexer.models import FileMeta, FileRecord, Root
+from indexer.remote.marks import ACCOUNT_KEYS as ACCOUNT_META   # every meta key about the synced account
 from indexer.store.rows import ROOT_COLUMNS, _row_to_root, fold_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,10 +43,6 @@ class FolderOverlap(RuntimeError):
 
 class RemotePathConflict(RuntimeError):
     """Two sync folders in one index mirror the same (or nested) Nextcloud folders."""
-
-
-# What a sync of the account records in meta (indexer.remote.sync): forgotten with the account's files.
-ACCOUNT_META = ("last_sync_at", "last_sync", "changes_since", "last_full_sync_at", "last_sync_failure", "account")
 
 
 def _within(path: str, prefix: str) -> bool:
@@ -91,6 +88,8 @@ class RootsMixin:
                         raise FolderOverlap(
                             f"{folder} is inside {outer}, which this index already holds: its files are indexed "
                             f"from there; index {outer} again instead, or use another --index; do not retry as is")
+            target: str | None
+            origin: str | None
             if journal is not None:
                 target, origin = self._resolve_remote(folder, journal, remote, existing, notes)
                 self._check_remote_overlap(folder, target)
@@ -103,12 +102,13 @@ class RootsMixin:
                     self._reprefix(existing, prefix, notes)
                 self._con.execute("UPDATE roots SET journal=?, prefix=?, remote=?, remote_from=? WHERE id=?",
                                   (journal, prefix, target, origin, existing.id))
-                existing.journal, existing.prefix, existing.remote, existing.remote_from = journal, prefix, target, origin
+                existing.journal, existing.prefix = journal, prefix
+                existing.remote, existing.remote_from = target, origin
                 return existing
             now = time.time()
-            rid = self._con.execute(
+            rid = cast(int, self._con.execute(
                 "INSERT INTO roots(folder, prefix, journal, added_at, remote, remote_from) VALUES(?,?,?,?,?,?) "
-                "RETURNING id", (folder, prefix, journal, now, target, origin)).fetchall()[0][0]
+                "RETURNING id", (folder, prefix, journal, now, target, origin)).fetchall()[0][0])
             self._adopt_legacy(rid, folder, prefix, notes)
             return Root(rid, folder, prefix, journal, now, None, target, origin)
 
@@ -131,7 +131,7 @@ class RootsMixin:
     def _check_remote_overlap(self, folder: str, target: str) -> None:
         for other in (_row_to_root(r) for r in self._con.execute(
                 f"SELECT {ROOT_COLUMNS} FROM roots WHERE remote IS NOT NULL AND folder != ?", (folder,))):
-            if _within(target, other.remote) or _within(other.remote, target):
+            if other.remote is not None and (_within(target, other.remote) or _within(other.remote, target)):
                 raise RemotePathConflict(
                     f"{folder} mirrors the Nextcloud folder {target}, but the sync folder {other.folder} in this "
                     f"index already mirrors {other.remote}: their Nextcloud paths would collide. Two sync folders "
@@ -158,8 +158,9 @@ class RootsMixin:
     def _adopt_legacy(self, root_id: int, folder: str, prefix: str, notes: list[str]) -> None:
         """Give local records written before roots existed (schema v2) to the folder they live in."""
         lo, hi = folder.rstrip(os.sep) + os.sep, folder.rstrip(os.sep) + chr(ord(os.sep) + 1)
-        legacy = self._con.execute("SELECT id, path FROM files WHERE source='local' AND root_id IS NULL AND "
-                                   "local_path > ? AND local_path < ?", (lo, hi)).fetchall()
+        legacy = cast(list[tuple[int, str]], self._con.execute(
+            "SELECT id, path FROM files WHERE source='local' AND root_id IS NULL AND local_path > ? AND local_path < ?",
+            (lo, hi)).fetchall())
         if prefix:
             self._rename_all(root_id, [(rec_id, path, prefix + path) for rec_id, path in legacy], notes)
         for rec_id, _path in legacy:
@@ -169,8 +170,9 @@ class RootsMixin:
         """Move every record of `root` from its old prefix to `prefix`, keeping texts."""
         old = root.prefix
         moves = []
-        for rec_id, path in self._con.execute("SELECT id, path FROM files WHERE source='local' AND root_id=?",
-                                              (root.id,)).fetchall():
+        rows = cast(list[tuple[int, str]], self._con.execute(
+            "SELECT id, path FROM files WHERE source='local' AND root_id=?", (root.id,)).fetchall())
+        for rec_id, path in rows:
             rel = path[len(old):] if old and path.startswith(old + "/") else path
             moves.append((rec_id, path, prefix + rel))
         self._rename_all(root.id, moves, notes)

@@ -123,6 +123,7 @@ def migrate(con: apsw.Connection) -> int:
     con.execute("BEGIN IMMEDIATE")
     try:
         version = con.execute("PRAGMA user_version").fetchall()[0][0]
+        assert isinstance(version, int)   # PRAGMA user_version is always an integer
         if version > SCHEMA_VERSION:
             raise RuntimeError(
                 f"index schema version {version} is newer than this program knows ({SCHEMA_VERSION}): "

@@ -150,13 +150,13 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
     finally:
         zf.close()
     if kind not in MIMES:
-        raise ReaderError(f"unsupported OpenDocument type in {name!r}: only odt, ods and odp are read; "
-                          "do not retry", code="unsupported")
+        raise ReaderError(f"unsupported OpenDocument type in {name!r}", "only odt, ods and odp are read",
+                          code="unsupported")
     root = ET.fromstring(content)
     body = root.find(q("office", "body"))
     if body is None:
-        raise ReaderError(f"corrupt {kind.upper()} file: content.xml has no body; ask for a fresh copy; "
-                          "do not retry", code="corrupt")
+        raise ReaderError(f"corrupt {kind.upper()} file: content.xml has no body", "ask for a fresh copy",
+                          code="corrupt")
     deadline = Deadline(limits.max_seconds)
     out = PagedText()
     structure: dict[str, Any] = {}

@@ -42,7 +42,6 @@ logging.getLogger("pdfminer").setLevel(logging.ERROR)
 # PDFium is not thread-safe (pypdfium2 docs): in-process callers on several threads take turns.
 _PDFIUM_LOCK = threading.Lock()
 
-ENCRYPTED = ("encrypted PDF: ask the owner for an unencrypted copy; do not retry")
 SCANNED = ("scanned PDF, no text layer: the pages are images; run OCR on the file or ask for a text "
            "version — the words on these pages cannot be searched")
 
@@ -130,7 +129,7 @@ def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline, *, 
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
-            raise ReaderError(ENCRYPTED, code="encrypted") from None
+            raise _encrypted() from None
         raise
     try:
         out = PagedText()
@@ -252,7 +251,7 @@ def extract_pdfminer(data: bytes, name: str, limits: Limits, deadline: Deadline 
             out.add(text)
             texts.append(text)
     except (PDFPasswordIncorrect, PDFEncryptionError):
-        raise ReaderError(ENCRYPTED, code="encrypted") from None
+        raise _encrypted() from None
     try:
         toc = _pdfminer_toc(data)
     except Exception:  # damaged files often have no usable outline; the text still counts
@@ -262,14 +261,17 @@ def extract_pdfminer(data: bytes, name: str, limits: Limits, deadline: Deadline 
 
 
 def _corrupt(name: str) -> ReaderError:
-    return ReaderError(f"corrupt PDF {name!r}: neither pdfium nor pdfminer could read it (truncated or "
-                       "damaged); ask for a fresh copy; do not retry until it changes", code="corrupt")
+    return ReaderError(f"corrupt PDF {name!r}: neither pdfium nor pdfminer could read it (truncated or damaged)",
+                       "ask for a fresh copy", retry_text="do not retry until it changes", code="corrupt")
+
+
+def _encrypted() -> ReaderError:
+    return ReaderError("encrypted PDF", "ask the owner for an unencrypted copy", code="encrypted")
 
 
 def extract(data: bytes, name: str, limits: Limits) -> Document:
     if b"%PDF-" not in data[:1024]:
-        raise ReaderError(f"{name!r} is not a PDF (no %PDF header): ask for a fresh copy; do not retry",
-                          code="corrupt")
+        raise ReaderError(f"{name!r} is not a PDF (no %PDF header)", "ask for a fresh copy", code="corrupt")
     deadline = Deadline(limits.max_seconds)
     primary: Document | None = None
     try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Generator
 
 from defusedxml.ElementTree import iterparse
 from openpyxl.reader.excel import ExcelReader
@@ -73,8 +73,8 @@ class _LazyStrings:
         if not 0 <= index < len(self._strings):
             why = "a negative index" if index < 0 else f"the table holds {len(self._strings)}"
             raise ReaderError(
-                f"corrupt XLSX file: a cell refers to shared string #{index} but {why}; "
-                "ask for a fresh copy; do not retry until it changes", code="corrupt")
+                f"corrupt XLSX file: a cell refers to shared string #{index} but {why}", "ask for a fresh copy",
+                retry_text="do not retry until it changes", code="corrupt")
         return self._strings[index]
 
     def _advance(self) -> None:
@@ -169,8 +169,8 @@ class XlsxStream:
             if part is not None:
                 path = part.PartName[1:]
                 if path not in self._reader.valid_files:
-                    raise ReaderError(f"corrupt XLSX file: {path} is missing; ask for a fresh copy; "
-                                      "do not retry until it changes", code="corrupt")
+                    raise ReaderError(f"corrupt XLSX file: {path} is missing", "ask for a fresh copy",
+                                      retry_text="do not retry until it changes", code="corrupt")
                 self.shared_strings = _LazyStrings(self._reader.archive.open(path))
             self._reader.read_workbook()
             apply_stylesheet(self._reader.archive, self._reader.wb)
@@ -219,7 +219,7 @@ class XlsxStream:
                     return f"{get_column_letter(min_col or 1)}{min_row or 1}:{get_column_letter(max_col)}{max_row}"
         return None
 
-    def rows(self, scan: SheetScan) -> Iterator[list[Any]]:
+    def rows(self, scan: SheetScan) -> Generator[list[Any], None, None]:
         """Yield each <row> of the sheet as a list of cell values (column A first, gaps as None).
 
         Lazy: stop iterating (and close the generator) at your budget and the rest

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib
 import json
 import os
 import sys
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
+from server.cli import sync
+from server.cli.parser import Subcommands
 from server.cli.storage import index_problem
 
 
@@ -49,7 +50,9 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
 
 
 def _where(args: argparse.Namespace) -> str:
-    return args.index or os.environ.get("MCP_NEXTCLOUD_INDEX") or "the default index"
+    from indexer.store.location import index_path
+
+    return str(index_path(args.index))
 
 
 def _add_index_arg(p: argparse.ArgumentParser) -> None:
@@ -58,10 +61,10 @@ def _add_index_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _open(args: argparse.Namespace):
-    from indexer.store.index import Index, default_index_path
+    from indexer.store.index import Index
+    from indexer.store.location import index_path
 
-    path = Path(args.index).expanduser() if args.index else default_index_path()
-    index = Index.open(path)
+    index = Index.open(index_path(args.index))
     for note in index.notes:   # file modes repaired on open
         print(f"note: {note}", file=sys.stderr)
     return index
@@ -192,9 +195,9 @@ def _cmd_remove(args: argparse.Namespace) -> int:
 
 def _cmd_reset(args: argparse.Namespace) -> int:
     from indexer.jobs.store import jobs_path_for
-    from indexer.store.index import default_index_path
+    from indexer.store.location import index_path
 
-    path = Path(args.index).expanduser() if args.index else default_index_path()
+    path = index_path(args.index)
     if not args.confirm:
         return _fail(f"this deletes the whole index {path} (every folder and the account's files); "
                      "stop `mcp-nextcloud serve` and watchers using it, then run again with --confirm")
@@ -240,6 +243,11 @@ def _cmd_grep(args: argparse.Namespace) -> int:
                                                                   if res.nextCursor else ""))
     for w in [*res.notes, *res.warnings]:
         print(f"note: {w}", file=sys.stderr)
+    if res.unindexed:
+        print("note: run the sync or index again to search the files not indexed yet", file=sys.stderr)
+    if res.nothing_indexed:
+        print("note: index or sync that folder first (mcp-nextcloud index add FOLDER), or check the path",
+              file=sys.stderr)
     if res.total == 0 and kinds:
         print(f"note: {_kind_note(present, kinds, args.path)}", file=sys.stderr)
     return 0
@@ -266,14 +274,16 @@ def _kind_note(present: dict[str, int], kinds: list[str], path: str | None) -> s
     return f"{head}; kinds indexed{under}: {have} (--kind takes these names)"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add `index ...` and `grep` to the root parser."""
     idx = subparsers.add_parser("index", help="build and inspect the local full-text index",
-                                description="Build and inspect the local full-text index.")
-    isub = idx.add_subparsers(dest="index_command", metavar="SUBCOMMAND")
-    idx.set_defaults(func=lambda a: (idx.print_help(), 0)[1])
+                                description="Build and inspect the local full-text index.",
+                                epilog="Example: mcp-nextcloud index status")
+    isub = idx.add_commands(dest="index_command", metavar="SUBCOMMAND")
+    idx.set_defaults(func=idx.help_command())
 
-    p = isub.add_parser("add", help="index a folder recursively (a Nextcloud sync folder uses its journal)")
+    p = isub.add_parser("add", help="index a folder recursively (a Nextcloud sync folder uses its journal)",
+                        epilog="Example: mcp-nextcloud index add ~/Nextcloud")
     p.add_argument("folder", help="folder to index")
     p.add_argument("--remote-path", metavar="NEXTCLOUD_FOLDER", default=None,
                    help="for a desktop-client sync folder: the Nextcloud folder it mirrors, e.g. /Work (default: "
@@ -282,12 +292,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_add))
 
-    p = isub.add_parser("watch", help="keep a folder's index current until Ctrl-C")
+    p = isub.add_parser("watch", help="keep a folder's index current until Ctrl-C",
+                        epilog="Example: mcp-nextcloud index watch ~/Nextcloud")
     p.add_argument("folder", nargs="?", help="folder to watch (default: the last one added)")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_watch))
 
-    p = isub.add_parser("status", help="counts by status, what failed and why, index size")
+    p = isub.add_parser("status", help="counts by status, what failed and why, index size",
+                        epilog="Example: mcp-nextcloud index status --json")
     p.add_argument("--json", action="store_true", help="compact JSON")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_status))
@@ -305,14 +317,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_reset))
 
-    # The sync engineer's `index sync` plugs in here when server/cli_sync.py exists.
-    try:
-        cli_sync = importlib.import_module("server.cli.sync")
-    except ModuleNotFoundError as exc:
-        if exc.name != "server.cli.sync":
-            raise
-    else:
-        cli_sync.register_sync(isub)
+    sync.register_sync(isub)
 
     g = subparsers.add_parser("grep", help="search the text of indexed files",
                               description="Search the text of indexed files, insensitive to case, accents and "
@@ -320,7 +325,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                           "(partition finds partitions); whole words and the phrase rank first. "
                                           '"quoted words": exactly those whole words, in order. a OR b: either. '
                                           "-word or NOT word: files without it. 3.11, node.js, e-mail: that "
-                                          f"sequence. At most {MAX_QUERY_CHARS} characters and {MAX_TERMS} terms.")
+                                          f"sequence. At most {MAX_QUERY_CHARS} characters and {MAX_TERMS} terms.",
+                              epilog='Example: mcp-nextcloud grep "quarterly budget" --path /Documents --limit 5')
     g.add_argument("query", help='e.g. partition, "new app", "exact word", olive OR walrus -draft')
     g.add_argument("--path", default=None, help="only files at or below this folder, e.g. /Documents")
     g.add_argument("--kind", default=None, help="only these kinds, comma-separated (pdf,docx,xlsx,...)")

@@ -13,10 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.cli.parser import Subcommands
+
 EXIT_UNREADABLE = 2
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add the `inspect` command."""
     p = subparsers.add_parser(
         "inspect",

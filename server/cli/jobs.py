@@ -11,18 +11,21 @@ import argparse
 import json
 from typing import Any
 
-from server.cli.sync import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code, index_path_for, print_error, print_job
+from indexer.store.location import index_path
+from server.cli.errors import print_error
+from server.cli.parser import Subcommands
+from server.cli.sync import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code, print_job
 
 PROG = "mcp-nextcloud jobs"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: Subcommands) -> None:
     """Add the `jobs` command group."""
     p = subparsers.add_parser("jobs", help="follow the background index-sync jobs",
                               description="Follow, wait for, cancel or resume background jobs (index sync) "
                               "from any terminal. Jobs live next to the index, in <index>.jobs.db.",
                               epilog="Example: mcp-nextcloud jobs list")
-    sub = p.add_subparsers(dest="jobs_command", metavar="ACTION")
+    sub = p.add_commands(dest="jobs_command", metavar="ACTION")
 
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--json", action="store_true", help="print compact JSON")
@@ -61,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common(ls)
     ls.set_defaults(func=_list)
 
-    p.set_defaults(func=lambda args: (p.print_help(), EXIT_OK)[1])
+    p.set_defaults(func=p.help_command())
 
 
 def _store(args: argparse.Namespace) -> Any:
@@ -73,7 +76,7 @@ def _store(args: argparse.Namespace) -> Any:
         account = load_account()
     except NextcloudError:
         account = None      # the jobs of the default index are still readable
-    return JobStore(jobs_path_for(index_path_for(args.index, account))), account
+    return JobStore(jobs_path_for(index_path(args.index))), account
 
 
 def _with_job(args: argparse.Namespace, action: str) -> int:
@@ -116,7 +119,7 @@ def _do_resume(args: argparse.Namespace, store: Any, account: Any) -> Any:
         return None
     job = store.resume(job.id)
     if job.state == QUEUED and job.pid is None:
-        spawn(job.id, index_path_for(args.index, account), store=store)
+        spawn(job.id, index_path(args.index), store=store)
     return store.get(job.id)
 
 

@@ -10,8 +10,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from server.cli.parser import Subcommands
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subcommands) -> None:
     """Add the `login` command."""
     p = subparsers.add_parser("login", help="connect to a Nextcloud (opens a browser login, stores an app password)",
                               description="Run Nextcloud's Login Flow v2: open the printed URL, approve the "
@@ -32,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from nextcloud.config import save_account
     from nextcloud.errors import NextcloudError
     from nextcloud.login import login
+    from server.cli.errors import person_text
 
     def show(url: str) -> None:
         print(f"Open this URL in a browser and grant access:\n  {url}", file=sys.stderr, flush=True)
@@ -45,9 +48,10 @@ def run(args: argparse.Namespace) -> int:
         path = save_account(account, args.config)
     except NextcloudError as err:
         if args.json:
-            print(json.dumps({"ok": False, "error": err.to_dict()}, separators=(",", ":")))
+            print(json.dumps({"ok": False, "error": {**err.to_dict(), "message": person_text(err)}},
+                             separators=(",", ":")))
         else:
-            print(f"login failed: {err}", file=sys.stderr)
+            print(f"login failed: {person_text(err)}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps({"ok": True, "user": user.id, "displayName": user.display_name,

@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.cli.parser import Subcommands
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: Subcommands) -> None:
     """Add serve, report and demo."""
     p = subparsers.add_parser(
         "serve", help="run the MCP server (stdio, or --http)",
@@ -84,6 +86,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from server import faultlog
     from server.app import build_server
+    from server.cli.errors import person_text
     from server.cli.storage import index_problem
     from server.context import open_context
     from server.mail_app import build_mail_server
@@ -92,10 +95,10 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         account = load_account()
     except NextcloudError as err:
-        print(f"mcp-nextcloud serve: {err}", file=sys.stderr)
+        print(f"mcp-nextcloud serve: {person_text(err)}", file=sys.stderr)
         return 2
     if account is None:
-        print(f"mcp-nextcloud serve: {no_credentials()}", file=sys.stderr)
+        print(f"mcp-nextcloud serve: {person_text(no_credentials())}", file=sys.stderr)
         return 2
     sock = None
     if args.http:  # bound before anything is printed or opened: a busy port is one clear line

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from server.cli.errors import print_error
+from server.cli.parser import Subcommands
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_RUNNING = 0, 1, 2, 75   # 75 = EX_TEMPFAIL: not finished yet
 
 
-def register_sync(index_subparsers: argparse._SubParsersAction) -> None:
+def register_sync(index_subparsers: Subcommands) -> None:
     """Add `sync` under `mcp-nextcloud index` (called by server/cli_index.py)."""
     p = index_subparsers.add_parser(
         "sync", help="sync the Nextcloud account into the index (a background job)",
@@ -63,24 +65,6 @@ def _update_selection(index_path: Path, args: argparse.Namespace) -> Any:
         return chosen
 
 
-def index_path_for(explicit: str | None, account: Any | None = None) -> Path:
-    """The index a command works on: --index, else what `mcp-nextcloud grep` uses by default
-    ($MCP_NEXTCLOUD_INDEX, else the platform data directory), so sync and grep meet."""
-    from indexer.store.index import default_index_path
-
-    if explicit:
-        return Path(explicit).expanduser()
-    return Path(default_index_path())
-
-
-def print_error(err: Any, as_json: bool, prog: str) -> None:
-    """An error as an instruction: one line on stderr, and {"error":...} on stdout with --json."""
-    message = str(err)
-    if as_json:
-        payload = err.to_dict() if hasattr(err, "to_dict") else {"message": message}
-        print(json.dumps({"error": payload}, separators=(",", ":"), ensure_ascii=False))
-    print(f"{prog}: {message}", file=sys.stderr)
-
 
 def print_job(job: Any, as_json: bool, **extra: Any) -> None:
     """A job on stdout: compact JSON, or one readable line (plus its hint)."""
@@ -123,6 +107,7 @@ def exit_code(job: Any) -> int:
 def run_sync(args: argparse.Namespace) -> int:
     """Queue or join the account's sync, start its worker, answer with the job."""
     from indexer.jobs.worker import start_sync
+    from indexer.store.location import index_path
     from nextcloud.config import load_account
     from nextcloud.errors import NextcloudError, no_credentials
 
@@ -138,7 +123,7 @@ def run_sync(args: argparse.Namespace) -> int:
     if args.wait < 0:
         print_error(ValueError("--wait must be zero or a number of seconds"), args.json, prog)
         return EXIT_USAGE
-    path = index_path_for(args.index, account)
+    path = index_path(args.index)
     try:
         chosen = _update_selection(path, args)
     except ValueError as err:

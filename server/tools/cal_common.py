@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse
 
@@ -117,10 +118,8 @@ def calendars(ctx: ServerContext) -> list[CalendarRef]:
     """The account's calendars (one PROPFIND), app-generated ones included; callers filter."""
     try:
         found = ctx.client().caldav.calendars()
-    except Exception as exc:
-        if type(exc).__name__ == "NextcloudError":
-            raise from_nextcloud(exc) from None
-        raise
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
     return [CalendarRef(c.id, c.name, c.writable, tuple(c.components or ("VEVENT",))) for c in found]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import icalendar
 import recurring_ical_events
 
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import misuse
@@ -186,10 +187,10 @@ def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: st
         component = "VEVENT" if "VEVENT" in cal.components else "VTODO"
         try:
             objects = caldav.objects_between(cal.id, lo, hi, component=component)
-        except Exception as exc:
-            if type(exc).__name__ != "NextcloudError" or getattr(exc, "kind", "") == "auth":
+        except NextcloudError as exc:
+            if exc.kind == "auth":
                 raise
-            warnings.append(f"Calendar {cal.id} ({cal.name}) could not be read ({getattr(exc, 'kind', 'error')}); "
+            warnings.append(f"Calendar {cal.id} ({cal.name}) could not be read ({exc.kind}); "
                             "its events are missing from this answer.")
             continue
         for obj in objects:

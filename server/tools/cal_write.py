@@ -9,8 +9,9 @@ ORGANIZER is the account's own address from its calendar-user-address-set.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Callable
+from typing import Any, Callable, TypeGuard
 
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse, refused
@@ -19,8 +20,8 @@ from server.tools.cal_common import (CalendarRef, calendars, default_calendar, i
 from server.tools.cal_ics import EventFields, event_people, event_summary, new_event, patch_event
 
 
-def _nc_error(exc: Exception) -> bool:
-    return type(exc).__name__ == "NextcloudError"
+def _nc_error(exc: BaseException) -> TypeGuard[NextcloudError]:
+    return isinstance(exc, NextcloudError)
 
 
 def check_emails(emails: list[str] | None, field: str = "attendees") -> list[str] | None:

@@ -10,14 +10,17 @@ hands in what it learned.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from indexer.models import iso_time
+from indexer.remote import marks
+from indexer.remote.marks import SyncFailure
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
-from server.errors import ToolFailure, tool_text
+from server.errors import ToolFailure, agent_text
 
 # Failures that stop every sync until someone acts (the index cannot be brought up to date)...
 ACCOUNT_KINDS = frozenset({"auth", "no_credentials", "network", "forbidden"})
@@ -34,7 +37,7 @@ class SyncState:
 
     last_sync: float | None          # the last sync that finished (any scope)
     last_full: float | None          # the last complete sync of the whole account
-    failure: dict[str, str] | None   # why the newest sync stopped: {"kind", "message", "at"}, when newer than last_sync
+    failure: SyncFailure | None      # why the newest sync stopped, when that is newer than last_sync
     running: Any                     # the account's queued / running sync job (indexer.jobs.store.Job), or None
 
 
@@ -47,45 +50,26 @@ class Coverage:
     retry: str = "Retry later"       # what the hint of an empty answer advises: later, or once the cause is fixed
 
 
-def meta_time(ctx: ServerContext, key: str) -> float | None:
-    """An ISO time from the index's meta table as unix seconds (None when absent or unreadable)."""
-    try:
-        value = ctx.index.get_meta(key)
-    except Exception:  # noqa: BLE001 - an index without that row (or a broken one) has no such time
-        return None
-    if not value:
-        return None
-    try:
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def read_state(ctx: ServerContext) -> SyncState:
     """The sync state from the index meta; the jobs database is only read while no full sync has finished."""
-    last_sync = meta_time(ctx, "last_sync_at")
-    last_full = meta_time(ctx, "last_full_sync_at")
+    synced = marks.read(ctx.index)
+    last_sync, last_full = synced.last_sync_at, synced.last_full_sync_at
     failure = _recorded_failure(ctx, last_sync)
     running = _running_sync(ctx) if last_full is None or failure is not None else None
     return SyncState(last_sync, last_full, failure, running)
 
 
-def _recorded_failure(ctx: ServerContext, last_sync: float | None) -> dict[str, str] | None:
-    try:
-        raw = ctx.index.get_meta("last_sync_failure")
-        data = json.loads(raw) if raw else None
-    except Exception:  # noqa: BLE001 - unreadable = nothing recorded
+def _recorded_failure(ctx: ServerContext, last_sync: float | None) -> SyncFailure | None:
+    failure = marks.read_failure(ctx.index)
+    if failure is None:
         return None
-    if not isinstance(data, dict) or not data.get("message"):
-        return None
-    at = data.get("at") or ""
     try:
-        when = dt.datetime.fromisoformat(str(at).replace("Z", "+00:00")).timestamp()
+        when: float | None = dt.datetime.fromisoformat(failure.at.replace("Z", "+00:00")).timestamp()
     except ValueError:
         when = None
     if last_sync is not None and when is not None and when < last_sync:
         return None  # a later sync finished: that failure is history
-    return {"kind": str(data.get("kind") or ""), "message": str(data["message"]), "at": str(at)}
+    return failure
 
 
 def _running_sync(ctx: ServerContext) -> Any:
@@ -110,21 +94,25 @@ def credentials_from_environment(ctx: ServerContext) -> bool:
     return bool(password) and os.environ.get("NEXTCLOUD_APP_PASSWORD") == password
 
 
-def account_advice(ctx: ServerContext, kind: str, message: str) -> str:
-    """The error table's instruction for a tool answer; credentials from the host's config get that fix."""
+def _host_config_advice(cause: str) -> str:
+    return (f"{cause.rstrip('.')}. This server takes its app password from the MCP host's configuration "
+            "(NEXTCLOUD_APP_PASSWORD): tell the user to put a valid app password there and restart the "
+            "MCP server; `mcp-nextcloud login` alone does not change it. Do not retry")
+
+
+def account_advice(ctx: ServerContext, kind: str, message: str, error: NextcloudError | None = None) -> str:
+    """The error table's instruction worded for a tool answer; credentials from the host's config get that fix."""
     if kind in ("auth", "no_credentials") and credentials_from_environment(ctx):
-        cause = message.split(". ", 1)[0].rstrip(".")
-        return (f"{cause}. This server takes its app password from the MCP host's configuration "
-                "(NEXTCLOUD_APP_PASSWORD): tell the user to put a valid app password there and restart the "
-                "MCP server; `mcp-nextcloud login` alone does not change it. Do not retry")
-    return tool_text(message).rstrip(".")
+        return _host_config_advice(error.cause if error is not None else message)
+    return (agent_text(error) if error is not None else message).rstrip(".")
 
 
 def with_host_advice(ctx: ServerContext | None, failure: ToolFailure) -> ToolFailure:
     """A refused-credentials failure, when the password came from the MCP host's config: the fix is there."""
     if ctx is None or failure.status != "401" or not credentials_from_environment(ctx):
         return failure
-    return ToolFailure(account_advice(ctx, "auth", str(failure)) + ".", kind=failure.kind, status=failure.status)
+    return ToolFailure(_host_config_advice(failure.cause or str(failure)) + ".", kind=failure.kind,
+                       status=failure.status, retry=failure.retry, cause=failure.cause)
 
 
 def _age(ts: float | None) -> str:
@@ -139,11 +127,7 @@ def _age(ts: float | None) -> str:
         ago = f"{seconds / 3600:.1f} h"
     else:
         ago = f"{int(seconds // 86400)} days"
-    return f"The index was last synced {iso(ts)} ({ago} ago)"
-
-
-def iso(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+    return f"The index was last synced {iso_time(ts)} ({ago} ago)"
 
 
 def coverage(ctx: ServerContext, *, check_failure: Any = None, state: SyncState | None = None) -> Coverage:
@@ -151,12 +135,14 @@ def coverage(ctx: ServerContext, *, check_failure: Any = None, state: SyncState 
     state = state or read_state(ctx)
     kind = getattr(check_failure, "kind", None)
     if check_failure is not None and kind in ACCOUNT_KINDS:
-        return Coverage([_failed(ctx, kind or "", str(check_failure), state)], incomplete=True, retry=FIX_FIRST)
+        return Coverage([_failed(ctx, kind or "", str(check_failure), state, check_failure)], incomplete=True,
+                        retry=FIX_FIRST)
     if state.running is not None and state.last_full is None:
         return Coverage([_cold_start(state)], incomplete=True)
     if state.failure is not None:
-        retry = FIX_FIRST if state.failure["kind"] in ACCOUNT_KINDS else "Retry later"
-        return Coverage([_failed(ctx, state.failure["kind"], state.failure["message"], state)], incomplete=True,
+        failure = state.failure
+        retry = FIX_FIRST if failure.kind in ACCOUNT_KINDS else "Retry later"
+        return Coverage([_failed(ctx, failure.kind, failure.message, state, failure.error)], incomplete=True,
                         retry=retry)
     if state.last_sync is None and state.last_full is None:
         return Coverage(["The index has never been synced with the server: it holds no file of this account "
@@ -166,9 +152,10 @@ def coverage(ctx: ServerContext, *, check_failure: Any = None, state: SyncState 
     return Coverage([], incomplete=False)
 
 
-def _failed(ctx: ServerContext, kind: str, message: str, state: SyncState) -> str:
+def _failed(ctx: ServerContext, kind: str, message: str, state: SyncState, error: Any = None) -> str:
     again = f" A new sync is running ({_progress(state.running)})." if state.running is not None else ""
-    return (f"The index could not be brought up to date: {account_advice(ctx, kind, message)}. "
+    known = error if isinstance(error, NextcloudError) else None
+    return (f"The index could not be brought up to date: {account_advice(ctx, kind, message, known)}. "
             f"{_age(state.last_sync)}, so {NOT_EVIDENCE}.{again}")
 
 
@@ -193,14 +180,14 @@ def empty_hint(folder: str | None, retry: str = "Retry later") -> str:
             "file by path.")
 
 
-def index_warnings(warnings: list[str], cover: Coverage) -> list[str]:
+def index_warnings(res: Any, cover: Coverage) -> list[str]:
     """The index's own warnings, minus those the tool answer replaces.
 
     "nothing is indexed under /" reads as a wrong path when none was given (a
     wrong folder is checked against the server instead), and the index's age
     is already in the coverage warning when there is one.
     """
-    out = [w for w in warnings if not w.lower().startswith("nothing is indexed under")]
+    out = [w for w in res.warnings if w != res.nothing_indexed]
     if cover.warnings:
         out = [w for w in out if not w.startswith("index last updated")]
     return out

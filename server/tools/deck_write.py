@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from mcp.types import CallToolResult
 
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, misuse
@@ -29,9 +30,7 @@ def _after_write(done: str, step: Callable[[], Any]) -> Any:
     """Run a step that follows a write; its failure names what was already done (so nothing is redone)."""
     try:
         return step()
-    except Exception as exc:
-        if type(exc).__name__ != "NextcloudError":
-            raise
+    except NextcloudError as exc:
         inner = from_nextcloud(exc)
         raise ToolFailure(f"{done}, but the next step failed: {inner} Do not create it again; "
                           "call deck_list_cards to see its state, then finish with deck_update_card.",

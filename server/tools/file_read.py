@@ -18,8 +18,6 @@ from server.envelope import envelope
 from server.errors import from_reader, misuse, refused
 from server.tools.resolve import file_ref, resolve
 
-# A failed *download* (network) is worth another try; a failed extraction of the same version is not.
-DOWNLOAD_FAILED = "download failed: "
 MAX_FIND_SCAN = 2_000  # matches collected when resuming a find from an offset
 MAX_FIND_LIMIT = 100   # passages per answer: more would blow the context budget; nextOffset pages on
 IMAGE_KINDS = {"image"}
@@ -122,9 +120,9 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
         if doc is not None and doc.kind not in IMAGE_KINDS:
             ctx.remember_document(key, doc)
             return doc
+    # A failed *download* (network) is worth another try; a failed extraction of the same version is not.
     if (rec is not None and rec.status in ("failed", "unsupported", "too_large") and rec.reason
-            and rec.etag == item.etag
-            and not rec.reason.startswith(DOWNLOAD_FAILED)):
+            and rec.etag == item.etag and not rec.download_failed):
         # This exact version failed before: say why instead of downloading it again.
         raise refused(f"{item.path} cannot be read: {rec.reason}", status=rec.status)
     cap = ctx.settings.max_read_bytes
@@ -186,7 +184,7 @@ def _remember(ctx: ServerContext, item: Any, *, doc: Any = None, failure: Any = 
                                         size=int(item.size or 0), mtime=float(item.mtime or 0.0), mime=item.mime))
         if doc is not None:
             writer.store_document(rec.id, doc)
-        elif failure is not None and getattr(failure, "code", "") not in ("timeout", "memory", "crashed"):
+        elif failure is not None and not failure.code.is_fault:  # a cap that stopped it may not stop it next time
             writer.record_failure(rec.id, status_for(failure), str(failure))
     except Exception:  # a cache write failing (disk full, locked) costs a re-download later, nothing more
         import logging

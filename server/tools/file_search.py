@@ -9,7 +9,7 @@ small changed files are indexed on the fly, larger ones are named in
 by a full sync: when that is older than `settings.stale_after_s` the answer
 says so with its time, and a files_read that finds a file gone drops it from
 the index. A folder the server does not have is a wrong path, never an outage.
-Answers point only at tools: CLI advice from the index is removed. Whether
+Answers point only at tools: the index states facts, this module adds the advice. Whether
 the index can vouch for an empty answer (sync running, failed, never run) is
 server.tools.coverage's; the bounded look at the server is server.tools.freshness's.
 Files of a plain local folder (no Nextcloud mapping) are left out: every hit
@@ -22,20 +22,22 @@ import datetime as dt
 import hashlib
 import json
 import mimetypes
-import re
 import time
 from typing import Any
 
 from mcp.types import CallToolResult
 
+from indexer.models import iso_time
+from indexer.remote import marks
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse
 from server.tools.coverage import (ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings,
-                                   meta_time, read_state)
+                                   read_state)
 from server.tools.freshness import Freshness, check_folder, freshen, timed_out
+from server.tools.resolve import check_path, file_entry
 from server.tools.server_search import augment
-from server.tools.resolve import check_path, file_entry, iso_time
 
 REMOTE_CURSOR = "r."
 
@@ -98,10 +100,8 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
         # Best effort on a read path: one bounded attempt (the index had nothing; the server may be gone).
         items = ctx.quick_client().webdav.search(name=pattern, mime=mime, modified_after=since, path=folder or "/",
                                                  limit=limit + 1, offset=offset)
-    except Exception as exc:
-        if type(exc).__name__ != "NextcloudError":
-            raise
-        if getattr(exc, "kind", "") not in ACCOUNT_KINDS | PASSING_KINDS:
+    except NextcloudError as exc:
+        if exc.kind not in ACCOUNT_KINDS | PASSING_KINDS:
             raise from_nextcloud(exc) from None
         return _unanswered(ctx, exc, folder)
     more = len(items) > limit
@@ -120,10 +120,10 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
     return envelope(payload)
 
 
-def _unanswered(ctx: ServerContext, exc: Any, folder: str | None) -> CallToolResult:
+def _unanswered(ctx: ServerContext, exc: NextcloudError, folder: str | None) -> CallToolResult:
     """No match in the index and the server's search failed: say so, never a bare empty list."""
     cover = coverage(ctx, check_failure=exc)
-    warnings = cover.warnings + ([] if getattr(exc, "kind", "") in ACCOUNT_KINDS else [timed_out(ctx, exc)])
+    warnings = cover.warnings + ([] if exc.kind in ACCOUNT_KINDS else [timed_out(ctx, exc)])
     return envelope({"files": [], "truncated": False, "hint": empty_hint(folder, cover.retry), "warnings": warnings})
 
 
@@ -166,23 +166,6 @@ def _read_remote_cursor(cursor: str, binding: str) -> int:
     return offset
 
 
-# CLI steps an agent cannot take: removed from what the index says before it reaches a tool answer.
-_CLI_ASIDE = re.compile(r"\s*\([^()]*mcp-nextcloud[^()]*\)")
-_CLI_CLAUSE = re.compile(r"(run the sync or index again|index or sync that folder first)[,;:]?\s*(or\s+)?", re.I)
-
-
-def tool_warnings(warnings: list[str]) -> list[str]:
-    """The index's warnings with CLI advice removed: tools point only at tools."""
-    out = []
-    for w in warnings:
-        text = _CLI_CLAUSE.sub("", _CLI_ASIDE.sub("", w)).strip()
-        if "mcp-nextcloud" in text:  # advice in a wording we do not know: keep only what precedes it
-            text = text.split("mcp-nextcloud", 1)[0].rstrip(" (`'\"-:;,")
-        if text:
-            out.append(text)
-    return out
-
-
 # -- files_grep --------------------------------------------------------------------------------
 def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor: str | None,
          passages: int = 1) -> CallToolResult:
@@ -199,7 +182,9 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     if folder and res.total == 0 and not cursor and not fresh.folder_seen and fresh.failure is None:
         fresh = check_folder(ctx, folder)  # one PROPFIND: a folder the server does not have is a wrong path
     cover = coverage(ctx, check_failure=fresh.failure)
-    warnings = cover.warnings + fresh.warnings + index_warnings(tool_warnings(list(res.warnings)), cover)
+    warnings = cover.warnings + fresh.warnings + index_warnings(res, cover)
+    if res.unindexed:
+        warnings.append("Files not indexed yet were not searched: read them with files_read.")
     hits = []
     for h in res.hits:
         # Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false.
@@ -227,7 +212,8 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
 
 def _deleted_since(ctx: ServerContext) -> list[str]:
     """Say when hits may name files deleted on the server: deletions are only seen by a full sync."""
-    last = meta_time(ctx, "last_full_sync_at") or meta_time(ctx, "last_sync_at")
+    synced = marks.read(ctx.index)
+    last = synced.last_full_sync_at or synced.last_sync_at
     if last is None or time.time() - last <= ctx.settings.stale_after_s:
         return []
     return [f"Files deleted on the server since the last full sync ({iso_time(last)}) may still be listed; "

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
+from nextcloud.errors import NextcloudError, NotFoundError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, misuse, refused
@@ -26,10 +27,8 @@ def _nextcloud_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run a client call; a NextcloudError becomes the tool failure carrying its instruction."""
     try:
         return fn(*args, **kwargs)
-    except Exception as exc:
-        if type(exc).__name__ == "NextcloudError":
-            raise from_nextcloud(exc) from None
-        raise
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
 
 
 def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content: str,
@@ -66,10 +65,8 @@ def _put(ctx: ServerContext, target: str, data: bytes, etag: str | None,
     webdav = ctx.client().webdav
     try:
         return webdav.put(target, data, etag=etag, create_only=etag is None), []
-    except Exception as exc:
-        if type(exc).__name__ != "NextcloudError":
-            raise
-        kind = getattr(exc, "kind", "")
+    except NextcloudError as exc:
+        kind = exc.kind
         if kind == "missing_parent":
             if not create_folders:
                 raise _missing_folder(target) from None
@@ -97,26 +94,24 @@ def _make_parents(ctx: ServerContext, target: str) -> list[str]:
         try:
             webdav.mkcol(folder)
             made.append(folder)
-        except Exception as exc:
-            if type(exc).__name__ != "NextcloudError":
-                raise
-            if getattr(exc, "kind", "") != "exists":
+        except NextcloudError as exc:
+            if exc.kind != "exists":
                 raise from_nextcloud(exc) from None
     return made
 
 
-def _explain_target(ctx: ServerContext, target: str, exc: Any) -> None:
+def _explain_target(ctx: ServerContext, target: str, exc: NextcloudError) -> None:
     """A 412 can also mean "no such file" (etag given) or "that is a folder": say which, after one stat."""
     try:
         item = ctx.client().webdav.stat(target)
-    except Exception as err:
-        if type(err).__name__ != "NextcloudError" or getattr(err, "kind", "") != "not_found":
-            return  # the original instruction stands
-        if getattr(exc, "kind", "") == "precondition":
+    except NotFoundError:
+        if exc.kind == "precondition":
             raise misuse(f"No file exists at {target}: the etag matches nothing there (the file was deleted or "
                          "moved, or the path is wrong). To create it, call files_write without etag; to edit a moved "
                          "file, find it with files_search. Do not retry with this etag.",
                          status="etag_no_file") from None
+        return
+    except Exception:  # noqa: BLE001 - the stat is only a second look: the original instruction stands
         return
     if item.is_dir:
         raise misuse(f"{target} is a folder, not a file: files_write writes files. Give a file name inside it, "
@@ -210,10 +205,8 @@ def _share_with(ocs: Any, path: str, account: str, bits: int) -> tuple[Any, str 
     """
     try:
         share = ocs.create_share(path, account, permissions=bits, share_type=0)
-    except Exception as exc:
-        if type(exc).__name__ != "NextcloudError":
-            raise
-        if getattr(exc, "kind", "") not in ("forbidden", "bad_request", "conflict", "exists"):
+    except NextcloudError as exc:
+        if exc.kind not in ("forbidden", "bad_request", "conflict", "exists"):
             raise from_nextcloud(exc) from None
         share = _existing(ocs, path, account)
         if share is None:

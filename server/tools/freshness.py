@@ -14,11 +14,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from indexer.models import iso_time
+from indexer.remote import marks
+from nextcloud.errors import NextcloudError, NotFoundError
 from server.context import ServerContext
 from server.errors import ToolFailure, misuse
-from server.tools.coverage import PASSING_KINDS, iso, meta_time
+from server.tools.coverage import PASSING_KINDS
 
-CHANGES_SINCE_MARGIN_S = 2.0  # the same margin indexer.remote applies when it records the mark
 
 
 @dataclass
@@ -29,32 +31,6 @@ class Freshness:
     folder_seen: bool
     failure: Any = None          # a NextcloudError (auth, network, timeout...) or None
     is_file: bool = False        # the path names a file, not a folder
-
-
-def _nextcloud_error(exc: Exception) -> bool:
-    return type(exc).__name__ == "NextcloudError"
-
-
-def changes_since(ctx: ServerContext) -> float | None:
-    """Since when the server must be asked what changed: the last complete sync's start, minus a margin.
-
-    Indexes written before that mark existed only hold the finish time
-    (`last_sync_at`) and the sync's duration: their start is derived from
-    both, with the same margin, so edits made during that sync are not missed.
-    """
-    import json
-
-    mark = meta_time(ctx, "changes_since")
-    if mark is not None:
-        return mark
-    finished = meta_time(ctx, "last_sync_at")
-    if finished is None:
-        return None
-    try:
-        seconds = float(json.loads(ctx.index.get_meta("last_sync") or "{}").get("seconds") or 0.0)
-    except (ValueError, TypeError, AttributeError):
-        seconds = 0.0
-    return finished - seconds - CHANGES_SINCE_MARGIN_S
 
 
 def folder_missing(folder: str) -> ToolFailure:
@@ -77,11 +53,9 @@ def check_folder(ctx: ServerContext, folder: str) -> Freshness:
     """One bounded PROPFIND: a wrong path raises the instruction; a file or a failure is reported back."""
     try:
         item = ctx.quick_client().webdav.stat(folder)
-    except Exception as exc:
-        if not _nextcloud_error(exc):
-            raise
-        if getattr(exc, "kind", "") == "not_found":
-            raise folder_missing(folder) from None
+    except NotFoundError:
+        raise folder_missing(folder) from None
+    except NextcloudError as exc:
         return Freshness([], folder_seen=False, failure=exc)
     return Freshness([], folder_seen=True, is_file=not getattr(item, "is_dir", True))
 
@@ -90,21 +64,19 @@ def probe(ctx: ServerContext) -> Any:
     """For an index never synced: can the server be reached with these credentials? The failure, or None."""
     try:
         ctx.quick_client().webdav.stat("/")
-    except Exception as exc:
-        if not _nextcloud_error(exc):
-            raise
+    except NextcloudError as exc:
         return exc
     return None
 
 
 def timed_out(ctx: ServerContext, exc: Any = None) -> str:
     """The warning of a freshness check that failed for a moment (no answer within the budget, a 5xx...)."""
-    last = meta_time(ctx, "last_sync_at")
-    when = f"the last sync at {iso(last)}" if last else "the last sync"
-    if exc is None or getattr(exc, "kind", "") == "timeout":
+    last = marks.read(ctx.index).last_sync_at
+    when = f"the last sync at {iso_time(last)}" if last else "the last sync"
+    if not isinstance(exc, NextcloudError) or exc.kind == "timeout":
         cause = f"the server did not answer within {ctx.settings.best_effort_s:g} s"
     else:
-        cause = str(exc).split(". ", 1)[0].rstrip(".")
+        cause = exc.cause.rstrip(".")
     return (f"Could not ask the server what changed since {when}, because {cause}: this "
             "answer comes from the index at once and may miss recent edits; retrying later may see them.")
 
@@ -130,7 +102,7 @@ def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
 
 def _check(ctx: ServerContext, folder: str | None, now: float) -> Freshness:
     """The freshness check proper: one bounded SEARCH, then the small changed files folded in."""
-    since = changes_since(ctx)
+    since = marks.read(ctx.index).changes_since
     if since is None:
         return Freshness([], folder_seen=False, failure=probe(ctx))  # never synced: coverage explains it
     is_file = names_a_file(ctx, folder)
@@ -138,10 +110,8 @@ def _check(ctx: ServerContext, folder: str | None, now: float) -> Freshness:
     try:
         changed = ctx.quick_client().webdav.search(modified_after=since, path=scope or "/",
                                                    limit=ctx.settings.fly_max_files * 3)
-    except Exception as exc:  # freshness is best effort; grep still answers from the index
-        if not _nextcloud_error(exc):
-            raise
-        kind = getattr(exc, "kind", "")
+    except NextcloudError as exc:  # freshness is best effort; grep still answers from the index
+        kind = exc.kind
         if scope and kind == "not_found":
             return check_folder(ctx, scope)  # a file given as the folder, or a folder that does not exist
         warnings = [timed_out(ctx, exc)] if kind in PASSING_KINDS else []

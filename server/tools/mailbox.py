@@ -17,9 +17,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from indexer.models import iso_time
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse
-from server.tools.resolve import iso_time
 
 ACCOUNTS_TTL_S = 60.0
 NOT_PROOF = ("Mail searches its local copy of the mailbox, which syncs in the background: no result is not "

@@ -14,6 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, refused
@@ -41,10 +42,8 @@ def require_public_url(ctx: ServerContext) -> str:
 def _nc(call: Any, *args: Any) -> Any:
     try:
         return call(*args)
-    except Exception as exc:
-        if type(exc).__name__ == "NextcloudError":
-            raise from_nextcloud(exc) from None
-        raise
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
 
 
 def open_room(ctx: ServerContext, name: str, participants: list[str] | None) -> dict[str, Any]:

@@ -10,10 +10,11 @@ with the same e-mail are one person.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from unidecode import unidecode
 
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse
 
@@ -59,8 +60,8 @@ class Person:
         self.haystack += " " + other.haystack
 
 
-def _nc(exc: Exception) -> bool:
-    return type(exc).__name__ == "NextcloudError"
+def _nc(exc: BaseException) -> TypeGuard[NextcloudError]:
+    return isinstance(exc, NextcloudError)
 
 
 def _from_cards(ctx: ServerContext, warnings: list[str]) -> list[Person]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from server.context import ServerContext
-from server.errors import ToolFailure, from_nextcloud, misuse, unknown_file_id
+from indexer.models import iso_time
+from nextcloud.errors import NextcloudError, NotFoundError
+from server.errors import ToolFailure, agent_text, from_nextcloud, misuse, unknown_file_id
 
 
 def check_path(path: str) -> str:
@@ -20,8 +22,8 @@ def check_path(path: str) -> str:
                      "or call files_search to find it. Do not retry unchanged.")
     try:
         return normalize(path.strip())
-    except Exception as exc:  # NextcloudError(kind=bad_path): its text is the instruction
-        raise ToolFailure(str(exc), kind="misuse", status="bad_path") from None
+    except NextcloudError as exc:  # kind bad_path: its text is the instruction
+        raise ToolFailure(agent_text(exc), kind="misuse", status="bad_path") from None
 
 
 def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
@@ -38,27 +40,24 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
         norm = check_path(path)
         try:
             item = webdav.stat(norm)
-        except Exception as exc:
-            if type(exc).__name__ == "NextcloudError" and getattr(exc, "kind", "") == "not_found":
-                if forget(ctx, path=norm):
-                    raise misuse(f"{norm} no longer exists on the server (deleted or moved since the index saw "
-                                 "it; it is dropped from search results now). Find it again with files_search "
-                                 "or files_grep. Do not retry this path.", status="deleted") from None
+        except NotFoundError:
+            if forget(ctx, path=norm):
+                raise misuse(f"{norm} no longer exists on the server (deleted or moved since the index saw "
+                             "it; it is dropped from search results now). Find it again with files_search "
+                             "or files_grep. Do not retry this path.", status="deleted") from None
             raise
         if file_id is not None and item.file_id is not None and int(item.file_id) != int(file_id):
             raise misuse(f"path {norm} has fileId {item.file_id}, not {file_id}. Give only one of them "
                          "(the one files_search returned). Do not retry with both.", status="id_mismatch")
         return item
-    assert file_id is not None  # checked on entry: path or fileId
+    assert file_id is not None   # checked above: no path means a fileId
     try:
         return webdav.find_by_id(int(file_id))
-    except Exception as exc:
-        if type(exc).__name__ == "NextcloudError" and getattr(exc, "kind", "") == "not_found":
-            forget(ctx, file_id=int(file_id))
-            raise unknown_file_id(int(file_id)) from None
-        if type(exc).__name__ == "NextcloudError":
-            raise from_nextcloud(exc) from None
-        raise
+    except NotFoundError:
+        forget(ctx, file_id=int(file_id))
+        raise unknown_file_id(int(file_id)) from None
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
 
 
 def forget(ctx: ServerContext, *, path: str | None = None, file_id: int | None = None) -> bool:
@@ -82,15 +81,6 @@ def file_ref(item: Any) -> dict[str, Any]:
     """The handles of a remote item or index record: path and fileId (camelCase, as every tool takes them)."""
     file_id = getattr(item, "file_id", None)
     return {"path": item.path, "fileId": int(file_id) if file_id is not None else None}
-
-
-def iso_time(ts: float | None) -> str | None:
-    """Unix seconds -> ISO-8601 UTC with seconds ("2025-01-31T09:30:00Z"), the format tools accept back."""
-    if ts is None:
-        return None
-    import datetime as _dt
-
-    return _dt.datetime.fromtimestamp(float(ts), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def file_entry(item: Any) -> dict[str, Any]:

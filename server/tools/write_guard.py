@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nextcloud.errors import NextcloudError, NotFoundError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse, refused
 
@@ -83,12 +84,10 @@ _TEXT_KINDS = frozenset({"text", "markdown", "csv", "json", "html"})
 def _stat(ctx: ServerContext, target: str) -> Any | None:
     try:
         return ctx.client().webdav.stat(target)
-    except Exception as exc:
-        if type(exc).__name__ == "NextcloudError":
-            if getattr(exc, "kind", "") == "not_found":
-                return None
-            raise from_nextcloud(exc) from None
-        raise
+    except NotFoundError:
+        return None
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
 
 
 def _known_kind(ctx: ServerContext, item: Any) -> str | None:
@@ -127,10 +126,8 @@ def _sniffed_kind(ctx: ServerContext, item: Any) -> str:
 
     try:
         head = ctx.client().webdav.read(item.path, byte_range=(0, HEAD_BYTES - 1))
-    except Exception as exc:
-        if type(exc).__name__ == "NextcloudError":
-            raise from_nextcloud(exc) from None
-        raise
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
     try:
         return detect(head, item.name or item.path.rsplit("/", 1)[-1], None)
     except ReaderError:

@@ -11,7 +11,8 @@ import pytest
 
 from indexer.jobs.run import run_job
 from indexer.jobs.store import CANCELLED, SUCCEEDED, JobStore, jobs_path_for
-from indexer.remote.sync import DOWNLOAD_FAILED, sync
+from indexer.models import DOWNLOAD_FAILED
+from indexer.remote.sync import sync
 from indexer.store.index import Index
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
@@ -299,7 +300,7 @@ def _meta_ts(index, key: str) -> float | None:
 def test_changes_since_mark_is_the_sync_start_minus_a_margin(tree_emulator, index):
     import time
 
-    from indexer.remote.sync import CHANGES_SINCE_MARGIN_S
+    from indexer.remote.marks import CHANGES_SINCE_MARGIN_S
 
     during: list[float] = []
 

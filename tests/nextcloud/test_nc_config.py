@@ -4,13 +4,17 @@ from __future__ import annotations
 import os
 import stat
 
+import pytest
+
 from nextcloud.config import Account, default_config_path, load_account, save_account
 
-ENV = {"NEXTCLOUD_URL": "https://env.example.com/", "NEXTCLOUD_USER": "envuser", "NEXTCLOUD_APP_PASSWORD": "env-secret-1"}
+ENV = {"NEXTCLOUD_URL": "https://env.example.com/", "NEXTCLOUD_USER": "envuser",
+       "NEXTCLOUD_APP_PASSWORD": "env-secret-1"}
 
 
 def test_save_is_0600_and_loads_back(tmp_path):
-    path = save_account(Account("cloud.example.com", "alice", "s3cret-app-pw", user_id="alice"), tmp_path / "c" / "a.json")
+    path = save_account(Account("cloud.example.com", "alice", "s3cret-app-pw", user_id="alice"),
+                        tmp_path / "c" / "a.json")
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     acct = load_account(path, env={})
     assert acct == Account("https://cloud.example.com", "alice", "s3cret-app-pw", user_id="alice")
@@ -36,12 +40,11 @@ def test_nothing_configured(tmp_path):
 def test_broken_file_is_a_clear_error(tmp_path):
     bad = tmp_path / "a.json"
     bad.write_text("{not json")
-    try:
+    from nextcloud.errors import NextcloudError
+
+    with pytest.raises(NextcloudError) as exc:
         load_account(bad, env={})
-    except Exception as exc:   # noqa: BLE001 - asserting the type below
-        assert type(exc).__name__ == "NextcloudError" and "mcp-nextcloud login" in str(exc)
-    else:
-        raise AssertionError("a broken config file must raise")
+    assert exc.value.kind == "no_credentials" and "mcp-nextcloud login" in str(exc.value)
 
 
 def test_password_never_in_repr():

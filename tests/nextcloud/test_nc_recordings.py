@@ -40,7 +40,8 @@ def test_propfind_depth1_folder_and_children(recorded):
     assert folder.path == "/Projects/Alpha" and folder.is_dir and folder.mime is None
     assert folder.file_id == 119 and folder.etag == "6b0cc9832a198" and folder.size == 29389
     notes = next(i for i in children if i.name == "notes.md")
-    assert (notes.path, notes.file_id, notes.size, notes.mime) == ("/Projects/Alpha/notes.md", 123, 107, "text/markdown")
+    assert (notes.path, notes.file_id, notes.size, notes.mime) == (
+        "/Projects/Alpha/notes.md", 123, 107, "text/markdown")
     assert len(notes.etag) == 32 and '"' not in notes.etag
     assert notes.permissions == "RGDNVW" and not notes.is_dir
     assert notes.mtime == pytest.approx(1796000127.0)   # Mon, 30 Nov 2026 00:55:27 GMT
@@ -109,7 +110,8 @@ def test_ocs_user_json_and_xml(recorded):
     user = user_from_ocs(data)
     assert user.id == "admin" and user.display_name == "admin" and user.groups == ["admin"]
     assert user.quota["quota"] == -3
-    alice = user_from_ocs(httpx.Response(200, content=recorded("ocs", 2)["response_body"].encode()).json()["ocs"]["data"])
+    body = recorded("ocs", 2)["response_body"].encode()
+    alice = user_from_ocs(httpx.Response(200, content=body).json()["ocs"]["data"])
     assert alice.display_name == "Alice Test" and alice.email == "alice@example.invalid"
     assert ocs_statuscode(_response(recorded("ocs", 3))) == 200   # the XML envelope
 

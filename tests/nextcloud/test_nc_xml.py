@@ -15,7 +15,8 @@ BOMB = b"""<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
 <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
 <!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">]>
-<d:multistatus xmlns:d="DAV:"><d:response><d:href>/remote.php/dav/files/alice/&lol4;</d:href></d:response></d:multistatus>"""
+<d:multistatus xmlns:d="DAV:"><d:response><d:href>/remote.php/dav/files/alice/&lol4;</d:href></d:response>
+</d:multistatus>"""
 EXTERNAL = b"""<?xml version="1.0"?><!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
 <d:multistatus xmlns:d="DAV:"><d:response><d:href>&xxe;</d:href></d:response></d:multistatus>"""
 

@@ -16,7 +16,7 @@ def test_xlsx_sheets_as_pages(extracted):
     assert [e.title for e in doc.outline] == ["Summary", "Expenses", "Notes"]
     assert [e.page for e in doc.outline] == [1, 2, 3]
     assert len(doc.pages) == 3
-    for entry, start in zip(doc.outline, doc.pages):
+    for entry, start in zip(doc.outline, doc.pages, strict=True):
         assert entry.offset == start and doc.text[start:].startswith(f"## Sheet: {entry.title}\n")
     assert "2026-01-04 | Café | Expense number 4 | 40.86" in doc.text
     assert "Les dépenses de janvier sont validées." in doc.text[doc.pages[2]:]
@@ -61,7 +61,9 @@ def test_pptx_slides(extracted):
     doc = extracted("slides.pptx")
     assert doc.kind == "pptx" and doc.page_unit == "slide" and len(doc.pages) == 3
     assert [(e.title, e.page) for e in doc.outline] == [("Quarterly Review", 1), ("Roadmap", 2), ("Budget table", 3)]
-    slide = lambda n: doc.text[doc.pages[n - 1]: doc.pages[n] if n < len(doc.pages) else None]
+    def slide(n: int) -> str:
+        return doc.text[doc.pages[n - 1]: doc.pages[n] if n < len(doc.pages) else None]
+
     assert "violet walrus" in slide(1) and "Notes:" in slide(1) and "Résultats du trimestre" in slide(1)
     assert "Grouped text inside a group shape" in slide(2) and "Nested group text" in slide(2)
     assert "Sales | 120 | 140" in slide(3) and "thousands of euros" in slide(3)

@@ -151,7 +151,8 @@ def _ref_counts(text: str) -> bytes:
 # placeholders (0x0e..0x1b), hyphens and line ends, accents, expansions (ß, ligatures),
 # characters dropped in context (soft hyphen, zero-width, combining marks, NBSP),
 # lone surrogates, and a script with many distinct letters (the translate fallback).
-_FAST_ALPHABET = (list("aZ -\n\r\t^`'.\x00\x0e\x10\x1b\x1f") + list("éÉèßﬁﬃÆø\u00ad\u200b\u0301\u00a0\u2003\u2010\u2011\ufffe")
+_FAST_ALPHABET = (list("aZ -\n\r\t^`'.\x00\x0e\x10\x1b\x1f")
+                  + list("éÉèßﬁﬃÆø\u00ad\u200b\u0301\u00a0\u2003\u2010\u2011\ufffe")
                   + ["\udcff", "İ", "ǅ", "ﷺ"] + [chr(c) for c in range(0x410, 0x440)])
 _FAST_TEXT = st.text(alphabet=st.sampled_from(_FAST_ALPHABET), max_size=200)
 

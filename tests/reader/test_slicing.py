@@ -28,7 +28,8 @@ def walk(doc: Document, limit: int) -> list:
 
 def test_whole_short_text() -> None:
     s = page(doc_of("hello world"))
-    assert (s.content, s.offset, s.returned, s.total, s.truncated, s.next_offset) == ("hello world", 0, 11, 11, False, None)
+    assert (s.content, s.offset, s.returned, s.total, s.truncated, s.next_offset) == (
+        "hello world", 0, 11, 11, False, None)
     assert "end of the text" in s.hint
     assert s.to_dict()["nextOffset"] is None
 
@@ -116,7 +117,8 @@ def test_empty_text() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.sampled_from(["a", " ", "\n", "\r\n", "e\u0301", "\U0001F1EB", "\u200d", "\U0001F468", "\u00e9", "\u00df"]), max_size=120).map("".join),
+    st.lists(st.sampled_from(["a", " ", "\n", "\r\n", "e\u0301", "\U0001F1EB", "\u200d", "\U0001F468", "\u00e9",
+                              "\u00df"]), max_size=120).map("".join),
     st.integers(1, 40),
 )
 def test_following_next_offset_covers_the_text_exactly(text: str, limit: int) -> None:

@@ -133,16 +133,13 @@ def test_grep_in_an_existing_folder_with_nothing_indexed_points_at_tools(small, 
 
 
 def test_tool_answers_never_carry_cli_steps():
-    from server.errors import tool_text
-    from server.tools.file_search import tool_warnings
+    from nextcloud.errors import error_for, no_credentials
+    from server.cli.errors import person_text
+    from server.errors import from_nextcloud
 
-    indexer_says = ["nothing is indexed under /Zoo: index or sync that folder first "
-                    "(mcp-nextcloud index add FOLDER), or check the path",
-                    "2 file(s) under / are not indexed yet and were not searched (e.g. /a.md): run the sync or "
-                    "index again, or read them with files_read",
-                    "index last updated never"]
-    cleaned = tool_warnings(indexer_says)
-    assert cleaned[1].endswith("read them with files_read") and cleaned[2] == "index last updated never"
-    assert all("mcp-nextcloud" not in w and "index add" not in w and "run the sync" not in w for w in cleaned)
-    login = tool_text("Nextcloud refused the credentials. Run `mcp-nextcloud login URL` again. Do not retry.")
-    assert login.startswith("Nextcloud refused") and "Tell the user (no tool can do this) to run" in login
+    for err in (error_for("webdav", 401), no_credentials()):
+        agent, person = str(from_nextcloud(err)), person_text(err)
+        assert agent.startswith(err.cause) and person.startswith(err.cause)
+        assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in agent
+        assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
+        assert "Do not retry" in agent and "Do not retry" in person

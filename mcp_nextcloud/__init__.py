@@ -1,0 +1,53 @@
+"""The installed form of this project: one top-level name, so it can sit next to any other distribution.
+
+The repository is organised by its packages (`reader/`, `indexer/`,
+`nextcloud/`, `server/`, and `fixtures/` for the emulator the demo runs), and
+the code imports them by those names (`from indexer.store.index import Index`).
+Installed, they would be generic top-level names that other distributions use
+too (PyPI has `reader`, `fixtures`, `server`...). So the wheel puts them inside
+this package (`mcp_nextcloud/reader/`, ...: a setuptools package-dir mapping,
+see pyproject.toml), and importing this package lets the project's own
+absolute imports find them there: a meta path finder answers for exactly those
+five top-level names, in this process only. Nothing is installed under a
+generic name, and another distribution's `reader` is untouched on disk.
+
+In a source checkout (or an editable install of one) the folders sit next to
+this one; the finder then looks there, so the console script works from any
+directory. `python -m server` from the checkout does not need it at all.
+"""
+from __future__ import annotations
+
+import sys
+from importlib.abc import MetaPathFinder
+from importlib.machinery import ModuleSpec, PathFinder
+from pathlib import Path
+from typing import Sequence
+
+PACKAGES = ("reader", "indexer", "nextcloud", "server", "fixtures")
+HERE = Path(__file__).resolve().parent
+# Installed: the packages are inside this one. Source checkout: they are its siblings.
+ROOT = HERE if (HERE / "server").is_dir() else HERE.parent
+
+
+class _OwnPackages(MetaPathFinder):
+    """Find this project's top-level packages inside `mcp_nextcloud/` (submodules follow their parent)."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None, target: object = None) -> ModuleSpec | None:
+        if fullname not in PACKAGES:
+            return None
+        return PathFinder.find_spec(fullname, [str(ROOT)])
+
+
+def _install() -> None:
+    if not any(isinstance(f, _OwnPackages) for f in sys.meta_path):
+        sys.meta_path.insert(0, _OwnPackages())
+
+
+_install()
+
+
+def main() -> int:
+    """The `mcp-nextcloud` console script."""
+    from server.cli import main as cli_main
+
+    return cli_main()

@@ -1,0 +1,33 @@
+"""Errors worded for the person at the terminal (the MCP answer's wording lives in server/errors.py).
+
+Same model, other audience: a Nextcloud error's step (`mcp-nextcloud login
+URL`) is something this person runs themselves, so it reads "Run `...`".
+Cheap to import: `nextcloud.errors` pulls in neither httpx nor the reader.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from nextcloud.errors import NextcloudError
+
+RUN = "Run"
+
+
+def person_text(err: BaseException) -> str:
+    """The instruction for a person: cause, next step, and whether trying again helps."""
+    if isinstance(err, NextcloudError):
+        return err.render(RUN)
+    return str(err)
+
+
+def print_error(err: BaseException, as_json: bool, prog: str) -> None:
+    """An error as an instruction: one line on stderr, and {"error":...} on stdout with --json."""
+    message = person_text(err)
+    if as_json:
+        to_dict = getattr(err, "to_dict", None)   # NextcloudError, JobNotFound: kind and flags too
+        payload: dict[str, Any] = to_dict() if callable(to_dict) else {}
+        payload["message"] = message
+        print(json.dumps({"error": payload}, separators=(",", ":"), ensure_ascii=False))
+    print(f"{prog}: {message}", file=sys.stderr)

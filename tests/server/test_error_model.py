@@ -1,0 +1,169 @@
+"""One error model: a hierarchy matched with isinstance across layers, one table, two audiences."""
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from nextcloud.errors import (CODES, KINDS, Category, ErrorCode, FaultError, MisuseError, NextcloudError,
+                              NotFoundError, RefusedError, error_for, no_credentials)
+from reader.document import ReaderCode, ReaderError
+from server.cli.errors import person_text
+from server.errors import ToolFailure, as_tool_failure, from_nextcloud, from_reader, misuse, refused
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_importing_the_error_table_does_not_import_httpx():
+    code = ("import sys, nextcloud.errors, server.cli.errors; "
+            "print('httpx' in sys.modules, 'nextcloud.client' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60, check=True)
+    assert proc.stdout.split() == ["False", "False"], proc.stderr
+
+
+def test_the_package_still_offers_its_names_lazily():
+    import nextcloud
+
+    assert nextcloud.NextcloudError is NextcloudError and nextcloud.error_for is error_for
+    assert "NextcloudClient" in dir(nextcloud)
+    with pytest.raises(AttributeError):
+        nextcloud.NoSuchThing  # noqa: B018 - the attribute access is the test
+
+
+@pytest.mark.parametrize("status,cls", [(404, NotFoundError), (400, MisuseError), (401, RefusedError),
+                                        (423, RefusedError), (503, FaultError), (507, RefusedError)])
+def test_the_class_follows_the_code_and_the_category(status, cls):
+    err = error_for("webdav", status, path="/a")
+    assert isinstance(err, cls) and isinstance(err, NextcloudError)
+    assert err.category == CODES[err.code][0] and err.retry is CODES[err.code][1]
+    # A direct construction lands in the same class as the table's.
+    assert type(NextcloudError(err.kind, "x")) is type(err)
+
+
+def test_retry_is_decided_in_one_place():
+    for code, (category, retry) in CODES.items():
+        err = NextcloudError(code, "x")
+        assert (err.category, err.retry) == (category, retry) == tuple(KINDS[code.value])
+    assert {c.value for c in ErrorCode} == set(KINDS) and set(Category) == {"refused", "misuse", "fault"}
+
+
+def test_an_error_keeps_its_parts_and_class_through_pickle():
+    err = error_for("webdav", 404, path="/Docs/a.txt", detail="gone")
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is NotFoundError and str(again) == str(err) and again.cause == err.cause
+    reader = pickle.loads(pickle.dumps(ReaderError("encrypted PDF: do not retry", code="encrypted")))
+    assert reader.code is ReaderCode.ENCRYPTED and str(reader) == "encrypted PDF: do not retry"
+
+
+def test_isinstance_matching_across_layers(world):
+    """A 404 raised by nextcloud/ reaches server/ as a NotFoundError and becomes a misuse tool failure."""
+    from nextcloud.client import NextcloudClient
+
+    with NextcloudClient(world.account) as client:
+        with pytest.raises(NextcloudError) as caught:
+            client.webdav.stat("/No/Such/File.txt")
+    assert isinstance(caught.value, NotFoundError)
+    failure = as_tool_failure(caught.value)
+    assert isinstance(failure, ToolFailure) and failure.kind == "misuse" and failure.status == "404"
+    assert failure.retry is False and as_tool_failure(error_for("webdav", 503)).retry is True
+    assert "files_search" in str(failure) and "do not retry" in str(failure).lower()
+    fault = as_tool_failure(ReaderError("took too long; do not retry until it changes", code="timeout"))
+    assert fault is not None and (fault.kind, fault.status) == ("fault", "timeout")
+    assert as_tool_failure(ValueError("a bug")) is None
+
+
+def test_the_same_error_worded_for_each_audience():
+    for err in (no_credentials(), error_for("webdav", 401), error_for("login", None, condition="login_timeout")):
+        agent, person = str(from_nextcloud(err)), person_text(err)
+        for text in (agent, person):
+            assert err.cause in text and err.retry_text in text
+        assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in agent
+        assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
+    # An error without a person-only step reads the same to both.
+    gone = error_for("webdav", 404, path="/a")
+    assert str(from_nextcloud(gone)) == person_text(gone) == str(gone)
+
+
+def test_the_front_ends_render_no_credentials_for_their_audience(tmp_path):
+    from server.app import build_server
+    from server.context import ServerContext
+
+    ctx = ServerContext(account=None, index=None, telemetry=None)
+
+    async def go():
+        async with Client(build_server(ctx), mode="legacy") as c:
+            return await c.call_tool("nextcloud_whoami", {})
+
+    try:
+        answer = anyio.run(go).content[0].text
+    finally:
+        ctx.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
+    env.update({"MCP_NEXTCLOUD_CONFIG": str(tmp_path / "none.json"), "PYTHONPATH": str(ROOT),
+                "MCP_NEXTCLOUD_INDEX": str(tmp_path / "i.db")})
+    proc = subprocess.run([sys.executable, "-m", "server", "index", "sync"], env=env, cwd=str(ROOT),
+                          capture_output=True, text=True, timeout=120)
+    cause = no_credentials().cause
+    assert cause in answer and cause in proc.stderr
+    assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in answer
+    assert "Run `mcp-nextcloud login URL`" in proc.stderr and "Tell the user" not in proc.stderr
+
+
+def test_tool_layer_constructors_keep_their_signatures():
+    assert (misuse("x").kind, misuse("x").status) == ("misuse", "bad_argument")
+    assert (refused("y", status="too_large").kind, refused("y", status="too_large").status) == ("refused", "too_large")
+    gone = from_nextcloud(error_for("deck", 403, path="card 9"))
+    assert gone.kind == "refused" and gone.status == "403" and "do not guess ids" in str(gone)
+
+
+def test_a_recorded_sync_failure_keeps_its_parts_for_each_audience(tmp_path):
+    """The sync stores why it stopped in the index; a tool answer later words it for the agent, from its parts."""
+    from indexer.remote import marks
+    from indexer.store.index import Index
+
+    with Index.open(tmp_path / "i.db") as index:
+        marks.record_failure(index.writer(), error_for("webdav", 401), at=1_700_000_000)
+        failure = marks.read_failure(index)
+        assert failure is not None and failure.kind == "auth" and failure.at == "2023-11-14T22:13:20Z"
+        assert isinstance(failure.error, RefusedError)
+        assert "Run `mcp-nextcloud login URL`" in failure.message                      # the person's wording
+        assert "Tell the user (no tool can do this) to run" in str(from_nextcloud(failure.error))
+        marks.record_failure(index.writer(), ZeroDivisionError("secret detail"), at=1_700_000_000)
+        crash = marks.read_failure(index)
+        assert crash is not None and crash.error is None and "secret" not in crash.message
+
+
+def test_the_reader_names_no_tool_and_the_tool_answer_adds_one():
+    from reader import DEFAULT_LIMITS, extract
+
+    limits = DEFAULT_LIMITS.__class__(max_bytes=10)
+    with pytest.raises(ReaderError) as caught:
+        extract(b"x" * 100, "big.txt", limits=limits)
+    assert caught.value.code is ReaderCode.TOO_LARGE and "files_" not in str(caught.value)
+    answer = str(from_reader(caught.value))
+    assert answer.startswith(str(caught.value)) and "files_grep" in answer and "do not retry" in answer
+
+
+def test_reader_errors_keep_their_parts_across_the_process_boundary():
+    from reader.isolated import outcome_to_document, run_extract
+
+    legacy = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512     # an OLE container: a .doc-era file
+    outcome = pickle.loads(pickle.dumps(run_extract(legacy, "old.doc", memory_bytes=None)))
+    with pytest.raises(ReaderError) as caught:
+        outcome_to_document(outcome)
+    err = caught.value
+    assert err.code is ReaderCode.UNSUPPORTED and err.cause.startswith("legacy Office format")
+    assert err.action == "save it as docx, xlsx, pptx or PDF to read it" and err.retry_text == "do not retry"
+    assert str(err) == f"{err.cause}: {err.action}; {err.retry_text}"
+    # The extraction pool's own outcome for a reader bug (one text): a fault, never a crash of the caller.
+    with pytest.raises(ReaderError) as bug:
+        outcome_to_document(("error", "failed", "x.pdf: the reader failed (KeyError: 'x'); do not retry"))
+    assert bug.value.code is ReaderCode.FAILED and bug.value.category == "fault"
+    assert as_tool_failure(bug.value).kind == "fault"
