@@ -20,6 +20,7 @@ MCP_NEXTCLOUD_LEAN_DOCS sets the number of text documents (default 200).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -59,7 +61,7 @@ def _prose_pdf(text: str) -> bytes:
     return bytes(pdf.output())
 
 
-def make_folder(folder: Path) -> tuple[list[str], dict[str, float]]:
+def make_folder(folder: Path) -> tuple[list[str], dict[str, Any]]:
     """Write the corpus into `folder`; return query words of three frequencies and its figures."""
     docs, vocab = make_corpus(N_TEXT, seed=SEED, words_per_doc=(6000, 30000))
     for i, text in enumerate(docs):
@@ -72,7 +74,7 @@ def make_folder(folder: Path) -> tuple[list[str], dict[str, float]]:
         (folder / "pdf" / f"report{i:02d}.pdf").write_bytes(_prose_pdf(text))
     shutil.copytree(FIXTURES, folder / "fixtures")
     files = [f for f in folder.rglob("*") if f.is_file()]
-    figures = {"files": len(files), "text documents": N_TEXT, "generated PDFs": N_PDF,
+    figures: dict[str, Any] = {"files": len(files), "text documents": N_TEXT, "generated PDFs": N_PDF,
                "characters of text (M)": round((sum(map(len, docs)) + sum(map(len, pdf_texts))) / 1e6, 1),
                "bytes on disk (MB)": round(sum(f.stat().st_size for f in files) / 1e6, 1)}
     # A common, a mid-frequency and a rarer word of the Zipf vocabulary.
@@ -213,7 +215,7 @@ def test_side_by_side(tmp_path: Path) -> None:
         db = tmp_path / f"index{r}.db"
         ours_b.append(measured_run(ours("index", "add", str(folder), "--index", str(db)), env))
         if confdir:
-            recoll_b.append(measured_run([recollindex, "-c", str(confdir), "-z"]))
+            recoll_b.append(measured_run([str(recollindex), "-c", str(confdir), "-z"]))
     index = tmp_path / f"index{BUILD_ROUNDS - 1}.db"
     figures["build: ours, seconds per round"] = [round(b["s"], 1) for b in ours_b]
     figures["build: ours, peak RSS / PSS of all processes (MiB)"] = [
@@ -235,6 +237,14 @@ def test_side_by_side(tmp_path: Path) -> None:
     rq_ms: list[float] = []
     for _ in range(2):   # warm: the page cache, the bytecode cache
         timed_run(ours("grep", words[1], "--index", str(index)), env)
+    for word in words:   # every tool finds every query word: the rounds compare real answers
+        found = subprocess.run(ours("grep", word, "--index", str(index), "--json"), env=env, cwd=ROOT,
+                               capture_output=True, text=True, check=True)
+        assert json.loads(found.stdout)["total"] > 0, word
+        if confdir:
+            listed = subprocess.run([str(recollq), "-c", str(confdir), "-b", "-n", "10", word],
+                                    capture_output=True, text=True, check=True)
+            assert "file://" in listed.stdout, f"recollq found nothing for {word}: {listed.stderr[-500:]}"
     for r in range(GREP_ROUNDS):
         word = words[r % len(words)]
         grep_ms.append(timed_run(ours("grep", word, "--index", str(index), "--limit", "10"), env))
@@ -281,3 +291,7 @@ def test_side_by_side(tmp_path: Path) -> None:
     figures["load average (1 min, shared machine)"] = round(os.getloadavg()[0], 2)
     figures["benchmark wall time (s)"] = round(time.perf_counter() - t_all, 1)
     report("lean", figures, budgets)
+    # The one goal met comfortably today (0.69-0.76x on this corpus): the build's memory next to recollindex's,
+    # both measured in this run. The others are printed as MISSED until they are met.
+    if recoll_b:
+        assert rss_ratio <= 1.25, f"the build's peak memory is {rss_ratio:.2f}x recollindex's (goal 1.25x)"
