@@ -20,6 +20,7 @@ from reader.document import Document
 
 from indexer.models import FileRecord, Root
 from indexer.store.filemodes import secure_database
+from indexer.store.location import default_index_path
 # Re-exported: other modules import these names from indexer.store.
 from indexer.store.rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause  # noqa: F401
 from indexer.store.rows import ROOT_COLUMNS, _row_to_root
@@ -31,17 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from indexer.search.grep import GrepResult
     from indexer.search.names import NameSearchResult
     from indexer.store.writer import IndexWriter
-
-
-def default_index_path(account: str = "local") -> Path:
-    """Where an account's index lives: $MCP_NEXTCLOUD_INDEX, else the platform data dir."""
-    env = os.environ.get("MCP_NEXTCLOUD_INDEX")
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_data_dir
-
-    safe = "".join(c if c.isalnum() or c in "-_.@" else "_" for c in account) or "local"
-    return Path(user_data_dir("mcp-nextcloud")) / f"{safe}.db"
 
 
 def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[dict]:

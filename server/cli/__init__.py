@@ -13,20 +13,23 @@ fast (tests/server/test_cli_startup.py checks this).
 """
 from __future__ import annotations
 
+import importlib
 import sys
 
-from server.cli import index, inspect, jobs, login, serve
+from server.cli import warm
 from server.cli.parser import CommandParser, RootParser, iter_commands
 
-__all__ = ["CommandParser", "RootParser", "build_parser", "iter_commands", "main"]
+__all__ = ["CommandParser", "RootParser", "build_parser", "iter_commands", "main", "run_command"]
 
-# Command modules, in the order root help lists them.
+# Command modules (server.cli.NAME), in the order root help lists them. Imported when the parser is built:
+# a call the warm process answers (server/cli/warm.py) loads none of them.
 COMMAND_MODULES = [
-    inspect,   # inspect FILE: what the reader makes of a local file
-    index,     # index add/watch/status/sync, grep
-    jobs,      # jobs status/wait/cancel/resume/list
-    login,     # login URL
-    serve,     # serve, report, demo
+    "inspect",   # inspect FILE: what the reader makes of a local file
+    "index",     # index add/watch/status/sync, grep
+    "jobs",      # jobs status/wait/cancel/resume/list
+    "login",     # login URL
+    "serve",     # serve, report, demo
+    "warm",      # warm: a ready process answering grep and inspect
 ]
 
 ROOT_EPILOG = """\
@@ -43,12 +46,23 @@ def build_parser() -> RootParser:
         epilog=ROOT_EPILOG,
     )
     sub = parser.add_commands(dest="command", metavar="COMMAND", title="commands")
-    for module in COMMAND_MODULES:
-        module.register(sub)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"server.cli.{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: a read call goes to the warm process when one answers, else runs here."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in warm.FORWARDED:
+        answered = warm.forward(argv)
+        if answered is not None:
+            return answered
+    return run_command(argv)
+
+
+def run_command(argv: list[str]) -> int:
+    """Parse argv and run its command in this process."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
