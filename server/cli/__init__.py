@@ -14,6 +14,7 @@ fast (tests/server/test_cli_startup.py checks this).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from server.cli import warm
@@ -54,7 +55,7 @@ def build_parser() -> RootParser:
 def main(argv: list[str] | None = None) -> int:
     """The command line: a read call goes to the warm process when one answers, else runs here."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in warm.FORWARDED:
+    if argv and argv[0] in warm.FORWARDED and os.environ.get(warm.SWITCH) != "0":
         answered = warm.forward(argv)
         if answered is not None:
             return answered

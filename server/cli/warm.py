@@ -8,6 +8,7 @@ folder by default) and print what the warm process answers; when none answers
 run in their own process as before, so the result never depends on it. Both
 ends check that the other runs as the same user. Calls are served one at a
 time, each with the caller's working folder and $MCP_NEXTCLOUD_INDEX.
+MCP_NEXTCLOUD_WARM=0 makes a call run on its own even when a warm process runs.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ FORWARDED = ("grep", "inspect")   # read-only: running one again in-process afte
 PROTOCOL = 1
 MAX_REQUEST = 1 << 20
 ENV_PASSED = ("MCP_NEXTCLOUD_INDEX",)
+SWITCH = "MCP_NEXTCLOUD_WARM"   # "0": never hand a call over
 
 
 def socket_for(index: Path) -> Path:

@@ -87,6 +87,10 @@ def test_grep_and_inspect_answered_warm_equal_those_run_alone(warm: Warm, index:
     # Errors keep their exit code and their stderr.
     missing = _cli("inspect", "no-such.pdf", MCP_NEXTCLOUD_INDEX=str(index))
     assert missing.returncode == 2 and "no such file" in missing.stderr
+    # MCP_NEXTCLOUD_WARM=0: this call runs on its own although the warm process answers (the log below
+    # counts one grep served).
+    switched_off = _cli("grep", "install", "--index", str(index), MCP_NEXTCLOUD_WARM="0")
+    assert switched_off.stdout.split("\n")[:-2] == alone.stdout.split("\n")[:-2]
     log = warm.stop()
     assert log.count("grep: exit 0") == 1 and log.count("inspect: exit 0") == 1, log
     assert "inspect: exit 2" in log
