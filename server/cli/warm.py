@@ -28,6 +28,7 @@ PROTOCOL = 1
 MAX_REQUEST = 1 << 20
 ENV_PASSED = ("MCP_NEXTCLOUD_INDEX",)
 SWITCH = "MCP_NEXTCLOUD_WARM"   # "0": never hand a call over
+ANSWER_SECONDS = 300.0          # then the call runs on its own (grep and inspect are read-only: safe to repeat)
 
 
 def socket_for(index: Path) -> Path:
@@ -80,7 +81,7 @@ def forward(argv: list[str]) -> int | None:
             if not _same_user(sock):
                 return None
             sock.sendall(json.dumps(request).encode() + b"\n")
-            sock.settimeout(None)        # a long grep is still an answer
+            sock.settimeout(ANSWER_SECONDS)   # a long grep is still an answer; a hung process is not
             answer = json.loads(sock.makefile("rb").read())
     except (OSError, ValueError):
         return None                      # stale socket, the warm process died or is another version
