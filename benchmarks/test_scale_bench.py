@@ -26,6 +26,7 @@ WORK_FOLDERS, WORK_FILES = 40, 2_000
 
 CHILD = textwrap.dedent("""
     import json, sys, time
+    from indexer.jobs.pool import IN_PROCESS
     from indexer.remote.sync import sync
     from indexer.store import selection as sel
     from indexer.store.index import Index
@@ -41,9 +42,9 @@ CHILD = textwrap.dedent("""
     with Index.open(index_path) as index, NextcloudClient(Account(**account)) as client:
         sel.save(index, sel.Selection.of(include=["/Work"]))
         t0 = time.perf_counter()
-        first = sync(client, index, pool=False)
+        first = sync(client, index, pool=IN_PROCESS)
         t1 = time.perf_counter()
-        again = sync(client, index, pool=False)
+        again = sync(client, index, pool=IN_PROCESS)
         t2 = time.perf_counter()
     print(json.dumps({"first": first.to_dict(), "first_s": t1 - t0, "again": again.to_dict(), "again_s": t2 - t1,
                       "peak_rss_mb": peak_mb()}))

@@ -211,7 +211,7 @@ def test_grep_while_the_freshness_search_hangs(world, tmp_path):
 
     try:
         healthy, _ = anyio.run(run, REPEAT)
-        ctx.last_fresh_check = 0.0          # the next grep asks the server again...
+        ctx.expire_fresh_check()          # the next grep asks the server again...
         emu.faults.add(method="SEARCH", delay=HANG_S, times=1000)   # ...and every SEARCH hangs from now on
         hung, warnings = anyio.run(run, REPEAT)
         ctx.settings = Settings(freshness_interval_s=0.0)           # worst case: every call asks (and waits 1 s)

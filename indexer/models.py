@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
+
+# progress(done, total, current path): how indexing and sync report progress; only the CLI draws it.
+ProgressFn = Callable[[int, int, str], None]
 
 STATUSES = ("indexed", "pending", "too_large", "unsupported", "failed")
 

@@ -17,6 +17,7 @@ import random
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 import httpx
@@ -25,14 +26,9 @@ from .config import Account
 from .davxml import sabre_error
 from .errors import NextcloudError, error_for
 
+# A library only creates its logger: levels (httpx's and httpcore's kept at WARNING,
+# since they log URLs) are set by the application (server/cli/logs.py).
 log = logging.getLogger("nextcloud.http")
-
-# httpx logs every request's full URL at INFO and httpcore logs hosts at DEBUG;
-# our rule is no internal URL in any log line, so keep them quiet unless the
-# application configured those loggers explicitly.
-for _name in ("httpx", "httpcore"):
-    if logging.getLogger(_name).level == logging.NOTSET:
-        logging.getLogger(_name).setLevel(logging.WARNING)
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "PROPFIND", "SEARCH", "REPORT", "OPTIONS"})
 RETRY_AFTER_CAP = 10.0          # seconds: a longer Retry-After is reported, not waited for
@@ -51,6 +47,34 @@ def _retry_after(resp: httpx.Response) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Whether a failed attempt is tried again, and after how long: exponential backoff with jitter,
+    honouring Retry-After up to a cap, never past the request's overall deadline."""
+
+    retries: int = 3
+    backoff: float = 0.25
+    retry_after_cap: float = RETRY_AFTER_CAP
+
+    @staticmethod
+    def retryable_status(status: int, *, safe: bool, no_retry: tuple[int, ...] = ()) -> bool:
+        """A 429 was refused before any work was done, so even a write may retry; a 5xx only when safe."""
+        if status in no_retry:
+            return False
+        return status == 429 or (status >= 500 and safe)
+
+    def wait(self, attempt: int, *, retry_after: float | None, remaining: float) -> float | None:
+        """Seconds to sleep before attempt `attempt + 1`, or None to give up (retries spent, too long a wait)."""
+        if attempt >= self.retries:
+            return None
+        wait = self.backoff * (2 ** attempt) * (0.5 + random.random())
+        if retry_after is not None:
+            if retry_after > self.retry_after_cap:
+                return None
+            wait = max(wait, retry_after)
+        return None if wait >= remaining else wait
 
 
 def response_detail(resp: httpx.Response) -> str | None:
@@ -110,8 +134,7 @@ class Transport:
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.total_timeout = total_timeout
-        self.retries = max(0, int(retries))
-        self.backoff = max(0.0, float(backoff))
+        self.policy = RetryPolicy(retries=max(0, int(retries)), backoff=max(0.0, float(backoff)))
         self._count = 0
         self._lock = threading.Lock()
         self.client = httpx.Client(
@@ -139,15 +162,10 @@ class Transport:
         return out
 
     def _sleep_before_retry(self, attempt: int, resp: httpx.Response | None, deadline: float) -> bool:
-        """Sleep the backoff (or Retry-After); False when the deadline or cap forbids waiting."""
-        wait = self.backoff * (2 ** attempt) * (0.5 + random.random())
-        if resp is not None:
-            ra = _retry_after(resp)
-            if ra is not None:
-                if ra > RETRY_AFTER_CAP:
-                    return False
-                wait = max(wait, ra)
-        if time.monotonic() + wait >= deadline:
+        """Sleep what the retry policy says; False when it says to give up."""
+        wait = self.policy.wait(attempt, retry_after=_retry_after(resp) if resp is not None else None,
+                                remaining=deadline - time.monotonic())
+        if wait is None:
             return False
         time.sleep(wait)
         return True
@@ -190,7 +208,7 @@ class Transport:
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # The request never reached the server: retrying is safe even for writes.
                 log.info("%s %s: connect failed (%s)", method, path or "", type(exc).__name__)
-                if attempt < self.retries and self._sleep_before_retry(attempt, None, deadline):
+                if self._sleep_before_retry(attempt, None, deadline):
                     attempt += 1
                     continue
                 cond = "timeout" if isinstance(exc, httpx.ConnectTimeout) else "network"
@@ -199,7 +217,7 @@ class Transport:
                 log.info("%s %s: failed after sending (%s)", method, path or "", type(exc).__name__)
                 if not safe:
                     raise error_for(source, None, condition="unknown_outcome", path=path) from None
-                if attempt < self.retries and self._sleep_before_retry(attempt, None, deadline):
+                if self._sleep_before_retry(attempt, None, deadline):
                     attempt += 1
                     continue
                 cond = "timeout" if isinstance(exc, httpx.TimeoutException) else "network"
@@ -213,9 +231,7 @@ class Transport:
             good = (status in ok) if ok else (200 <= status < 300)
             if good:
                 return resp
-            retryable = (status == 429 or status >= 500) and status not in no_retry
-            # A 429 was refused before any work was done, so even writes may wait and retry.
-            if (retryable and (safe or status == 429) and attempt < self.retries
+            if (self.policy.retryable_status(status, safe=safe, no_retry=no_retry)
                     and self._sleep_before_retry(attempt, resp, deadline)):
                 if stream:
                     resp.close()

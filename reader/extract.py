@@ -126,7 +126,7 @@ def is_light(data: bytes, name: str, mime: str | None = None) -> bool:
 
     Callers may extract such bytes in their own process; anything else (PDF,
     Office, OpenDocument, images, whatever a name hides) belongs in a child
-    with a memory cap (reader.isolated, the indexer's pool).
+    with a memory cap (indexer.jobs.pool).
     """
     try:
         return detect(data, name, mime) in TEXT_KINDS

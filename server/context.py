@@ -69,7 +69,8 @@ class ServerContext:
     # Recently read Documents by (fileId, etag): a warm files_read skips decompressing the cached text.
     docs: "OrderedDict[tuple[Any, str], Any]" = field(default_factory=OrderedDict, init=False, repr=False)
     background: Any = field(default=None, init=False, repr=False)
-    last_fresh_check: float = field(default=0.0, init=False)
+    _extractor: Any = field(default=None, init=False, repr=False)
+    _last_fresh_check: float = field(default=float("-inf"), init=False, repr=False)  # never checked
     # What opening found and repaired (a damaged call log set aside...): for `serve` to print on stderr.
     notes: list[str] = field(default_factory=list, init=False)
     # What the last freshness check could not do (server.tools.freshness): repeated until a check succeeds.
@@ -88,6 +89,29 @@ class ServerContext:
             return self.client_factory()
         from nextcloud.client import NextcloudClient
         return NextcloudClient(self.account)
+
+    def extractor(self) -> Any:
+        """The capped extraction pool files_read uses (indexer.jobs.pool.ExtractionPool), started on first use."""
+        with self._lock:
+            if self._extractor is None:
+                from indexer.jobs.pool import ExtractionPool
+
+                self._extractor = ExtractionPool(min(2, os.cpu_count() or 1))
+            return self._extractor
+
+    def claim_fresh_check(self, interval_s: float) -> bool:
+        """True for the one caller per `interval_s` that should ask the server what changed (grep freshness)."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last_fresh_check < interval_s:
+                return False
+            self._last_fresh_check = now
+            return True
+
+    def expire_fresh_check(self) -> None:
+        """Make the next grep ask the server what changed, whenever the last check ran."""
+        with self._lock:
+            self._last_fresh_check = float("-inf")
 
     def quick_client(self) -> Any:
         """A client for best-effort calls: one attempt, every timeout `settings.best_effort_s` (never retries).
@@ -108,11 +132,13 @@ class ServerContext:
     def cached(self, key: str, ttl_s: float, compute: Callable[[], Any]) -> Any:
         """A value kept for ttl_s (whoami facts change rarely; asking Nextcloud each time costs a round trip)."""
         now = time.monotonic()
-        hit = self._cache.get(key)
+        with self._lock:
+            hit = self._cache.get(key)
         if hit and now - hit[0] < ttl_s:
             return hit[1]
-        value = compute()
-        self._cache[key] = (now, value)
+        value = compute()   # outside the lock: a slow server must not block other tools
+        with self._lock:
+            self._cache[key] = (now, value)
         return value
 
     def remember_document(self, key: tuple[Any, str], doc: Any, max_chars: int = 5_000_000) -> None:
@@ -135,21 +161,25 @@ class ServerContext:
 
     def start_background_sync(self) -> None:
         """Keep the index fresh every settings.sync_interval_s seconds (serve); a no-op when off."""
-        if not self.settings.sync_interval_s or self.background is not None:
+        if not self.settings.sync_interval_s:
             return
         from indexer.remote.refresh import BackgroundSync
-        # The shared client: BackgroundSync does not close it (close_client=False).
-        self.background = BackgroundSync(self.client, self.index, self.settings.sync_interval_s)
+
+        with self._lock:
+            if self.background is not None:
+                return
+            # The shared client: BackgroundSync does not close it (close_client=False).
+            self.background = BackgroundSync(self.client, self.index, self.settings.sync_interval_s)
         self.background.start()
 
     def close(self) -> None:
-        """Stop the background sync and close the client, the index and the call log."""
-        if self.background is not None:
-            try:
-                self.background.stop()
-            finally:
-                self.background = None
-        for obj in (self._client, self._quick, self.index, self.telemetry):
+        """Stop the background sync, then close the extraction pool, the clients, the index and the call log."""
+        with self._lock:
+            background, self.background = self.background, None
+            extractor, self._extractor = self._extractor, None
+        if background is not None:
+            background.stop()
+        for obj in (extractor, self._client, self._quick, self.index, self.telemetry):
             close = getattr(obj, "close", None)
             if callable(close):
                 try:

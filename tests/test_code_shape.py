@@ -7,11 +7,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHECKED = ("reader", "indexer", "nextcloud", "server", "fixtures/emulator", "mcp_nextcloud")
 MAX_LINES = 80
-# Known offenders, each being split right now (issue 15 part B splits index_folder into phases that
-# return counts). Remove an entry when its function is split: the test then keeps it short.
-ALLOWED = {
-    ("indexer/local/folder.py", "index_folder"),
-}
+# Known offenders (none today). Remove an entry when its function is split: the test then keeps it short.
+ALLOWED: set[tuple[str, str]] = set()
 
 
 def _long_functions() -> list[tuple[str, str, int]]:

@@ -1,36 +1,157 @@
-"""Extraction out of the writer's way: long-lived capped worker processes.
+"""Extraction out of harm's way: long-lived capped worker processes, one implementation for the whole program.
 
-Each pool thread owns one child process (forked from a forkserver, so the
-indexer's threads and open databases are never duplicated) that runs
-`reader.isolated.run_extract` file after file: an address-space cap
-(RLIMIT_AS) is set in the child, and the thread kills and replaces the child
-when a file exceeds its time budget or the child dies. A crash, a hang or a
-memory blow-up therefore costs that one file, recorded with its reason, and
-a healthy run pays one fork per worker, not one per file. `os.cpu_count()`
-workers keep the machine busy while the single writer stores results.
+The one place where untrusted bytes meet the parsers. Each pool thread owns
+one child process (started from a forkserver, so the indexer's threads and
+open databases are never duplicated) that runs `reader.extract` file after
+file with its address space capped (RLIMIT_AS); the thread kills and
+replaces the child when a file exceeds its time budget or the child dies, and
+recycles it after RECYCLE_AFTER files (slow leaks in C parsers). A crash, a
+hang or a memory blow-up therefore costs that one file, reported as a
+ReaderError with its reason; a healthy run pays one process start per
+worker, not one per file. Workers also prepare the index rows
+(`indexer.store.prepare`), so the writer thread only INSERTs.
+
+The indexer (local folders, remote sync, watch) and files_read (server) both
+extract through this pool; the reader itself stays pure (no processes).
+pebble's ProcessPool was tried and set aside: a worker that dies while
+receiving its task (a file whose bytes alone exceed the memory cap) leaves it
+"broken" for every later file.
 """
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as cf
 import multiprocessing as mp
 import os
 import posixpath
 import threading
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
-from reader.isolated import DEFAULT_MEMORY_BYTES, outcome_to_document, run_extract
+from reader.limits import RETRY_WHEN_CHANGED
 
-from indexer.models import FileRecord
-from indexer.store.index import IndexWriter
+from indexer.models import FileRecord, too_large_reason
+from indexer.store.prepare import Prepared, prepare
+from indexer.store.writer import IndexWriter, WriteTx
 
-_GRACE_SECONDS = 2.0         # on top of Limits.max_seconds before the child is killed
-_RECYCLE_AFTER = 500         # files per child before a fresh one (bounds slow leaks in C parsers)
+DEFAULT_MEMORY_BYTES = 1536 * 1024 * 1024  # 1.5 GiB of address space per worker
+GRACE_SECONDS = 2.0          # on top of Limits.max_seconds before a worker is killed
+RECYCLE_AFTER = 500          # files per worker before a fresh one
+# forkserver: workers never inherit the indexer's threads and open databases.
 _CONTEXT = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+# What the fork server imports once, so every worker forks with the parsers loaded (a worker that
+# imported them itself would pay ~0.3 s of CPU at each start and recycle).
+_PRELOAD = ["reader.extract", "indexer.jobs.pool", "indexer.store.prepare"]
+_context_lock = threading.Lock()
+_context: Any = None
+
+
+def _worker_context() -> Any:
+    """The multiprocessing context of every extraction worker in this process (the fork server's preload set once)."""
+    global _context
+    with _context_lock:
+        if _context is None:
+            ctx = mp.get_context(_CONTEXT)
+            if _CONTEXT == "forkserver":
+                ctx.set_forkserver_preload(_PRELOAD)
+            _context = ctx
+        return _context
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What a worker returns: the Document and, when asked for, its index rows."""
+
+    document: Document
+    prepared: Prepared | None
+
+
+class Extractor(Protocol):
+    """What the indexer extracts through: an ExtractionPool, or InProcess for tests and cheap formats."""
+
+    workers: int
+    limits: Limits
+
+    def submit(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> "cf.Future[Extracted]":
+        """Extract `data`; the Future holds the Extracted or the ReaderError."""
+        ...
+
+
+class InProcess:
+    """Cheap text formats extracted in the calling thread (no process start); anything else still goes
+    to a capped worker, since the bytes, not the name, decide what a file is (a hostile `notes.txt` may
+    be a zip bomb). For plain-text syncs and tests that need no pool of their own."""
+
+    workers = 1
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
+        self._capped: ExtractionPool | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> "cf.Future[Extracted]":
+        from reader.extract import extract, is_light
+
+        if not is_light(data, name, mime):
+            return self._pool().submit(data, name, mime, rows=rows)
+        out: cf.Future[Extracted] = cf.Future()
+        try:
+            doc = extract(data, name, mime, limits=self.limits)
+            out.set_result(Extracted(doc, prepare(doc) if rows else None))
+        except Exception as exc:  # the Future carries it, as the pool's does
+            out.set_exception(exc)
+        return out
+
+    def _pool(self) -> "ExtractionPool":
+        with self._lock:
+            if self._capped is None:
+                self._capped = ExtractionPool(1, limits=self.limits)
+                atexit.register(self._capped.close)
+            return self._capped
+
+
+IN_PROCESS = InProcess()
+
+
+def _cap_memory(memory_bytes: int | None) -> None:
+    if not memory_bytes:
+        return
+    try:
+        import resource
+
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, ValueError, OSError):  # not on this platform: the time cap still applies
+        pass
+
+
+def _work(data: bytes, name: str, mime: str | None, limits: Limits, with_rows: bool) -> tuple[str, Any, Any]:
+    """One file, in a worker: ("ok", Document, Prepared | None) or ("error", code, (cause, action, retry)).
+
+    A ReaderError travels as plain parts; the parent rebuilds it (`_reader_error`), so the front ends can
+    word the cause, the next step and the retry statement for their audience.
+    """
+    from reader.extract import extract
+
+    try:
+        doc = extract(data, name, mime, limits=limits)
+        return "ok", doc, prepare(doc) if with_rows else None
+    except ReaderError as exc:
+        return "error", exc.code.value, (exc.cause, exc.action, exc.retry_text)
+    except MemoryError:
+        return "error", "memory", (f"{name}: extraction ran out of memory", RETRY_WHEN_CHANGED, "")
+    except Exception as exc:  # a reader bug costs one file, not the run
+        return "error", "failed", (f"{name}: the reader failed ({type(exc).__name__}: {exc})",
+                                   RETRY_WHEN_CHANGED, "")
 
 
 def _serve(conn: Any, limits: Limits, memory_bytes: int | None) -> None:
-    """Child main loop: receive (data, name, mime), answer run_extract's outcome; None or EOF ends it."""
+    """Worker main loop: receive (data, name, mime, rows), answer `_work`'s outcome; None or EOF ends it."""
+    import reader.extract  # noqa: F401 - already loaded by the fork server; with "spawn", loaded before the cap
+
+    _cap_memory(memory_bytes)
     while True:
         try:
             msg = conn.recv()
@@ -38,29 +159,27 @@ def _serve(conn: Any, limits: Limits, memory_bytes: int | None) -> None:
             return
         if msg is None:
             return
-        data, name, mime = msg
-        try:
-            out = run_extract(data, name, mime, limits, memory_bytes)
-            if out[0] == "ok":
-                # Index rows are prepared here too, so the parent's writer only INSERTs.
-                from indexer.store.prepare import prepare
-
-                out = ("ok", out[1], prepare(out[1]))
-        except MemoryError:
-            out = ("error", "memory", f"{name}: extraction ran out of memory; do not retry until the file changes")
-        except Exception as exc:  # a reader bug costs one file, not the run
-            out = ("error", "failed", f"{name}: the reader failed ({type(exc).__name__}: {exc}); "
-                   "the file was skipped; do not retry until it changes")
+        data, name, mime, rows = msg
+        out = _work(data, name, mime, limits, rows)
         conn.send(out)
         if out[0] == "error" and out[1] == "memory":
-            return  # the heap may be in a bad state: let the parent start a fresh child
+            return  # the heap may be in a bad state: the parent starts a fresh worker
+
+
+def _reader_error(code: str, parts: Any) -> ReaderError:
+    """The ReaderError a worker reported as plain parts (a whole message from an older worker still works)."""
+    if isinstance(parts, str):
+        return ReaderError(parts, code=code)
+    cause, action, retry_text = parts
+    return ReaderError(cause, action, retry_text=retry_text or None, code=code)
 
 
 class _Worker:
     """One capped child process, used by one thread at a time."""
 
-    def __init__(self, ctx: Any, limits: Limits, memory_bytes: int | None, grace: float = _GRACE_SECONDS) -> None:
+    def __init__(self, ctx: Any, limits: Limits, memory_bytes: int | None, grace: float, recycle_after: int) -> None:
         self.ctx, self.limits, self.memory_bytes, self.grace = ctx, limits, memory_bytes, grace
+        self.recycle_after = recycle_after
         self.proc: Any = None
         self.conn: Any = None
         self.used = 0
@@ -95,86 +214,78 @@ class _Worker:
         self.conn.close()
         self.proc = self.conn = None
 
-    def extract(self, data: bytes, name: str, mime: str | None) -> Document:
-        if self.proc is None or not self.proc.is_alive() or self.used >= _RECYCLE_AFTER:
+    def extract(self, data: bytes, name: str, mime: str | None, rows: bool) -> Extracted:
+        if self.proc is None or not self.proc.is_alive() or self.used >= self.recycle_after:
             self.stop()
             self._start()
         self.used += 1
         try:
-            self.conn.send((data, name, mime))
+            self.conn.send((data, name, mime, rows))
             ready = self.conn.poll(self.limits.max_seconds + self.grace)
             outcome = self.conn.recv() if ready else None
         except (EOFError, OSError):
+            code = self.proc.exitcode if self.proc is not None else None
             self.stop(kill=True)
+            limit = f", limit {self.memory_bytes // (1024 * 1024)} MiB" if self.memory_bytes else ""
             raise ReaderError(
-                f"{name}: the extraction process died (probably out of memory or a crash in a parser); "
-                "the file is skipped; do not retry until it changes", code="memory") from None
+                f"{name}: the extraction process died (out of memory or a crash in a parser; exit code {code}"
+                f"{limit})", RETRY_WHEN_CHANGED, code="memory") from None
         if outcome is None:
             self.stop(kill=True)
-            raise ReaderError(
-                f"{name}: extraction took longer than {self.limits.max_seconds:g} s and was stopped; "
-                "the file is skipped; do not retry until it changes", code="timeout")
-        if outcome[0] == "ok":
-            doc = outcome[1]
-            doc.__dict__["_index_prepared"] = outcome[2]
-            return doc
-        return outcome_to_document(outcome)
-
-
-def status_for(err: ReaderError) -> str:
-    """The index status a reader error code maps to."""
-    if err.code == "too_large":
-        return "too_large"
-    if err.code == "unsupported":
-        return "unsupported"
-    return "failed"
+            raise ReaderError(f"{name}: extraction took longer than {self.limits.max_seconds:g} s and was stopped",
+                              RETRY_WHEN_CHANGED, code="timeout")
+        status, value, extra = outcome
+        if status == "ok":
+            return Extracted(value, extra)
+        raise _reader_error(value, extra)
 
 
 class ExtractionPool:
-    """Bounded parallel extraction; `submit` returns a Future[Document] that raises ReaderError."""
+    """Bounded parallel extraction; `submit` returns a Future[Extracted] whose failure is a ReaderError."""
 
     def __init__(self, workers: int | None = None, *, limits: Limits = DEFAULT_LIMITS,
-                 memory_bytes: int | None = DEFAULT_MEMORY_BYTES, grace_seconds: float = _GRACE_SECONDS) -> None:
+                 memory_bytes: int | None = DEFAULT_MEMORY_BYTES, grace_seconds: float = GRACE_SECONDS,
+                 recycle_after: int = RECYCLE_AFTER) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.limits = limits
         self.memory_bytes = memory_bytes
-        self._ctx = mp.get_context(_CONTEXT)
-        if _CONTEXT == "forkserver":
-            # Children fork from a server that has the reader and its parsers imported already.
-            self._ctx.set_forkserver_preload(["reader", "reader.isolated", "indexer.jobs.pool",
-                                              "indexer.store.prepare"])
-        self.grace_seconds = grace_seconds
-        self._idle = [_Worker(self._ctx, limits, memory_bytes, grace_seconds) for _ in range(self.workers)]
-        self._all = list(self._idle)
+        self._ctx = _worker_context()
+        self._grace, self._recycle_after = grace_seconds, recycle_after
+        self._all: list[_Worker] = []
+        self._idle = [self._new_worker() for _ in range(self.workers)]
         self._lock = threading.Lock()
         self._threads = cf.ThreadPoolExecutor(self.workers, thread_name_prefix="extract")
         self._closed = False
 
-    def submit(self, data: bytes, name: str, mime: str | None) -> "cf.Future[Document]":
-        """Extract `data` (named `name`) in a capped worker process."""
-        return self._threads.submit(self.extract, data, name, mime)
-
-    def extract(self, data: bytes, name: str, mime: str | None) -> Document:
-        """Extract synchronously in a capped worker process (the calling thread waits)."""
-        if len(data) > self.limits.max_bytes:
-            raise ReaderError(
-                f"{name}: {len(data)} bytes is above the {self.limits.max_bytes}-byte limit for extraction; "
-                "it is listed but not searchable; do not retry", code="too_large")
+    def submit(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> "cf.Future[Extracted]":
+        """Extract `data` (named `name`) in a worker; `rows` also prepares its index rows there."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("extraction pool is closed")
-            worker = self._idle.pop() if self._idle else _Worker(self._ctx, self.limits, self.memory_bytes,
-                                                                 self.grace_seconds)
-            if worker not in self._all:
-                self._all.append(worker)
+        return self._threads.submit(self.extract, data, name, mime, rows=rows)
+
+    def extract(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> Extracted:
+        """Extract in a worker, the calling thread waiting (at most `workers` files run at once)."""
+        if len(data) > self.limits.max_bytes:
+            raise ReaderError(f"{name}: " + too_large_reason(len(data), self.limits.max_bytes), code="too_large")
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("extraction pool is closed")
+            # More callers than workers (files_read calls next to the pool's threads): one more worker.
+            worker = self._idle.pop() if self._idle else self._new_worker()
         try:
-            return worker.extract(data, name, mime)
+            return worker.extract(data, name, mime, rows)
         finally:
             with self._lock:
                 self._idle.append(worker)
 
+    def _new_worker(self) -> _Worker:
+        worker = _Worker(self._ctx, self.limits, self.memory_bytes, self._grace, self._recycle_after)
+        self._all.append(worker)
+        return worker
+
     def close(self) -> None:
-        """Wait for running extractions, then stop every worker process."""
+        """Let running extractions finish, then stop every worker process."""
         self._threads.shutdown(wait=True, cancel_futures=True)
         with self._lock:
             self._closed = True
@@ -189,36 +300,37 @@ class ExtractionPool:
         self.close()
 
 
-def extract_for(rec: FileRecord, data: bytes, pool: ExtractionPool | None) -> Document:
-    """Extract a record's bytes, in the pool when given; else text in this process, the rest in a capped child."""
-    name = posixpath.basename(rec.path) or rec.path
-    if pool is not None:
-        return pool.submit(data, name, rec.mime).result()
-    from reader import extract
-    from reader.extract import is_light
-    from reader.isolated import extract_isolated
-
-    if is_light(data, name, rec.mime):
-        return extract(data, name, rec.mime)
-    return extract_isolated(data, name, rec.mime)
+def status_for(err: ReaderError) -> str:
+    """The index status a reader error code maps to."""
+    if err.code == "too_large":
+        return "too_large"
+    if err.code == "unsupported":
+        return "unsupported"
+    return "failed"
 
 
-def finish(writer: IndexWriter, rec: FileRecord, outcome: Document | BaseException) -> FileRecord:
-    """Store an extraction outcome: the document, or the failure with its reason."""
+def store_outcome(tx: WriteTx, rec: FileRecord, outcome: Extracted | BaseException) -> FileRecord:
+    """Store an extraction outcome (writer thread): the rows, or the failure with its reason."""
     if isinstance(outcome, ReaderError):
-        writer.record_failure(rec.id, status_for(outcome), str(outcome))
+        out = tx.record_failure(rec.id, status_for(outcome), str(outcome))
     elif isinstance(outcome, BaseException):
-        writer.record_failure(rec.id, "failed", f"extraction failed ({type(outcome).__name__}: {outcome}); "
-                              "do not retry until the file changes")
+        out = tx.record_failure(rec.id, "failed", f"extraction failed ({type(outcome).__name__}: {outcome}); "
+                                "do not retry until the file changes")
     else:
-        writer.store_document(rec.id, outcome)
-    return writer.record(rec.id) or rec
+        out = tx.store(rec.id, outcome.prepared or prepare(outcome.document))
+    return out or rec
 
 
-def index_bytes(writer: IndexWriter, rec: FileRecord, data: bytes, pool: ExtractionPool | None = None) -> FileRecord:
-    """Extract (in the pool when given) and store, or record the failure with its reason."""
+def finish(writer: IndexWriter, rec: FileRecord, outcome: Extracted | BaseException) -> FileRecord:
+    """Store an extraction outcome and wait until it is committed; return the record as stored."""
+    return writer.call(lambda tx: store_outcome(tx, rec, outcome))
+
+
+def index_bytes(writer: IndexWriter, rec: FileRecord, data: bytes, pool: Extractor = IN_PROCESS) -> FileRecord:
+    """Extract (in the pool, or in this process) and store, or record the failure with its reason."""
+    name = posixpath.basename(rec.path) or rec.path
     try:
-        outcome: Document | BaseException = extract_for(rec, data, pool)
+        outcome: Extracted | BaseException = pool.submit(data, name, rec.mime).result()
     except ReaderError as exc:
         outcome = exc
     return finish(writer, rec, outcome)

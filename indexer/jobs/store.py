@@ -23,7 +23,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import apsw
 
@@ -244,14 +244,18 @@ class JobStore:
         rows = list(self._conn().execute(sql, args + (max(1, int(limit)),)))
         return [self._settle(_to_job(r)) for r in rows]
 
-    def wait(self, job_id: str, timeout: float, *, poll_s: float = 0.1) -> Job:
-        """Wait up to `timeout` seconds for the job to finish; may return it still active."""
-        deadline = time.monotonic() + max(0.0, timeout)
+    def wait(self, job_id: str, timeout: float, *, poll_s: float = 0.1,
+             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Job:
+        """Wait up to `timeout` seconds for the job to finish; may return it still active.
+
+        `clock` and `sleep` are injectable so a test can check the bound without waiting for it.
+        """
+        deadline = clock() + max(0.0, timeout)
         while True:
             job = self.get(job_id)
-            if job.state not in ACTIVE_STATES or time.monotonic() >= deadline:
+            if job.state not in ACTIVE_STATES or clock() >= deadline:
                 return job
-            time.sleep(min(poll_s, max(0.0, deadline - time.monotonic())) or 0.001)
+            sleep(min(poll_s, max(0.0, deadline - clock())) or 0.001)
 
     # -- creating, joining, resuming ----------------------------------
     def create_or_join(self, kind: str, key: str) -> Job:

@@ -12,20 +12,21 @@ index holds (fileId/etag per path) and looking only at the rows that differ.
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
-from typing import Callable, cast
+from typing import Callable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from indexer.local.journal import open_journal
-from indexer.local.folder import file_meta, index_one, is_ignored_path, walk
-from indexer.models import FileRecord
-from indexer.jobs.pool import ExtractionPool
+from indexer.local.folder import remove_all, file_meta, index_one, is_ignored_path, walk
+from indexer.jobs.pool import ExtractionPool, Extractor
+from indexer.models import FileMeta, FileRecord
 from indexer.store.index import Index
-from indexer.store.writer import PathCollision
+from indexer.store.writer import PathCollision, WriteTx
 
 DEBOUNCE_SECONDS = 0.3
 
@@ -42,6 +43,21 @@ def _journal_changed(event: FileSystemEvent, src: str) -> bool:
     if src.endswith("-shm"):
         return False
     return event.event_type in ("modified", "moved")
+
+
+def _move_all(tx: WriteTx, metas: list[tuple[int, str, FileMeta]]) -> tuple[list[FileRecord], list[str]]:
+    """Move records to their new paths in one transaction; (moved records, messages of those skipped)."""
+    done: list[FileRecord] = []
+    skipped: list[str] = []
+    for rec_id, new_local, meta in metas:
+        try:
+            rec = tx.move(rec_id, meta)
+        except PathCollision as exc:
+            skipped.append(f"skipped {new_local}: {exc}")
+            continue
+        if rec is not None:
+            done.append(rec)
+    return done, skipped
 
 
 class _Handler(FileSystemEventHandler):
@@ -67,14 +83,16 @@ class _Handler(FileSystemEventHandler):
 class FolderWatcher:
     """Watch `folder` and apply changes to `index` until `stop()` (thread-safe)."""
 
-    def __init__(self, index: Index, folder: str, *, pool: ExtractionPool | None = None,
+    def __init__(self, index: Index, folder: str, *, pool: Extractor | None = None,
                  debounce: float = DEBOUNCE_SECONDS,
                  on_change: Callable[[str, FileRecord | None], None] | None = None) -> None:
         self.index = index
         self.root = os.path.abspath(folder)
         # Extraction always runs capped in worker processes; a pool we create is ours to close.
-        self._own_pool = pool is None
-        self.pool = pool or ExtractionPool()
+        self._own_pool: ExtractionPool | None = None
+        if pool is None:
+            pool = self._own_pool = ExtractionPool()
+        self.pool: Extractor = pool
         self.debounce = debounce
         self.on_change = on_change
         self._due: dict[str, tuple[float, bool, bool]] = {}   # path -> (due time, is_dir, gone_dir)
@@ -117,25 +135,22 @@ class FolderWatcher:
         writer = self.index.writer()
         rid = self.root_rec.id
         recs = [r for r in self.index.iter_local(src) if r.root_id == rid] if is_dir else []
-        rows = cast(list[tuple[int, str]], self.index.conn().execute(
+        rows = self.index.conn().execute(
             "SELECT id, local_path FROM files WHERE source='local' AND local_path=? AND root_id=?",
-            (src, rid)).fetchall())
-        pairs = [(r.id, r.local_path) for r in recs if r.local_path is not None] + rows
-        done: list[FileRecord] = []
-        with writer.transaction():
-            for rec_id, old_local in pairs:
-                new_local = dest + old_local[len(src):]
-                try:
-                    st = os.stat(new_local)
-                except OSError:
-                    continue  # already gone again: the queued touch of src removes it
-                try:
-                    rec = writer.move(rec_id, file_meta(self.root, new_local, st, self.journal, self.root_rec))
-                    if rec is not None:
-                        done.append(rec)
-                except PathCollision as exc:  # another folder holds that path: the file stays out, said why
-                    if self.on_change:
-                        self.on_change(f"skipped {new_local}: {exc}", None)
+            (src, rid)).fetchall()
+        pairs = [(r.id, r.local_path or "") for r in recs] + [(int(str(i)), str(lp)) for i, lp in rows]
+        metas = []
+        for rec_id, old_local in pairs:
+            new_local = dest + old_local[len(src):]
+            try:
+                st = os.stat(new_local)
+            except OSError:
+                continue  # already gone again: the queued touch of src removes it
+            metas.append((rec_id, new_local, file_meta(self.root, new_local, st, self.journal, self.root_rec)))
+        done, skipped = writer.call(lambda tx: _move_all(tx, metas))
+        for message in skipped:  # another folder holds that path: the file stays out, said why
+            if self.on_change:
+                self.on_change(message, None)
         self.moves += len(done)
         for rec in done:
             self._notify(rec.local_path or dest, rec)
@@ -168,8 +183,8 @@ class FolderWatcher:
         self._observer.stop()
         self._observer.join(5)
         self._thread.join(10)
-        if self._own_pool:
-            self.pool.close()
+        if self._own_pool is not None:
+            self._own_pool.close()
 
     def __enter__(self) -> "FolderWatcher":
         return self.start()
@@ -219,14 +234,12 @@ class FolderWatcher:
         # Gone: a file, or a whole folder (its records all sit below its local path).
         removed = 0
         # (Deleted-folder events are not always flagged is_directory, so always look below the path too.)
-        for rec in list(self.index.iter_local(path)):
-            writer.remove(rec.id)
-            removed += 1
-        rows = cast(list[tuple[int]], self.index.conn().execute(
-            "SELECT id FROM files WHERE source='local' AND local_path=?", (os.path.abspath(path),)).fetchall())
-        for (rec_id,) in rows:
-            writer.remove(rec_id)
-            removed += 1
+        ids = [rec.id for rec in self.index.iter_local(path)]
+        ids += [int(str(rec_id)) for (rec_id,) in self.index.conn().execute(
+            "SELECT id FROM files WHERE source='local' AND local_path=?", (os.path.abspath(path),)).fetchall()]
+        if ids:
+            writer.call(functools.partial(remove_all, ids=ids))
+            removed = len(ids)
         if removed:
             self._notify(path, None)
 

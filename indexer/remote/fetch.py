@@ -11,21 +11,19 @@ import concurrent.futures as cf
 import io
 import posixpath
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from nextcloud.errors import NextcloudError
-from reader.document import ReaderError
 
+from indexer.jobs.pool import IN_PROCESS, Extracted, ExtractionPool, Extractor, store_outcome
 from indexer.models import DOWNLOAD_FAILED, FileRecord
-from indexer.jobs.pool import ExtractionPool, finish, index_bytes
-
-if TYPE_CHECKING:  # pragma: no cover
-    from indexer.remote.sync import _Syncer
+from indexer.store.writer import IndexWriter
 
 DOWNLOAD_THREADS = 4
 INLINE_MIMES = frozenset({"text/plain", "text/markdown", "text/csv", "text/tab-separated-values",
                           "application/json"})
 INLINE_MAX_BYTES = 512 * 1024
+STORES_IN_FLIGHT = 64   # stores handed to the writer and not yet reported (the writer commits them together)
 
 
 def inline(rec: FileRecord, data: bytes) -> bool:
@@ -39,24 +37,41 @@ def inline(rec: FileRecord, data: bytes) -> bool:
             and is_light(data, posixpath.basename(rec.path), rec.mime))
 
 
-class Fetcher:
-    """Downloads (threads) and extractions (pool) in flight for one sync."""
+class FetchSink(Protocol):
+    """What a Fetcher reports to (as ripgrep's searcher reports to a Sink): the sync that owns it."""
 
-    def __init__(self, owner: "_Syncer", *, pool: Any, threads: int = DOWNLOAD_THREADS) -> None:
-        self.owner = owner
-        self.pool = pool
+    def fetched(self, path: str, nbytes: int) -> None:
+        """A download completed."""
+
+    def fetch_failed(self, path: str, exc: NextcloudError) -> None:
+        """A download failed (it is recorded on the file next); raise to stop the sync (the server is gone)."""
+
+    def stored(self, path: str, rec: FileRecord) -> None:
+        """An extraction outcome was stored: `rec` says indexed or failed, and why."""
+
+    def done(self, path: str) -> None:
+        """One file is dealt with (progress)."""
+
+
+class Fetcher:
+    """Downloads (threads) and extractions (an Extractor) in flight for one sync."""
+
+    def __init__(self, dav: Any, writer: IndexWriter, sink: FetchSink, *, max_file_bytes: int,
+                 pool: Extractor | None = None, threads: int = DOWNLOAD_THREADS) -> None:
+        self.dav, self.writer, self.sink, self.max_file_bytes = dav, writer, sink, max_file_bytes
+        self._given = pool
         self._own_pool: ExtractionPool | None = None
         self.threads = max(1, threads)
         self._executor = cf.ThreadPoolExecutor(self.threads, thread_name_prefix="sync-download")
         self.downloads: deque[tuple[FileRecord, str, cf.Future]] = deque()
         self.extractions: deque[tuple[FileRecord, str, cf.Future]] = deque()
+        self.stores: deque[tuple[str, cf.Future]] = deque()   # submitted to the writer, not yet reported
         self.owed = False     # a download failed since the last flush: the folder must be revisited
 
     # -- downloads -------------------------------------------------------------
     def add(self, rec: FileRecord, path: str) -> None:
         """Start downloading a file; completes the oldest downloads beyond the window."""
-        dav, cap = self.owner.dav, self.owner.max_file_bytes
-        self.downloads.append((rec, path, self._executor.submit(_download, dav, path, cap)))
+        self.downloads.append((rec, path, self._executor.submit(_download, self.dav, path, self.max_file_bytes)))
         while len(self.downloads) > self.threads:
             self._complete(*self.downloads.popleft())
 
@@ -68,54 +83,58 @@ class Fetcher:
         return not owed
 
     def _complete(self, rec: FileRecord, path: str, fut: cf.Future) -> None:
-        owner = self.owner
         try:
             data: bytes = fut.result()
         except NextcloudError as exc:
-            owner.transport_failure(exc)       # may re-raise: the server is gone
+            self.sink.fetch_failed(path, exc)  # may raise: the server is gone
             if exc.kind == "too_large":        # the server sent more than PROPFIND said
-                owner.writer.record_failure(rec.id, "too_large", str(exc))
-                owner.report.skipped_too_large += 1
+                self.writer.record_failure(rec.id, "too_large", str(exc))
             else:
-                owner.writer.record_failure(rec.id, "failed", DOWNLOAD_FAILED + str(exc))
-                owner.fail(path, DOWNLOAD_FAILED + str(exc))
+                self.writer.record_failure(rec.id, "failed", DOWNLOAD_FAILED + str(exc))
                 self.owed = True
-            owner.step(path)
+            self.sink.done(path)
             return
-        owner.transport_ok()
-        owner.report.downloaded += 1
-        owner.report.bytes_downloaded += len(data)
-        if self.pool is False or inline(rec, data):
-            self._account(path, index_bytes(owner.writer, rec, data, pool=None))
+        self.sink.fetched(path, len(data))
+        if inline(rec, data):
+            self._store(rec, path, IN_PROCESS.submit(data, posixpath.basename(path), rec.mime))
         else:
-            fut2 = self._pool().submit(data, posixpath.basename(path), rec.mime)
-            self.extractions.append((rec, path, fut2))
-            self.drain(keep=2 * getattr(self.pool, "workers", 1))
-        owner.step(path)
+            pool = self._pool()
+            self.extractions.append((rec, path, pool.submit(data, posixpath.basename(path), rec.mime)))
+            self.drain(keep=2 * pool.workers)
+        self.sink.done(path)
 
     # -- extractions -----------------------------------------------------------
-    def _pool(self) -> ExtractionPool:
-        if self.pool is None:
-            self.pool = self._own_pool = ExtractionPool()
-        return self.pool
+    def _pool(self) -> Extractor:
+        if self._given is not None:
+            return self._given
+        if self._own_pool is None:
+            self._own_pool = ExtractionPool()
+        return self._own_pool
 
     def drain(self, keep: int = 0) -> None:
-        """Store finished extractions, oldest first, until at most `keep` are in flight."""
+        """Store finished extractions, oldest first, until at most `keep` are in flight.
+
+        With keep=0 every store is also committed and reported before it returns
+        (the caller then marks the folder done).
+        """
         while len(self.extractions) > keep:
             rec, path, fut = self.extractions.popleft()
-            try:
-                outcome: Any = fut.result()
-            except ReaderError as exc:
-                outcome = exc
-            except Exception as exc:  # noqa: BLE001 - a pool failure costs this one file
-                outcome = exc
-            self._account(path, finish(self.owner.writer, rec, outcome))
+            self._store(rec, path, fut)
+        self._report_stores(keep=STORES_IN_FLIGHT if keep else 0)
 
-    def _account(self, path: str, out: FileRecord) -> None:
-        if out.status == "indexed":
-            self.owner.report.indexed += 1
-        elif out.status == "failed":
-            self.owner.fail(path, out.reason or "extraction failed")
+    def _store(self, rec: FileRecord, path: str, extraction: cf.Future) -> None:
+        """Hand an extraction's outcome to the writer without waiting; reported once committed."""
+        try:
+            outcome: Extracted | BaseException = extraction.result()
+        except Exception as exc:  # noqa: BLE001 - ReaderError, or a pool failure: costs this one file
+            outcome = exc
+        self.stores.append((path, self.writer.submit(lambda tx: store_outcome(tx, rec, outcome))))
+        self._report_stores(keep=STORES_IN_FLIGHT)
+
+    def _report_stores(self, keep: int) -> None:
+        while self.stores and (len(self.stores) > keep or self.stores[0][1].done()):
+            path, fut = self.stores.popleft()
+            self.sink.stored(path, fut.result())
 
     def close(self, *, finish_started: bool = True) -> None:
         """Store what is in flight (so nothing started is lost) unless the sync is failing; release threads."""

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from nextcloud.errors import NextcloudError
 from reader.document import DEFAULT_LIMITS
 
+from indexer.jobs.pool import Extractor
 from indexer.jobs.store import JobCancelled
-from indexer.models import FileMeta, FileRecord, too_large_reason
+from indexer.models import DOWNLOAD_FAILED, FileMeta, FileRecord, ProgressFn, too_large_reason
 from indexer.remote import marks
 from indexer.remote.fetch import Fetcher
 from indexer.store import selection as sel
 from indexer.store.index import Index, IndexWriter
+from indexer.store.writer import WriteTx
 
 SOURCE = "remote"
 DEFAULT_MAX_FILE_BYTES = DEFAULT_LIMITS.max_bytes
@@ -37,7 +39,6 @@ MAX_CONSECUTIVE_TRANSPORT_ERRORS = 5
 TRANSPORT_KINDS = ("network", "timeout", "auth", "no_credentials")
 MAX_REPORTED_FAILURES = 20
 
-ProgressFn = Callable[[int, int, str], None]
 
 
 class _Job(Protocol):
@@ -82,14 +83,15 @@ class SyncReport:
         return out
 
 
-def sync(client: Any, index: Index, *, pool: Any = None, root: str = "/",
+def sync(client: Any, index: Index, *, pool: Extractor | None = None, root: str = "/",
          max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, job: _Job | None = None,
          progress: ProgressFn | None = None) -> SyncReport:
     """Bring the index in step with the account below `root`; return what was done.
 
-    `pool`: an ExtractionPool to share; None creates one on the first file that
-    needs it (closed at the end); False extracts everything in this process.
-    Small plain-text files are always extracted in this process (cheap, safe).
+    `pool`: an ExtractionPool to share, or `IN_PROCESS` to extract everything in
+    this process; None creates a pool on the first file that needs one (closed
+    at the end). Small plain-text files are always extracted in this process
+    (cheap, safe).
 
     Raises NextcloudError when the root cannot be listed or the server stops
     answering (the work done so far is kept); per-file failures are recorded
@@ -125,6 +127,18 @@ def _unreadable(mime: str | None) -> bool:
     return m.startswith(UNREADABLE_MIME_PREFIXES) or m in UNREADABLE_MIMES
 
 
+def _record_listed(tx: WriteTx, meta: FileMeta, cap: int) -> tuple[FileRecord, str]:
+    """Record one listed file (writer thread); what is left to do: "unchanged", "too_large" or "owed"."""
+    rec, needs = tx.upsert(meta)
+    if not needs and not _retryable(rec):
+        return rec, "unchanged"
+    if meta.size > cap:
+        # Never downloaded: PROPFIND's size is enough to refuse it.
+        out = tx.record_failure(rec.id, "too_large", too_large_reason(meta.size, cap, downloaded=False))
+        return out or rec, "too_large"
+    return rec, "owed"
+
+
 def _child_of(folder: str, path: str) -> str | None:
     """The name of the direct child of `folder` that `path` lies in (or is)."""
     base = folder.rstrip("/") + "/"
@@ -134,23 +148,24 @@ def _child_of(folder: str, path: str) -> str | None:
 
 
 class _Syncer:
-    def __init__(self, client: Any, index: Index, *, pool: Any, max_file_bytes: int,
+    """One sync's walk; the FetchSink its Fetcher reports to."""
+
+    def __init__(self, client: Any, index: Index, *, pool: Extractor | None, max_file_bytes: int,
                  job: _Job | None, progress: ProgressFn | None) -> None:
         self.client = client
         self.dav = client.webdav
         self.index = index
         self.writer: IndexWriter = index.writer()
-        self.pool = pool
         self.max_file_bytes = max_file_bytes
         self.job = job
         self.progress_fn = progress
         self.report = SyncReport()
         self.missing: dict[int, str] = {}       # rec id -> path no longer seen (removed at the end)
-        self.done = 0
+        self.files_done = 0
         self.total = 0
         self.transport_errors = 0
         self.selection = sel.load(index)
-        self.fetcher = Fetcher(self, pool=pool)
+        self.fetcher = Fetcher(self.dav, self.writer, self, max_file_bytes=max_file_bytes, pool=pool)
 
     # -- the walk ----------------------------------------------------------
     def run(self, root: str) -> SyncReport:
@@ -214,9 +229,7 @@ class _Syncer:
         for gone in self._vanished_folders(path, here_dirs):
             self.writer.set_folder_etag(gone, None)
         try:
-            for item in files:
-                self._checkpoint()
-                self._file(item, known.get(_norm(item.path)))
+            self._files(files, known)
         except JobCancelled:
             self.fetcher.flush()        # what is downloading finishes: the index stays whole
             raise
@@ -257,49 +270,81 @@ class _Syncer:
         rows = con.execute("SELECT path FROM folders WHERE path > ? AND path < ?", (base, base[:-1] + "0"))
         return [p for (p,) in rows if _child_of(path, p) not in here_dirs]
 
-    # -- one file ------------------------------------------------------------
-    def _file(self, item: Any, known: FileRecord | None) -> None:
-        """Record one listed file; start its download when its content is new or still owed."""
-        path = _norm(item.path)
-        if (known is not None and item.etag and known.etag == item.etag and known.file_id == item.file_id
-                and not _retryable(known)):
-            # The common case in a changed folder: this sibling did not change. No write at all.
-            self.report.unchanged += 1
-            self.step(path)
+    # -- the files of one folder ---------------------------------------------
+    def _files(self, files: list[Any], known: dict[str, FileRecord]) -> None:
+        """Record a folder's listed files (one writer call for every one that changed); start the downloads owed."""
+        changed: list[tuple[FileMeta, FileRecord | None]] = []
+        for item in files:
+            path = _norm(item.path)
+            old = known.get(path)
+            if (old is not None and item.etag and old.etag == item.etag and old.file_id == item.file_id
+                    and not _retryable(old)):
+                # The common case in a changed folder: this sibling did not change. No write at all.
+                self.report.unchanged += 1
+                self.step(path)
+                continue
+            meta = FileMeta(path=path, source=SOURCE, file_id=item.file_id, etag=item.etag,
+                            size=int(item.size or 0), mtime=float(item.mtime or 0.0), mime=item.mime)
+            before = self.index.get_file(file_id=item.file_id) if old is None and item.file_id is not None else None
+            changed.append((meta, before))
+        if not changed:
             return
-        meta = FileMeta(path=path, source=SOURCE, file_id=item.file_id, etag=item.etag, size=int(item.size or 0),
-                        mtime=float(item.mtime or 0.0), mime=item.mime)
-        before = None
-        if known is None and item.file_id is not None:
-            before = self.index.get_file(file_id=item.file_id)
-        rec, needs = self.writer.upsert(meta)
-        self.missing.pop(rec.id, None)
-        if before is not None and before.source == SOURCE and before.path != path and before.id == rec.id:
-            self.report.moved += 1
-        if not needs and not _retryable(rec):
-            self.report.unchanged += 1
-            self.step(path)
-        elif meta.size > self.max_file_bytes:
-            # Never downloaded: PROPFIND's size is enough to refuse it.
-            self.writer.record_failure(
-                rec.id, "too_large", too_large_reason(meta.size, self.max_file_bytes, downloaded=False))
-            self.report.skipped_too_large += 1
-            self.step(path)
-        elif self._over_budget():
+        self._checkpoint()
+        cap = self.max_file_bytes
+        decided = self.writer.call(lambda tx: [_record_listed(tx, meta, cap) for meta, _ in changed])
+        for (meta, before), (rec, action) in zip(changed, decided, strict=True):
+            self._checkpoint()
+            self.missing.pop(rec.id, None)
+            if before is not None and before.source == SOURCE and before.path != meta.path and before.id == rec.id:
+                self.report.moved += 1
+            if action == "owed":
+                self._owed(rec, meta)
+                continue
+            if action == "too_large":
+                self.report.skipped_too_large += 1
+            else:
+                self.report.unchanged += 1
+            self.step(meta.path)
+
+    def _owed(self, rec: FileRecord, meta: FileMeta) -> None:
+        """A file whose content is new or still owed: download it, unless the budget or its type says no."""
+        if self._over_budget():
             # Recorded (so files_grep can say it is known but not indexed), not downloaded.
             self.report.over_budget += 1
-            folder = _parent(path)
+            folder = _parent(meta.path)
             if folder not in self.report.budget_folders and len(self.report.budget_folders) < MAX_REPORTED_FAILURES:
                 self.report.budget_folders.append(folder)
-            self.step(path)
+            self.step(meta.path)
         elif _unreadable(meta.mime):
             # The reader turns down these bytes whatever they hold: downloading them would be waste.
             self.writer.record_failure(
                 rec.id, "unsupported", f"{meta.mime} files hold no text the reader can extract; not downloaded")
             self.report.unsupported += 1
-            self.step(path)
+            self.step(meta.path)
         else:
-            self.fetcher.add(rec, path)
+            self.fetcher.add(rec, meta.path)
+
+    # -- what the Fetcher reports (FetchSink) ----------------------------------
+    def fetched(self, path: str, nbytes: int) -> None:
+        self.transport_ok()
+        self.report.downloaded += 1
+        self.report.bytes_downloaded += nbytes
+
+    def fetch_failed(self, path: str, exc: NextcloudError) -> None:
+        self.transport_failure(exc)         # may re-raise: the server is gone
+        if exc.kind == "too_large":
+            self.report.skipped_too_large += 1
+        else:
+            self.fail(path, DOWNLOAD_FAILED + str(exc))
+
+    def stored(self, path: str, rec: FileRecord) -> None:
+        if rec.status == "indexed":
+            self.report.indexed += 1
+        elif rec.status == "failed":
+            self.fail(path, rec.reason or "extraction failed")
+
+    def done(self, path: str) -> None:
+        self.step(path)
 
     # -- the selection ---------------------------------------------------------
     def _apply_selection(self) -> None:
@@ -342,13 +387,12 @@ class _Syncer:
         if len(self.report.failures) < MAX_REPORTED_FAILURES:
             self.report.failures.append({"path": path, "reason": reason})
 
-    def step(self, path: str) -> bool:
-        self.done += 1
+    def step(self, path: str) -> None:
+        self.files_done += 1
         if self.job is not None:
-            self.job.progress(done=self.done, total=self.total, message=path)
+            self.job.progress(done=self.files_done, total=self.total, message=path)
         if self.progress_fn is not None:
-            self.progress_fn(self.done, self.total, path)
-        return True
+            self.progress_fn(self.files_done, self.total, path)
 
     def _checkpoint(self) -> None:
         """A safe point between files: honour a cancel request here."""

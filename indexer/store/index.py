@@ -1,8 +1,9 @@
 """The index database: one SQLite file per account (apsw, WAL).
 
-Exactly one writer connection per process (`Index.writer()`, serialised by a
-lock so sync threads and files_read cache writes can share it) and one
-read-only connection per reading thread. grep and name search live in
+One writer per Index (`Index.writer()`: a thread that owns the write
+connection and takes work from a queue, so sync threads, the local indexer
+and files_read cache writes share it) and one read-only connection per
+reading thread. grep and name search live in
 `indexer.search.grep` / `indexer.search.names`; this module owns the connections and rows.
 """
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import threading
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 import apsw
 
@@ -50,10 +51,6 @@ def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[d
     return parts
 
 
-# One writer per database file per process, shared by every Index opened on it.
-_WRITERS: dict[str, tuple["IndexWriter", int]] = {}
-
-
 def __getattr__(name: str) -> Any:
     """`from indexer.store.index import IndexWriter` keeps working without importing the writer eagerly."""
     if name == "IndexWriter":
@@ -61,7 +58,6 @@ def __getattr__(name: str) -> Any:
 
         return IndexWriter
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-_WRITERS_LOCK = threading.Lock()
 
 
 class Index:
@@ -69,11 +65,11 @@ class Index:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._key = str(path.resolve())
         self._local = threading.local()
         self._readers: list[apsw.Connection] = []
         self._readers_lock = threading.Lock()
         self._writer: IndexWriter | None = None
+        self._writer_lock = threading.Lock()
         self._closed = False
         self.notes: list[str] = []   # what opening repaired (file modes), for the CLI to show
 
@@ -107,24 +103,27 @@ class Index:
                 self._readers.append(con)
         return con
 
-    def writer(self) -> "IndexWriter":
-        """The single writer of this process for this database (created lazily)."""
-        if self._writer is None:
-            # Imported here: reading (grep, a CLI call) never pays for the writer and what it pulls in.
-            from indexer.store.writer import IndexWriter
+    def writer(self) -> IndexWriter:
+        """This index's one writer (its thread starts on first use)."""
+        # Imported here: reading (grep, a CLI call) never pays for the writer and what it pulls in.
+        from indexer.store.writer import IndexWriter
 
-            with _WRITERS_LOCK:
-                entry = _WRITERS.get(self._key)
-                w = entry[0] if entry else IndexWriter(self.path)
-                _WRITERS[self._key] = (w, (entry[1] if entry else 0) + 1)
-                self._writer = w
-        return self._writer
+        with self._writer_lock:
+            if self._closed:
+                raise RuntimeError("index is closed: open it again with Index.open(path)")
+            if self._writer is None:
+                self._writer = IndexWriter(self.path)
+            return self._writer
 
     def close(self) -> None:
-        """Close this thread's and every other reader connection, and release the writer."""
-        if self._closed:
-            return
-        self._closed = True
+        """Finish and stop the writer (what was queued is committed), then close every reader connection."""
+        with self._writer_lock:
+            if self._closed:
+                return
+            self._closed = True
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
         with self._readers_lock:
             for con in self._readers:
                 try:
@@ -132,15 +131,6 @@ class Index:
                 except apsw.Error:
                     pass
             self._readers.clear()
-        if self._writer is not None:
-            with _WRITERS_LOCK:
-                w, n = _WRITERS.get(self._key, (self._writer, 1))
-                if n <= 1:
-                    _WRITERS.pop(self._key, None)
-                    w.close()
-                else:
-                    _WRITERS[self._key] = (w, n - 1)
-            self._writer = None
 
     def __enter__(self) -> "Index":
         return self
@@ -157,12 +147,14 @@ class Index:
         if path is not None:
             p = "/" + path.strip("/")
             rows = con.execute(
-                f"SELECT {FILE_COLUMNS} FROM files WHERE path=? ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
+                f"SELECT {FILE_COLUMNS} FROM files WHERE path=? "
+                "ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
                 (p,),
             ).fetchall()
         else:
             rows = con.execute(
-                f"SELECT {FILE_COLUMNS} FROM files WHERE file_id=? ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
+                f"SELECT {FILE_COLUMNS} FROM files WHERE file_id=? "
+                "ORDER BY status='indexed' DESC, indexed_at DESC LIMIT 1",
                 (file_id,),
             ).fetchall()
         return _row_to_record(rows[0]) if rows else None
@@ -212,7 +204,7 @@ class Index:
         """
         rows = self.conn().execute("SELECT r.folder FROM files f JOIN roots r ON r.id=f.root_id "
                                    "WHERE f.source='local' AND f.path=?", ("/" + path.strip("/"),)).fetchall()
-        return rows[0][0] if rows else None
+        return cast(str, rows[0][0]) if rows else None
 
     def cached_document(self, rec: FileRecord) -> Document | None:
         """The stored Document of an indexed record (normalised form attached), or None."""
@@ -225,14 +217,14 @@ class Index:
             lo = rec.id << CHUNK_BITS
             bodies = [zlib.decompress(b).decode("utf-8") for (b,) in con.execute(
                 "SELECT body FROM chunks WHERE id BETWEEN ? AND ? ORDER BY id", (lo, lo | ((1 << CHUNK_BITS) - 1)))]
-        meta = json.loads(rows[0][1])
+        meta = json.loads(cast(str, rows[0][1]))
         meta["text"] = "".join(bodies)
         doc = Document.from_dict(meta)
         if rows[0][2] is not None:
             from reader.normalize import NormalizedText
 
             try:
-                doc._normalized = NormalizedText.from_bytes(rows[0][2])
+                doc._normalized = NormalizedText.from_bytes(cast(bytes, rows[0][2]))
             except ValueError:
                 doc._normalized = None  # another reader version: reader.find rebuilds it on demand
         return doc
@@ -240,12 +232,12 @@ class Index:
     def doc_meta(self, rec_id: int) -> dict[str, Any] | None:
         """The stored Document JSON (no text) of a record: pages, outline, warnings..."""
         rows = self.conn().execute("SELECT meta FROM docs WHERE id=?", (rec_id,)).fetchall()
-        return json.loads(rows[0][0]) if rows else None
+        return json.loads(cast(str, rows[0][0])) if rows else None
 
     def folder_etag(self, path: str) -> str | None:
         """The remembered etag of a remote folder (None when never seen)."""
         rows = self.conn().execute("SELECT etag FROM folders WHERE path=?", ("/" + path.strip("/"),)).fetchall()
-        return rows[0][0] if rows else None
+        return cast(str, rows[0][0]) if rows else None
 
     def kind_counts(self, path_prefix: str | None = None) -> dict[str, int]:
         """Indexed files per kind (pdf, docx, text...) at or below `path_prefix`: what a kind filter can match."""
@@ -257,7 +249,7 @@ class Index:
     def get_meta(self, key: str) -> str | None:
         """A value from the index's key/value table (e.g. last_sync_at)."""
         rows = self.conn().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchall()
-        return rows[0][0] if rows else None
+        return cast(str, rows[0][0]) if rows else None
 
     def status(self) -> dict:
         """Counts by status, failures with reasons, db size, last indexed times and the local folders (roots)."""
@@ -312,7 +304,7 @@ class Index:
     def grep(self, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
              modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
              scope: str = "", account_only: bool = False, passages: int = 1) -> "GrepResult":
-        """Files whose text contains `query` (words/phrase, case/accent/whitespace-insensitive), ranked, with passages."""
+        """Files whose text contains `query` (case/accent/whitespace-insensitive), ranked, with passages."""
         from indexer.search.grep import grep
 
         return grep(self, query, path_prefix=path_prefix, kinds=kinds, modified_after=modified_after,

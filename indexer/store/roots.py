@@ -22,15 +22,11 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import cast
 
 from indexer.local.desktop_config import find_sync_folder, normalize_remote_path
 from indexer.models import FileMeta, FileRecord, Root
-from indexer.remote.marks import ACCOUNT_KEYS as ACCOUNT_META   # every meta key about the synced account
-from indexer.store.rows import ROOT_COLUMNS, _row_to_root, fold_name
-
-if TYPE_CHECKING:  # pragma: no cover
-    import apsw
+from indexer.store.rows import ROOT_COLUMNS, Rows, _row_to_root, fold_name
 
 
 class PathCollision(ValueError):
@@ -45,20 +41,19 @@ class RemotePathConflict(RuntimeError):
     """Two sync folders in one index mirror the same (or nested) Nextcloud folders."""
 
 
+
+
 def _within(path: str, prefix: str) -> bool:
     """Is the Nextcloud path `path` ("/" or "/A/B") equal to or below `prefix`?"""
     return prefix == "/" or path == prefix or path.startswith(prefix + "/")
 
 
-class RootsMixin:
-    """The roots side of IndexWriter (uses its connection, lock and record helpers)."""
+class Roots:
+    """The roots side of the writer: runs on the writer thread, inside its transaction (see WriteTx)."""
 
-    if TYPE_CHECKING:  # pragma: no cover - provided by IndexWriter
-        _con: apsw.Connection
-
-        def _tx(self) -> Any: ...
-        def _get(self, sql: str, args: tuple) -> FileRecord | None: ...
-        def _drop_content(self, rec_id: int) -> None: ...
+    def __init__(self, rows: Rows) -> None:
+        self.rows = rows
+        self._con = rows.con
 
     def _root(self, root_id: int | None) -> Root | None:
         if root_id is None:
@@ -66,8 +61,8 @@ class RootsMixin:
         rows = self._con.execute(f"SELECT {ROOT_COLUMNS} FROM roots WHERE id=?", (root_id,)).fetchall()
         return _row_to_root(rows[0]) if rows else None
 
-    def register_root(self, folder: str, *, journal: str | None = None, remote: str | None = None,
-                      notes: list[str] | None = None) -> Root:
+    def register(self, folder: str, *, journal: str | None = None, remote: str | None = None,
+                 notes: list[str] | None = None) -> Root:
         """The roots row of a local folder, created on first use; see the module docstring for its prefix.
 
         `journal` is the file name of the folder's sync journal (None: a plain
@@ -79,38 +74,37 @@ class RootsMixin:
         read are appended to `notes`.
         """
         notes = notes if notes is not None else []
-        with self._tx():
-            rows = self._con.execute(f"SELECT {ROOT_COLUMNS} FROM roots WHERE folder=?", (folder,)).fetchall()
-            existing = _row_to_root(rows[0]) if rows else None
-            if existing is None:
-                for (outer,) in self._con.execute("SELECT folder FROM roots"):
-                    if folder.startswith(outer.rstrip(os.sep) + os.sep):
-                        raise FolderOverlap(
-                            f"{folder} is inside {outer}, which this index already holds: its files are indexed "
-                            f"from there; index {outer} again instead, or use another --index; do not retry as is")
-            target: str | None
-            origin: str | None
-            if journal is not None:
-                target, origin = self._resolve_remote(folder, journal, remote, existing, notes)
-                self._check_remote_overlap(folder, target)
-                prefix = "" if target == "/" else target
-            else:
-                target = origin = None
-                prefix = existing.prefix if existing else self._free_prefix(folder)
-            if existing is not None:
-                if existing.prefix != prefix:
-                    self._reprefix(existing, prefix, notes)
-                self._con.execute("UPDATE roots SET journal=?, prefix=?, remote=?, remote_from=? WHERE id=?",
-                                  (journal, prefix, target, origin, existing.id))
-                existing.journal, existing.prefix = journal, prefix
-                existing.remote, existing.remote_from = target, origin
-                return existing
-            now = time.time()
-            rid = cast(int, self._con.execute(
-                "INSERT INTO roots(folder, prefix, journal, added_at, remote, remote_from) VALUES(?,?,?,?,?,?) "
-                "RETURNING id", (folder, prefix, journal, now, target, origin)).fetchall()[0][0])
-            self._adopt_legacy(rid, folder, prefix, notes)
-            return Root(rid, folder, prefix, journal, now, None, target, origin)
+        rows = self._con.execute(f"SELECT {ROOT_COLUMNS} FROM roots WHERE folder=?", (folder,)).fetchall()
+        existing = _row_to_root(rows[0]) if rows else None
+        if existing is None:
+            for (outer,) in self._con.execute("SELECT folder FROM roots"):
+                if folder.startswith(outer.rstrip(os.sep) + os.sep):
+                    raise FolderOverlap(
+                        f"{folder} is inside {outer}, which this index already holds: its files are indexed "
+                        f"from there; index {outer} again instead, or use another --index; do not retry as is")
+        target: str | None
+        origin: str | None
+        if journal is not None:
+            target, origin = self._resolve_remote(folder, journal, remote, existing, notes)
+            self._check_remote_overlap(folder, target)
+            prefix = "" if target == "/" else target
+        else:
+            target = origin = None
+            prefix = existing.prefix if existing else self._free_prefix(folder)
+        if existing is not None:
+            if existing.prefix != prefix:
+                self._reprefix(existing, prefix, notes)
+            self._con.execute("UPDATE roots SET journal=?, prefix=?, remote=?, remote_from=? WHERE id=?",
+                              (journal, prefix, target, origin, existing.id))
+            existing.journal, existing.prefix = journal, prefix
+            existing.remote, existing.remote_from = target, origin
+            return existing
+        now = time.time()
+        rid = cast(int, self._con.execute(
+            "INSERT INTO roots(folder, prefix, journal, added_at, remote, remote_from) VALUES(?,?,?,?,?,?) "
+            "RETURNING id", (folder, prefix, journal, now, target, origin)).fetchall()[0][0])
+        self._adopt_legacy(rid, folder, prefix, notes)
+        return Root(rid, folder, prefix, journal, now, None, target, origin)
 
     @staticmethod
     def _resolve_remote(folder: str, journal: str, remote: str | None, existing: Root | None,
@@ -184,7 +178,7 @@ class RootsMixin:
             self._con.execute("UPDATE files SET path=? WHERE id=?", (f"//renaming/{rec_id}", rec_id))
         root = self._root(root_id)
         for rec_id, _old, new in moves:
-            holder = self._get("source='local' AND path=? AND id != ?", (new, rec_id))
+            holder = self.rows.get("source='local' AND path=? AND id != ?", (new, rec_id))
             if holder is not None:
                 self._yield_path(holder, root, new, notes)
             self._con.execute("UPDATE files SET path=?, name_fold=? WHERE id=?", (new, fold_name(new), rec_id))
@@ -192,14 +186,13 @@ class RootsMixin:
     def _yield_path(self, holder: FileRecord, winner: Root | None, path: str, notes: list[str]) -> None:
         """Drop `holder` (a plain folder's record) so the sync folder `winner` can hold `path`."""
         loser = self._root(holder.root_id)
-        self._drop_content(holder.id)
-        self._con.execute("DELETE FROM files WHERE id=?", (holder.id,))
+        self.rows.delete(holder.id)
         notes.append(
             f"{path} is the Nextcloud path of a file in the sync folder {winner.folder if winner else '?'}, so "
             f"{holder.local_path} (from {loser.folder if loser else 'an earlier index'}) is no longer indexed "
             "at that path; to search both, index the plain folder into another database with --index")
 
-    def _claim(self, holder: FileRecord | None, meta: FileMeta, path: str, notes: list[str] | None) -> bool:
+    def claim(self, holder: FileRecord | None, meta: FileMeta, path: str, notes: list[str] | None) -> bool:
         """Settle a local path held by another folder's record; True when that record was dropped.
 
         A sync folder's file takes the path from a plain folder's file; every
@@ -221,31 +214,17 @@ class RootsMixin:
             "rename the top-level folder that collides, or index the folders into separate databases with "
             "--index; do not retry as is")
 
-    def set_root_indexed(self, root_id: int, journal: str | None) -> None:
+    def set_indexed(self, root_id: int, journal: str | None) -> None:
         """Record that a local folder was just indexed in full (and which journal it has)."""
-        with self._tx():
-            self._con.execute("UPDATE roots SET indexed_at=?, journal=? WHERE id=?", (time.time(), journal, root_id))
+        self._con.execute("UPDATE roots SET indexed_at=?, journal=? WHERE id=?", (time.time(), journal, root_id))
 
-    def forget_root(self, root_id: int) -> int:
+    def forget(self, root_id: int) -> int:
         """Remove a local folder from the index: its files, their text and its roots row; return the file count."""
-        with self._tx():
-            root = self._root(root_id)
-            ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE root_id=?", (root_id,))]
-            for rec_id in ids:
-                self._drop_content(rec_id)
-                self._con.execute("DELETE FROM files WHERE id=?", (rec_id,))
-            self._con.execute("DELETE FROM roots WHERE id=?", (root_id,))
-            if root is not None:  # `index watch` without a folder must not pick a folder that is gone
-                self._con.execute("DELETE FROM meta WHERE key='local_root' AND value=?", (root.folder,))
-        return len(ids)
-
-    def forget_account(self) -> int:
-        """Remove the account's files (remote source), remembered folder etags and sync marks; return the count."""
-        with self._tx():
-            ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE source='remote'")]
-            for rec_id in ids:
-                self._drop_content(rec_id)
-                self._con.execute("DELETE FROM files WHERE id=?", (rec_id,))
-            self._con.execute("DELETE FROM folders")
-            self._con.execute("DELETE FROM meta WHERE key IN (?,?,?,?,?,?)", ACCOUNT_META)
+        root = self._root(root_id)
+        ids = [cast(int, r[0]) for r in self._con.execute("SELECT id FROM files WHERE root_id=?", (root_id,))]
+        for rec_id in ids:
+            self.rows.delete(rec_id)
+        self._con.execute("DELETE FROM roots WHERE id=?", (root_id,))
+        if root is not None:  # `index watch` without a folder must not pick a folder that is gone
+            self._con.execute("DELETE FROM meta WHERE key='local_root' AND value=?", (root.folder,))
         return len(ids)

@@ -1,4 +1,4 @@
-"""Row-level helpers shared by the index's read side (store) and write side (writer)."""
+"""Row-level helpers shared by the index's read side (Index) and write side (the writer thread)."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,6 +7,7 @@ import apsw
 from unidecode import unidecode
 
 from indexer.models import FileRecord, Root
+from indexer.store.schema import CHUNK_BITS
 
 FILE_COLUMNS = (
     "id, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at, "
@@ -64,3 +65,30 @@ def _connect(path: str, readonly: bool) -> apsw.Connection:
         con.pragma("journal_mode", "wal")
         con.pragma("synchronous", "NORMAL")  # WAL + NORMAL: durable across process crashes
     return con
+
+
+class Rows:
+    """Record lookups and deletions on the write connection (used by WriteTx and Roots, on the writer thread)."""
+
+    def __init__(self, con: apsw.Connection) -> None:
+        self.con = con
+
+    def get(self, where: str, args: tuple) -> FileRecord | None:
+        """The one record matching the SQL condition `where`, or None."""
+        rows = self.con.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE {where}", args).fetchall()
+        return _row_to_record(rows[0]) if rows else None
+
+    def drop_content(self, rec_id: int) -> None:
+        """Delete a record's text: docs, chunks and FTS rows (always written together)."""
+        if not self.con.execute("SELECT 1 FROM docs WHERE id=?", (rec_id,)).fetchall():
+            return  # no docs row: nothing was stored
+        lo = rec_id << CHUNK_BITS
+        hi = lo | ((1 << CHUNK_BITS) - 1)
+        self.con.execute("DELETE FROM chunks_fts WHERE rowid BETWEEN ? AND ?", (lo, hi))
+        self.con.execute("DELETE FROM chunks WHERE id BETWEEN ? AND ?", (lo, hi))
+        self.con.execute("DELETE FROM docs WHERE id=?", (rec_id,))
+
+    def delete(self, rec_id: int) -> None:
+        """Forget a record and its text."""
+        self.drop_content(rec_id)
+        self.con.execute("DELETE FROM files WHERE id=?", (rec_id,))

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import io
-import logging
 import threading
 from typing import Any, Callable
 
@@ -35,10 +34,7 @@ from ..limits import Deadline
 from ._common import PagedText
 from .pdf_accents import LIGATURES, Box, has_accent_candidates, recompose
 
-# pdfminer logs a warning per damaged object ("MediaBox missing ..."); the Document's
-# warnings already say the file is damaged, so keep those lines out of the user's log.
-logging.getLogger("pdfminer").setLevel(logging.ERROR)
-
+# pdfminer logs a warning per damaged object; the application keeps it quiet (server/cli/logs.py).
 # PDFium is not thread-safe (pypdfium2 docs): in-process callers on several threads take turns.
 _PDFIUM_LOCK = threading.Lock()
 

@@ -69,6 +69,9 @@ def run_command(argv: list[str]) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from server.cli.logs import quiet_libraries
+
+    quiet_libraries()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

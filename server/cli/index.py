@@ -80,9 +80,11 @@ def _cmd_add(args: argparse.Namespace) -> int:
     folder = Path(args.folder).expanduser()
     if not folder.is_dir():
         return _fail(f"{folder} is not a folder: give the path of an existing folder to index")
+    from server.cli.progress import FilesProgress
+
     try:
-        with _open(args) as index:
-            report = index_folder(index, folder, progress=None, remote_path=args.remote_path)
+        with _open(args) as index, FilesProgress("indexing") as progress:
+            report = index_folder(index, folder, progress=progress, remote_path=args.remote_path)
     except RemotePathError as exc:
         return _fail(str(exc))
     if args.json:
@@ -105,11 +107,9 @@ def _cmd_add(args: argparse.Namespace) -> int:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    import signal
-
-    from indexer.local.folder import index_folder
     from indexer.jobs.pool import ExtractionPool
-    from indexer.local.watch import FolderWatcher
+    from indexer.local.folder import index_folder
+    from server.cli.progress import FilesProgress
 
     with _open(args) as index:
         folder = args.folder or index.get_meta("local_root")
@@ -117,27 +117,35 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             return _fail("no folder to watch: give one (mcp-nextcloud index watch FOLDER) or run 'index add' first")
         if not Path(folder).is_dir():
             return _fail(f"{folder} is not a folder: give the path of an existing folder to watch")
-        pool = ExtractionPool()
-        report = index_folder(index, folder, pool=pool)  # catch up on what changed while nobody watched
-        print(f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)", file=sys.stderr)
-
-        def changed(path: str, rec: Any) -> None:
-            what = "removed" if rec is None else rec.status
-            print(f"{what}: {path}", file=sys.stderr)
-
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        watcher = FolderWatcher(index, folder, pool=pool, on_change=changed).start()
-        try:
-            while not stop.wait(0.5):
-                pass
-        except KeyboardInterrupt:
-            pass
-        finally:
-            watcher.stop()
-            pool.close()
+        with ExtractionPool() as pool:
+            with FilesProgress("catching up") as progress:  # what changed while nobody watched
+                report = index_folder(index, folder, pool=pool, progress=progress)
+            print(f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)", file=sys.stderr)
+            _watch_until_stopped(index, folder, pool)
         print("stopped", file=sys.stderr)
     return 0
+
+
+def _watch_until_stopped(index: Any, folder: str, pool: Any) -> None:
+    """Apply changes until SIGINT or SIGTERM; the watcher is stopped (threads joined) before returning."""
+    import signal
+
+    from indexer.local.watch import FolderWatcher
+
+    def changed(path: str, rec: Any) -> None:
+        what = "removed" if rec is None else rec.status
+        print(f"{what}: {path}", file=sys.stderr)
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    watcher = FolderWatcher(index, folder, pool=pool, on_change=changed).start()
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
 
 
 def _cmd_status(args: argparse.Namespace) -> int:

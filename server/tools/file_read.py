@@ -133,9 +133,10 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
             "smaller export. Do not retry.", status="too_large")
     client = ctx.quick_client() if best_effort else ctx.client()
     data = client.webdav.read(item.path, max_bytes=cap)
-    doc = _extract(ctx, data, item)
+    extracted = _extract(ctx, data, item)
+    doc = extracted.document
     if doc.kind not in IMAGE_KINDS:
-        _store(ctx, item, doc)
+        _store(ctx, item, doc, extracted.prepared)
         ctx.remember_document(key, doc)
     return doc
 
@@ -153,39 +154,49 @@ def _cached_record(ctx: ServerContext, item: Any) -> Any:
 
 
 def _extract(ctx: ServerContext, data: bytes, item: Any) -> Any:
-    """Extract in the isolated child process (caps on time and memory); errors become tool failures.
+    """Extract in a capped worker process (time and memory caps); errors become tool failures.
 
-    A file the reader refuses is recorded in the index for this version, so
-    asking again answers from the record instead of downloading it again.
+    The worker also prepares the index rows, so caching the text costs only
+    INSERTs. A file the reader refuses is recorded in the index for this
+    version, so asking again answers from the record instead of downloading it.
     """
-    from reader import DEFAULT_LIMITS, ReaderError
-    from reader.isolated import extract_isolated
+    from reader import ReaderError
 
     try:
-        return extract_isolated(data, item.name, item.mime, limits=DEFAULT_LIMITS)
+        return ctx.extractor().extract(data, item.name, item.mime)
     except ReaderError as exc:
         _remember(ctx, item, failure=exc)
         raise from_reader(exc) from None
 
 
-def _store(ctx: ServerContext, item: Any, doc: Any) -> None:
+def _store(ctx: ServerContext, item: Any, doc: Any, prepared: Any = None) -> None:
     """Cache the text in the index so the next read (and grep) need no download. Best effort."""
-    _remember(ctx, item, doc=doc)
+    _remember(ctx, item, doc=doc, prepared=prepared)
 
 
-def _remember(ctx: ServerContext, item: Any, *, doc: Any = None, failure: Any = None) -> None:
+def _remember(ctx: ServerContext, item: Any, *, doc: Any = None, prepared: Any = None, failure: Any = None) -> None:
     """Record this version in the index with its text or its failure. Best effort."""
     from indexer.models import FileMeta
     from indexer.jobs.pool import status_for
 
+    from indexer.store.prepare import prepare
+
+    meta = FileMeta(path=item.path, source="remote", file_id=item.file_id, etag=item.etag,
+                    size=int(item.size or 0), mtime=float(item.mtime or 0.0), mime=item.mime)
+    if doc is not None and prepared is None:
+        prepared = prepare(doc)   # here, not on the writer thread
+    # A cap that stopped it (time, memory) may not stop it next time: only a real verdict is kept.
+    keep_failure = failure is not None and not failure.code.is_fault
+
+    def write(tx: Any) -> None:
+        rec, _ = tx.upsert(meta)
+        if prepared is not None:
+            tx.store(rec.id, prepared)
+        elif keep_failure:
+            tx.record_failure(rec.id, status_for(failure), str(failure))
+
     try:
-        writer = ctx.index.writer()
-        rec, _ = writer.upsert(FileMeta(path=item.path, source="remote", file_id=item.file_id, etag=item.etag,
-                                        size=int(item.size or 0), mtime=float(item.mtime or 0.0), mime=item.mime))
-        if doc is not None:
-            writer.store_document(rec.id, doc)
-        elif failure is not None and not failure.code.is_fault:  # a cap that stopped it may not stop it next time
-            writer.record_failure(rec.id, status_for(failure), str(failure))
+        ctx.index.writer().call(write)
     except Exception:  # a cache write failing (disk full, locked) costs a re-download later, nothing more
         import logging
 

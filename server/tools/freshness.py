@@ -89,12 +89,12 @@ def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
     for an outage: a server that does not answer only produces a warning.
     """
     now = time.monotonic()
-    if now - ctx.last_fresh_check < ctx.settings.freshness_interval_s:
+    # A failed check counts too: during an outage every grep must not wait on it.
+    if not ctx.claim_fresh_check(ctx.settings.freshness_interval_s):
         # Not due: what the last check could not do still holds (until a check succeeds, answers say so).
         last = ctx.last_fresh_failure
         return Freshness(list(last.warnings), folder_seen=False, failure=last.failure) if last else \
             Freshness([], folder_seen=False)
-    ctx.last_fresh_check = now  # a failed check counts too: during an outage every grep must not wait on it
     fresh = _check(ctx, folder, now)
     ctx.last_fresh_failure = Freshness(fresh.warnings, False, fresh.failure) if fresh.failure is not None else None
     return fresh

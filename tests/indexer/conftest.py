@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from indexer.models import FileMeta, FileRecord
-from indexer.jobs.pool import ExtractionPool
+from indexer.jobs.pool import Extracted, ExtractionPool
 from indexer.store.index import Index, IndexWriter
 from reader.document import Document
 
@@ -20,10 +20,10 @@ class CountingPool(ExtractionPool):
         self.names: list[str] = []
         self._count_lock = threading.Lock()
 
-    def extract(self, data: bytes, name: str, mime: str | None) -> Document:
+    def extract(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> Extracted:
         with self._count_lock:
             self.names.append(name)
-        return super().extract(data, name, mime)
+        return super().extract(data, name, mime, rows=rows)
 
     @property
     def count(self) -> int:

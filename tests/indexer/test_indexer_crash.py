@@ -56,9 +56,7 @@ def test_kill_9_mid_index_then_resume_without_reextracting(tmp_path):
 
     # The database opens, passes both integrity checks and answers queries.
     ix = Index.open(db)
-    w = ix.writer()
-    assert w._con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-    w._con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 0)")
+    assert ix.writer().integrity_check() == []
     done = ix.status()["counts"].get("indexed", 0)
     assert done >= killed_at
     res = ix.grep("heron")
@@ -76,4 +74,46 @@ def test_kill_9_mid_index_then_resume_without_reextracting(tmp_path):
     ix = Index.open(db)
     assert ix.status()["counts"] == {"indexed": N_FILES}
     assert ix.grep(f"zq{N_FILES - 1}x").hits[0].path == f"/doc{N_FILES - 1:04d}.md"
+    ix.close()
+
+
+BULK_THEN_HANG = """
+import sys, time
+from indexer.store.index import Index
+from indexer.models import FileMeta
+from reader.document import Document
+from indexer.store.prepare import prepare
+ix = Index.open(sys.argv[1])
+w = ix.writer()
+with w.bulk():
+    for i in range(300):
+        rec, _ = w.upsert(FileMeta(path=f"/b{i}.txt", source="local", file_id=None, etag=None, size=1, mtime=1.0,
+                                   mime="text/plain"))
+        w.store(rec.id, prepare(Document(text=f"bulk heron {i} " * 50, kind="text")))
+    print("in bulk", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_kill_9_during_a_bulk_load_leaves_normal_merge_settings(tmp_path):
+    """A bulk load turns FTS merging down in the table's persistent config; after kill -9 a new writer restores it."""
+    from indexer.store.writer import FTS_BULK, FTS_DEFAULTS, fts_config
+
+    db = tmp_path / "bulk.db"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-c", BULK_THEN_HANG, str(db)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "in bulk", proc.stderr.read()
+        con = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        assert fts_config(con) == FTS_BULK      # what a killed bulk load leaves behind
+        con.close()
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    ix = Index.open(db)
+    w = ix.writer()                              # a new writer restores the defaults at once
+    assert w.call(lambda tx: fts_config(tx.con)) == FTS_DEFAULTS
+    assert w.integrity_check() == []
+    assert ix.grep("heron").total == 300         # every committed file is there and searchable
     ix.close()

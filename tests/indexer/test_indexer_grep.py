@@ -433,10 +433,10 @@ def test_hits_name_their_local_folder_when_several_are_indexed(index, tmp_path):
     for name in ("alpha", "beta"):
         (tmp_path / name).mkdir()
         (tmp_path / name / f"{name}.txt").write_text(f"the numbat lives in {name}\n", encoding="utf-8")
-    index_folder(index, tmp_path / "alpha", progress=False)
+    index_folder(index, tmp_path / "alpha", )
     one = index.grep("numbat")
     assert one.hits[0].folder is None and "folder" not in one.to_dict()["hits"][0]   # one folder: nothing to say
-    index_folder(index, tmp_path / "beta", progress=False)
+    index_folder(index, tmp_path / "beta", )
     res = index.grep("numbat")
     folders = {h.path: h.folder for h in res.hits}
     assert len(folders) == 2

@@ -147,7 +147,7 @@ def test_remove_and_remove_under(index, put_text):
     assert w.remove_under("/Docs2", source="remote") == 1
     assert [h.path for h in index.grep("apple").hits] == ["/Docs2/c.txt"]
     # Integrity of the FTS table after deletions
-    index.writer()._con.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 0)")
+    assert index.writer().integrity_check() == []
 
 
 def test_folder_etags_and_meta(index):
@@ -174,14 +174,52 @@ def test_status_counts_failures_and_size(index, put_text):
     json.dumps(st)  # JSON-able for --json
 
 
-def test_one_writer_per_process_shared_between_indexes(tmp_path):
+def test_two_indexes_on_one_file_each_write_and_close_alone(tmp_path):
+    """Each Index owns its writer thread; SQLite serialises two of them, and closing one leaves the other working."""
     a = Index.open(tmp_path / "x.db")
     b = Index.open(tmp_path / "x.db")
-    assert a.writer() is b.writer()
+    assert a.writer() is a.writer() and a.writer() is not b.writer()
+    a.writer().set_meta("from", "a")
     a.close()
-    b.writer().set_meta("still", "works")  # the shared writer survives one owner closing
-    assert b.get_meta("still") == "works"
+    b.writer().set_meta("still", "works")
+    assert b.get_meta("still") == "works" and b.get_meta("from") == "a"
     b.close()
+
+
+def test_close_commits_what_was_queued_and_later_writes_are_refused(tmp_path):
+    from indexer.store.writer import WriterClosed
+
+    ix = Index.open(tmp_path / "x.db")
+    w = ix.writer()
+    futures = [w.submit(lambda tx, i=i: tx.set_meta(f"k{i}", str(i))) for i in range(200)]
+    ix.close()   # drains the queue and joins the writer thread
+    assert all(f.done() for f in futures) and not w._thread.is_alive()
+    with pytest.raises(WriterClosed):
+        w.set_meta("late", "x")
+    again = Index.open(tmp_path / "x.db")
+    assert again.get_meta("k199") == "199"
+    again.close()
+
+
+def test_a_failing_write_rolls_back_alone(index):
+    w = index.writer()
+
+    def half_then_fail(tx):
+        tx.set_meta("half", "written")
+        raise ValueError("boom")
+
+    ok = w.submit(lambda tx: tx.set_meta("kept", "yes"))
+    bad = w.submit(half_then_fail)
+    with pytest.raises(ValueError, match="boom"):
+        bad.result()
+    assert ok.result() is None
+    assert index.get_meta("kept") == "yes" and index.get_meta("half") is None
+
+
+def test_work_submitted_from_the_writer_thread_is_refused(index):
+    w = index.writer()
+    with pytest.raises(RuntimeError, match="use the WriteTx"):
+        w.call(lambda tx: w.set_meta("nested", "x"))
 
 
 def test_store_after_remove_is_ignored(index):

@@ -8,15 +8,7 @@ import pytest
 
 from indexer.local.folder import index_folder
 from indexer.local.watch import FolderWatcher
-
-
-def wait_for(cond, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
+from tests.helpers import wait_for
 
 
 @pytest.fixture
@@ -33,6 +25,20 @@ def watched(tmp_path, index, counting_pool):
 
 def found(index, q):
     return sorted(h.path for h in index.grep(q).hits)
+
+
+def settle(root, index, name: str = "barrier.txt") -> None:
+    """Wait until the watcher applied every event that came before now, instead of sleeping and hoping.
+
+    inotify delivers events in order and the debounce keeps that order, so once
+    a file written now is indexed, whatever the earlier events were to cause
+    (a re-extraction, a journal re-read) has happened.
+    """
+    import uuid
+
+    token = "barrier" + uuid.uuid4().hex[:10]
+    (root / name).write_text(f"a {token} file")
+    wait_for(lambda: found(index, token), what="the barrier file to be indexed")
 
 
 def test_create_modify_delete(watched):
@@ -79,7 +85,7 @@ def test_ignored_files_are_not_indexed(watched):
     (root / "big.iso.part").write_text("pumpkin")
     (root / "visible.txt").write_text("pumpkin")
     assert wait_for(lambda: found(index, "pumpkin") == ["/visible.txt"])
-    time.sleep(0.4)
+    settle(root, index)
     assert found(index, "pumpkin") == ["/visible.txt"]
 
 
@@ -136,9 +142,8 @@ def test_renames_and_folder_moves_keep_the_text(watched, counting_pool):
     os.replace(root / "archive" / "kiwi" / "one.txt", root / "archive" / "kiwi" / "two.md")
     assert wait_for(lambda: found(index, "gannet") == ["/archive/kiwi/two.md"] and not found(index, "second"))
     assert index.get_file(path="/archive/kiwi/one.txt") is None
-    time.sleep(0.5)  # let the debounced re-checks of the destination run: they must not extract
-    assert wait_for(watcher.idle)
-    assert counting_pool.count == n and watcher.moves >= 5
+    settle(root, index)  # the debounced re-checks of the destination ran: they must not extract
+    assert counting_pool.names[n:] == ["barrier.txt"] and watcher.moves >= 5
 
 
 def test_atomic_save_extracts_once_and_moving_out_of_sight_removes(watched, counting_pool):
@@ -195,10 +200,11 @@ def test_journal_change_looks_only_at_changed_rows(tmp_path, index, counting_poo
         assert index.get_file(path="/Docs/late.txt").etag == "etag-late"
         # Reading a WAL journal touches its -wal/-shm files: those events must not re-trigger a read.
         reads = watcher.journal_reads
-        time.sleep(1.0)   # five debounce periods
-        assert watcher.journal_reads == reads and watcher.idle()
-    # The late file was extracted once (by the catch-up of its own file); nothing else.
-    assert counting_pool.names[n:] == ["late.txt"] and errors == []
+        settle(root, index)
+        settle(root, index, "barrier2.txt")
+        assert watcher.journal_reads == reads
+    # The late file was extracted once (by the catch-up of its own file); nothing else but the barriers.
+    assert counting_pool.names[n:] == ["late.txt", "barrier.txt", "barrier2.txt"] and errors == []
     assert index.grep("puffin").total == 26
 
 

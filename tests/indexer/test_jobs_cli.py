@@ -17,6 +17,7 @@ import pytest
 
 from indexer.jobs.store import JobStore, jobs_path_for
 from indexer.store.index import Index
+from tests.helpers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 DAV = "/remote.php/dav/files/alice"
@@ -46,16 +47,6 @@ def cli(environ: dict, *args: str, timeout: float = 120) -> tuple[int, dict, str
                          text=True, timeout=timeout)
     data = json.loads(out.stdout) if out.stdout.strip().startswith("{") else {}
     return out.returncode, data, out.stdout + out.stderr
-
-
-def wait_for(predicate, timeout: float = 30.0, step: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("condition not reached in time")
 
 
 def test_index_sync_wait_json_then_jobs_status_and_list(env):

@@ -103,13 +103,26 @@ def test_cancel_running_is_honoured_at_the_next_safe_point(store: JobStore) -> N
     assert len(processed) < 1000
 
 
+class FakeClock:
+    """A monotonic clock that only moves when something sleeps on it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def test_wait_is_bounded_and_may_return_still_running(store: JobStore) -> None:
     job = store.create_or_join("sync", "k")
     store.claim(job.id)
-    t0 = time.monotonic()
-    got = store.wait(job.id, timeout=0.3)
+    clock = FakeClock()
+    got = store.wait(job.id, timeout=0.3, clock=clock.monotonic, sleep=clock.sleep)
     assert got.state == RUNNING
-    assert 0.25 <= time.monotonic() - t0 < 3
+    assert 0.3 <= clock.now < 0.3 + 0.1   # waited its whole timeout (simulated), not one poll more
     assert "jobs wait" in got.to_dict()["hint"]
     store.finish(job.id, SUCCEEDED, result={})
     assert store.wait(job.id, timeout=5).state == SUCCEEDED

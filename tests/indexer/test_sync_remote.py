@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from indexer.jobs.pool import IN_PROCESS
 from indexer.jobs.run import run_job
 from indexer.jobs.store import CANCELLED, SUCCEEDED, JobStore, jobs_path_for
 from indexer.models import DOWNLOAD_FAILED
@@ -89,9 +90,9 @@ def test_initial_sync_indexes_the_seeded_tree_and_grep_finds_text_inside_documen
 
 def test_no_change_resync_costs_exactly_one_propfind_and_no_download(tree_emulator, index):
     with client_for(tree_emulator) as client:
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
         tree_emulator.reset_requests()
-        report = sync(client, index, pool=False)
+        report = sync(client, index, pool=IN_PROCESS)
     assert tree_emulator.request_count() == 1
     assert tree_emulator.request_count("PROPFIND") == 1
     assert gets(tree_emulator) == 0
@@ -101,10 +102,10 @@ def test_no_change_resync_costs_exactly_one_propfind_and_no_download(tree_emulat
 
 def test_one_change_deep_in_the_tree_walks_only_its_branch(tree_emulator, index):
     with client_for(tree_emulator) as client:
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
         tree_emulator.state.put_file("alice", "/a/b/c/deep.txt", b"now it mentions a cobalt teapot\n")
         tree_emulator.reset_requests()
-        report = sync(client, index, pool=False)
+        report = sync(client, index, pool=IN_PROCESS)
     depth = 3                                          # /a, /a/b, /a/b/c
     assert tree_emulator.request_count("PROPFIND") == depth + 1
     assert gets(tree_emulator) == 1 and gets(tree_emulator, "/a/b/c/deep.txt") == 1
@@ -116,12 +117,12 @@ def test_one_change_deep_in_the_tree_walks_only_its_branch(tree_emulator, index)
 
 def test_a_move_is_recognised_by_file_id_without_download(tree_emulator, index):
     with client_for(tree_emulator) as client:
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
         before = index.get_file(path="/a/b/c/deep.txt")
         tree_emulator.state.move("alice", "/a/b/c/deep.txt", "/x/deep-moved.txt")
         tree_emulator.state.move("alice", "/a/b/other", "/x/other-moved")     # a whole folder
         tree_emulator.reset_requests()
-        report = sync(client, index, pool=False)
+        report = sync(client, index, pool=IN_PROCESS)
     assert gets(tree_emulator) == 0
     assert report.moved == 2 and report.downloaded == 0 and report.removed == 0
     after = index.get_file(path="/x/deep-moved.txt")
@@ -136,21 +137,21 @@ def test_a_move_is_recognised_by_file_id_without_download(tree_emulator, index):
 def test_a_folder_moved_back_to_its_old_place_is_found_again(tree_emulator, index):
     # A moved folder keeps its etag: a stale remembered etag at the old path would hide its files.
     with client_for(tree_emulator) as client:
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
         tree_emulator.state.move("alice", "/a/b/other", "/x/other")
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
         tree_emulator.state.move("alice", "/x/other", "/a/b/other")
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
     assert grep_paths(index, "zebra crossing") == ["/a/b/other/z.txt"]
     assert paths(index) == set(TREE)
 
 
 def test_deletes_remove_files_and_folders(tree_emulator, index):
     with client_for(tree_emulator) as client:
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
         tree_emulator.state.delete("alice", "/a/side.txt")
         tree_emulator.state.delete("alice", "/x")
-        report = sync(client, index, pool=False)
+        report = sync(client, index, pool=IN_PROCESS)
     assert report.removed == 2
     assert paths(index) == set(TREE) - {"/a/side.txt", "/x/y.txt"}
     assert grep_paths(index, "walruses") == [] and grep_paths(index, "yellow submarine") == []
@@ -160,9 +161,9 @@ def test_deletes_remove_files_and_folders(tree_emulator, index):
 def test_a_file_over_the_cap_is_never_downloaded_and_is_reported_too_large(tree_emulator, index):
     tree_emulator.state.put_file("alice", "/a/big.txt", b"big " * 50_000)     # 200 kB
     with client_for(tree_emulator) as client:
-        report = sync(client, index, pool=False, max_file_bytes=100_000)
+        report = sync(client, index, pool=IN_PROCESS, max_file_bytes=100_000)
         tree_emulator.state.put_file("alice", "/a/new.txt", b"a new small file\n")   # walk /a again
-        again = sync(client, index, pool=False, max_file_bytes=100_000)
+        again = sync(client, index, pool=IN_PROCESS, max_file_bytes=100_000)
     assert gets(tree_emulator, "/a/big.txt") == 0
     assert report.skipped_too_large == 1 and again.skipped_too_large == 0
     rec = index.get_file(path="/a/big.txt")
@@ -173,7 +174,7 @@ def test_a_file_over_the_cap_is_never_downloaded_and_is_reported_too_large(tree_
 def test_media_files_are_listed_but_never_downloaded(tree_emulator, index):
     tree_emulator.state.put_file("alice", "/a/clip.mp4", b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 5000)
     with client_for(tree_emulator) as client:
-        report = sync(client, index, pool=False)
+        report = sync(client, index, pool=IN_PROCESS)
     assert gets(tree_emulator, "/a/clip.mp4") == 0
     rec = index.get_file(path="/a/clip.mp4")
     assert rec.status == "unsupported" and "not downloaded" in rec.reason and rec.file_id
@@ -183,7 +184,7 @@ def test_media_files_are_listed_but_never_downloaded(tree_emulator, index):
 def test_a_5xx_on_one_file_does_not_abort_the_sync_and_is_retried_next_time(tree_emulator, index):
     tree_emulator.faults.add(method="GET", path_prefix=DAV + "/a/side.txt", status=500, times=5)
     with client_for(tree_emulator) as client:
-        report = sync(client, index, pool=False)
+        report = sync(client, index, pool=IN_PROCESS)
         assert report.failed == 1 and report.indexed == len(TREE) - 1
         assert report.failures[0]["path"] == "/a/side.txt"
         rec = index.get_file(path="/a/side.txt")
@@ -193,7 +194,7 @@ def test_a_5xx_on_one_file_does_not_abort_the_sync_and_is_retried_next_time(tree
         assert index.folder_etag("/a/b/c") is not None                              # finished branch kept
         tree_emulator.faults.clear()
         tree_emulator.reset_requests()
-        again = sync(client, index, pool=False)
+        again = sync(client, index, pool=IN_PROCESS)
     assert gets(tree_emulator) == 1 and gets(tree_emulator, "/a/side.txt") == 1
     assert again.indexed == 1 and again.failed == 0
     assert index.get_file(path="/a/side.txt").status == "indexed"
@@ -204,7 +205,7 @@ def test_a_dropped_connection_and_a_timeout_are_reported_per_file(tree_emulator,
     tree_emulator.faults.add(method="GET", path_prefix=DAV + "/x/y.txt", drop=True, times=5)
     tree_emulator.faults.add(method="GET", path_prefix=DAV + "/top.txt", delay=2.0, times=5)
     with client_for(tree_emulator, timeout=0.4, total_timeout=1.5) as client:
-        report = sync(client, index, pool=False)
+        report = sync(client, index, pool=IN_PROCESS)
     reasons = {f["path"]: f["reason"] for f in report.failures}
     assert set(reasons) == {"/x/y.txt", "/top.txt"}
     assert "connection" in reasons["/x/y.txt"].lower()
@@ -216,7 +217,7 @@ def test_a_dropped_connection_and_a_timeout_are_reported_per_file(tree_emulator,
 def test_wrong_credentials_fail_the_sync_with_the_login_instruction(tree_emulator, index):
     acct = Account(url=tree_emulator.url, user="alice", app_password="s3cret-Not-Valid-xyz")
     with NextcloudClient(acct, retries=0) as client, pytest.raises(NextcloudError) as err:
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
     assert err.value.kind == "auth" and "mcp-nextcloud login" in str(err.value)
     assert "s3cret-Not-Valid-xyz" not in str(err.value)
     assert paths(index) == set()
@@ -224,10 +225,10 @@ def test_wrong_credentials_fail_the_sync_with_the_login_instruction(tree_emulato
 
 def test_an_unreachable_server_fails_the_sync_with_an_instruction_and_keeps_the_index(tree_emulator, index):
     with client_for(tree_emulator) as client:
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
     tree_emulator.stop()
     with client_for(tree_emulator, connect_timeout=0.5) as client, pytest.raises(NextcloudError) as err:
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
     assert err.value.kind == "network" and err.value.retry is True
     assert "127.0.0.1" not in str(err.value) and "retry" in str(err.value).lower()
     assert paths(index) == set(TREE)                      # nothing lost
@@ -244,14 +245,15 @@ def test_cancel_stops_between_files_and_the_next_sync_finishes_the_rest(tree_emu
             store.request_cancel(job.id)       # as `jobs cancel` from another process would
 
     with client_for(tree_emulator) as client:
-        final = run_job(store, job.id, lambda h: sync(client, index, pool=False, job=h, progress=progress).to_dict())
+        final = run_job(store, job.id,
+                        lambda h: sync(client, index, pool=IN_PROCESS, job=h, progress=progress).to_dict())
         assert final.state == CANCELLED
         assert final.result["cancelled"] is True and final.result["indexed"] < len(TREE)
         assert index.folder_etag("/") is None                 # the walk is not recorded as finished
         done_before = {r.path for r in index.files_under("/") if r.status == "indexed"}
         assert all(r.status == "indexed" for r in index.files_under("/"))   # consistent: no half-stored file
         tree_emulator.reset_requests()
-        report = sync(client, index, pool=False)
+        report = sync(client, index, pool=IN_PROCESS)
     assert report.complete and paths(index) == set(TREE)
     assert gets(tree_emulator) == len(TREE) - len(done_before)
     for p in done_before:
@@ -262,7 +264,7 @@ def test_progress_is_reported_on_the_job(tree_emulator, index):
     store = JobStore(jobs_path_for(index.path))
     job = store.create_or_join("sync", "alice")
     with client_for(tree_emulator) as client:
-        final = run_job(store, job.id, lambda h: sync(client, index, pool=False, job=h).to_dict())
+        final = run_job(store, job.id, lambda h: sync(client, index, pool=IN_PROCESS, job=h).to_dict())
     assert final.state == SUCCEEDED
     assert final.done == final.total == len(TREE)
     assert final.result["indexed"] == len(TREE) and final.result["propfinds"] == 6
@@ -277,7 +279,7 @@ def test_concurrent_syncs_through_the_job_store_join_one_job(tree_emulator, inde
         started.set()
         release.wait(10)
         with client_for(tree_emulator) as client:
-            return sync(client, index, pool=False, job=handle).to_dict()
+            return sync(client, index, pool=IN_PROCESS, job=handle).to_dict()
 
     t = threading.Thread(target=run_job, args=(store, first.id, body))
     t.start()
@@ -312,7 +314,7 @@ def test_changes_since_mark_is_the_sync_start_minus_a_margin(tree_emulator, inde
 
     started = time.time()
     with client_for(tree_emulator) as client:
-        report = sync(client, index, pool=False, progress=edit_while_walking)
+        report = sync(client, index, pool=IN_PROCESS, progress=edit_while_walking)
     assert report.complete and "/late.txt" not in paths(index)
     mark, finished = _meta_ts(index, "changes_since"), _meta_ts(index, "last_sync_at")
     # The sync's start (after `started`, before the first progress call) minus the margin, floored.
@@ -327,14 +329,14 @@ def test_changes_since_mark_is_the_sync_start_minus_a_margin(tree_emulator, inde
 def test_partial_or_subtree_syncs_do_not_move_the_mark(tree_emulator, index):
     old = "2000-01-01T00:00:00Z"   # a sentinel: a sync in the same second would write an equal mark
     with client_for(tree_emulator) as client:
-        sync(client, index, pool=False)
+        sync(client, index, pool=IN_PROCESS)
         assert index.get_meta("changes_since") != old
         index.writer().set_meta("changes_since", old)
         tree_emulator.state.put_file("alice", "/x/new.txt", b"new")
         tree_emulator.faults.add(method="PROPFIND", path_prefix=DAV + "/x", status=500, times=10)
-        report = sync(client, index, pool=False)
+        report = sync(client, index, pool=IN_PROCESS)
         assert not report.complete and index.get_meta("changes_since") == old
         tree_emulator.faults.clear()
-        assert sync(client, index, pool=False, root="/a").complete
+        assert sync(client, index, pool=IN_PROCESS, root="/a").complete
         assert index.get_meta("changes_since") == old
-        assert sync(client, index, pool=False).complete and index.get_meta("changes_since") != old
+        assert sync(client, index, pool=IN_PROCESS).complete and index.get_meta("changes_since") != old

@@ -8,7 +8,6 @@ import pytest
 
 from reader.document import Limits, ReaderError
 from reader.extract import extract
-from reader.isolated import extract_isolated, outcome_to_document, run_extract
 
 BAD = [
     ("encrypted.pdf", "encrypted", "ask the owner for an unencrypted copy; do not retry"),
@@ -106,36 +105,6 @@ def test_deadline_in_process(fixture_docs):
     with pytest.raises(ReaderError) as err:
         extract((fixture_docs / "manual.pdf").read_bytes(), "manual.pdf", limits=Limits(max_seconds=0.0))
     assert err.value.code == "timeout" and "not retried until it changes" in str(err.value)
-
-
-def test_worker_outcome_is_picklable_and_keeps_code(fixture_bad):
-    import pickle
-
-    outcome = pickle.loads(pickle.dumps(run_extract((fixture_bad / "encrypted.pdf").read_bytes(), "e.pdf",
-                                                    memory_bytes=None)))
-    with pytest.raises(ReaderError) as err:
-        outcome_to_document(outcome)
-    assert err.value.code == "encrypted"
-
-
-def test_isolated_extracts_in_child(fixture_docs):
-    doc = extract_isolated((fixture_docs / "report.docx").read_bytes(), "report.docx")
-    assert doc.kind == "docx" and "amber heron" in doc.text
-
-
-def test_isolated_time_limit_kills(fixture_docs):
-    data = (fixture_docs / "manual.pdf").read_bytes()
-    with pytest.raises(ReaderError) as err:
-        extract_isolated(data, "manual.pdf", limits=Limits(max_seconds=0.01))
-    assert err.value.code == "timeout"
-    assert "took longer than 0.01 s" in str(err.value) and "not retried until it changes" in str(err.value)
-
-
-def test_isolated_memory_limit():
-    data = b"a,b\n" * 5_000_000  # 20 MB of CSV: decoding needs far more than 64 MiB of address space
-    with pytest.raises(ReaderError) as err:
-        extract_isolated(data, "big.csv", memory_bytes=64 * 1024 * 1024)
-    assert err.value.code == "memory" and "do not retry" in str(err.value)
 
 
 def test_binary_with_unknown_extension_is_unsupported():

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from indexer.jobs.pool import IN_PROCESS
 from server.cli import main
 
 
@@ -26,7 +27,7 @@ def shared_db(tmp_path: Path, emulator, fixture_docs) -> Path:
     db = tmp_path / "shared.db"
     assert main(["index", "add", str(fixture_docs), "--index", str(db), "--json"]) == 0
     with Index.open(db) as index, NextcloudClient(Account(**emulator.account("alice"))) as client:
-        assert sync(client, index, pool=False).complete
+        assert sync(client, index, pool=IN_PROCESS).complete
     return db
 
 

@@ -146,3 +146,21 @@ def test_every_command_help_has_a_runnable_example(name: str) -> None:
     # The example parses to this very command (a typo'd option would exit 2 here).
     args = build_parser().parse_args(argv[1:])
     assert callable(args.func)
+
+
+def test_the_cli_keeps_url_logging_libraries_quiet_and_libraries_set_no_levels():
+    """Importing our libraries configures no logger; the CLI raises httpx/httpcore/pdfminer (URLs, noise)."""
+    import subprocess
+    import sys
+
+    code = ("import logging, nextcloud.http, reader.formats.pdf\n"
+            "names = ('httpx', 'httpcore', 'pdfminer')\n"
+            "assert all(logging.getLogger(n).level == logging.NOTSET for n in names)\n"
+            "from server.cli.logs import quiet_libraries\n"
+            "logging.getLogger('pdfminer').setLevel(logging.DEBUG)  # a level the user chose stays\n"
+            "quiet_libraries()\n"
+            "assert logging.getLogger('httpx').level == logging.WARNING\n"
+            "assert logging.getLogger('httpcore').level == logging.WARNING\n"
+            "assert logging.getLogger('pdfminer').level == logging.DEBUG\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr

@@ -13,7 +13,7 @@ from mcp import Client
 
 from nextcloud.errors import (CODES, KINDS, Category, ErrorCode, FaultError, MisuseError, NextcloudError,
                               NotFoundError, RefusedError, error_for, no_credentials)
-from reader.document import ReaderCode, ReaderError
+from reader.document import DEFAULT_LIMITS, ReaderCode, ReaderError
 from server.cli.errors import person_text
 from server.errors import ToolFailure, as_tool_failure, from_nextcloud, from_reader, misuse, refused
 
@@ -152,18 +152,20 @@ def test_the_reader_names_no_tool_and_the_tool_answer_adds_one():
 
 
 def test_reader_errors_keep_their_parts_across_the_process_boundary():
-    from reader.isolated import outcome_to_document, run_extract
+    from indexer.jobs.pool import ExtractionPool, _reader_error, _work
 
     legacy = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512     # an OLE container: a .doc-era file
-    outcome = pickle.loads(pickle.dumps(run_extract(legacy, "old.doc", memory_bytes=None)))
-    with pytest.raises(ReaderError) as caught:
-        outcome_to_document(outcome)
-    err = caught.value
+    status, code, parts = pickle.loads(pickle.dumps(_work(legacy, "old.doc", None, DEFAULT_LIMITS, False)))
+    assert status == "error"
+    err = _reader_error(code, parts)
     assert err.code is ReaderCode.UNSUPPORTED and err.cause.startswith("legacy Office format")
     assert err.action == "save it as docx, xlsx, pptx or PDF to read it" and err.retry_text == "do not retry"
     assert str(err) == f"{err.cause}: {err.action}; {err.retry_text}"
-    # The extraction pool's own outcome for a reader bug (one text): a fault, never a crash of the caller.
-    with pytest.raises(ReaderError) as bug:
-        outcome_to_document(("error", "failed", "x.pdf: the reader failed (KeyError: 'x'); do not retry"))
-    assert bug.value.code is ReaderCode.FAILED and bug.value.category == "fault"
-    assert as_tool_failure(bug.value).kind == "fault"
+    # Through a real capped worker process: the same parts come back.
+    with ExtractionPool(1) as pool, pytest.raises(ReaderError) as caught:
+        pool.extract(legacy, "old.doc", None, rows=False)
+    assert caught.value.action == err.action and caught.value.code is ReaderCode.UNSUPPORTED
+    # A reader bug reported as one text: a fault, never a crash of the caller.
+    bug = _reader_error("failed", "x.pdf: the reader failed (KeyError: 'x'); do not retry")
+    assert bug.code is ReaderCode.FAILED and bug.category == "fault"
+    assert as_tool_failure(bug).kind == "fault"

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from indexer.jobs.pool import IN_PROCESS
 from server.context import Settings
 
 ALICE = "alice"
@@ -64,7 +65,7 @@ def test_grep_finds_a_file_changed_while_the_sync_was_running(small, ok):
             changed.append("/late.md")
             time.sleep(1.1)  # the sync finishes a second later: a finish-time mark would miss the file
 
-    report = sync(ctx.client(), ctx.index, pool=False, progress=edit_while_walking)
+    report = sync(ctx.client(), ctx.index, pool=IN_PROCESS, progress=edit_while_walking)
     assert report.complete and ctx.index.get_file(path="/late.md") is None
     res = ok(call("files_grep", {"query": word}))
     assert [h["path"] for h in res["hits"]] == ["/late.md"]
@@ -74,7 +75,7 @@ def test_a_deleted_file_is_warned_about_then_dropped_when_read(small, ok, err):
     from indexer.remote.sync import sync
 
     emu, ctx, call = small
-    assert sync(ctx.client(), ctx.index, pool=False).complete
+    assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
     first = ok(call("files_grep", {"query": "herons"}))
     assert [h["path"] for h in first["hits"]] == ["/Notes/one.md"]
     assert not any("deleted" in w for w in first.get("warnings", []))   # the sync is fresh: nothing to say
@@ -94,7 +95,7 @@ def test_a_deleted_file_read_by_file_id_is_dropped_too(small, ok, err):
     from indexer.remote.sync import sync
 
     emu, ctx, call = small
-    assert sync(ctx.client(), ctx.index, pool=False).complete
+    assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
     hit = ok(call("files_grep", {"query": "otters"}))["hits"][0]
     emu.state.delete(ALICE, "/two.txt")
     assert "files_search" in err(call("files_read", {"fileId": hit["fileId"]}))
@@ -106,10 +107,10 @@ def test_grep_in_a_folder_the_server_does_not_have(small, err, fresh_check):
     from indexer.remote.sync import sync
 
     emu, ctx, call = small
-    assert sync(ctx.client(), ctx.index, pool=False).complete
+    assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
     if not fresh_check:  # the freshness check ran a moment ago: the folder is checked by one PROPFIND
         ctx.settings = Settings(freshness_interval_s=3600.0)
-        ctx.last_fresh_check = time.monotonic()
+        assert ctx.claim_fresh_check(3600.0) and not ctx.claim_fresh_check(3600.0)
     emu.reset_requests()
     text = err(call("files_grep", {"query": "herons", "path": "/No-such-folder"}))
     assert "/No-such-folder does not exist on the server" in text and "files_search" in text

@@ -6,6 +6,7 @@ from typing import Any, Iterator
 import pytest
 
 from fixtures.emulator.server import ALL_APPS, Emulator
+from indexer.jobs.pool import IN_PROCESS
 
 FULLTEXT_PATH = "/ocs/v2.php/search/providers/fulltextsearch/search"
 
@@ -169,7 +170,7 @@ def test_grep_with_a_selection_says_what_it_covers_and_asks_the_server(fts: Emul
     ctx.index = Index.open(tmp_path / "index.db")
     try:
         sel.save(ctx.index, sel.Selection.of(include=["/Documents"]))
-        sync(ctx.client(), ctx.index, pool=False)
+        sync(ctx.client(), ctx.index, pool=IN_PROCESS)
         out = _grep(ctx, "supplier")
     finally:
         ctx.close()
@@ -191,7 +192,7 @@ def test_grep_without_server_sources_adds_nothing(tmp_path: Any) -> None:
         ctx.settings = Settings(freshness_interval_s=0.0)
         ctx.index = Index.open(tmp_path / "index.db")
         try:
-            sync(ctx.client(), ctx.index, pool=False)
+            sync(ctx.client(), ctx.index, pool=IN_PROCESS)
             out = _grep(ctx, "supplier")
         finally:
             ctx.close()

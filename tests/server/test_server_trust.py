@@ -16,6 +16,7 @@ from typing import Any, Callable
 import anyio
 import pytest
 
+from indexer.jobs.pool import IN_PROCESS
 from server.context import Settings
 
 ALICE = "alice"
@@ -75,7 +76,7 @@ def _synced(emu: Any, index_path: Path) -> None:
     from nextcloud.config import Account
 
     with Index.open(index_path) as index, NextcloudClient(Account(**emu.account(ALICE))) as client:
-        assert sync(client, index, pool=False).complete
+        assert sync(client, index, pool=IN_PROCESS).complete
 
 
 def _wait(predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
@@ -158,11 +159,11 @@ def test_a_failed_sync_is_recorded_and_cleared_by_the_next_one(notes_emulator, t
     bad = Account(url=good.url, user=good.user, app_password="nope")
     with Index.open(tmp_path / "index.db") as index:
         with NextcloudClient(bad) as client, pytest.raises(NextcloudError):
-            sync(client, index, pool=False)
+            sync(client, index, pool=IN_PROCESS)
         failure = json.loads(index.get_meta("last_sync_failure") or "{}")
         assert failure["kind"] == "auth" and "credentials" in failure["message"] and failure["at"]
         with NextcloudClient(good) as client:
-            assert sync(client, index, pool=False).complete
+            assert sync(client, index, pool=IN_PROCESS).complete
         assert index.get_meta("last_sync_failure") == ""
 
 
