@@ -26,14 +26,16 @@ import os
 import posixpath
 import threading
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 from reader.limits import RETRY_WHEN_CHANGED
 
 from indexer.models import FileRecord, too_large_reason
 from indexer.store.prepare import Prepared, prepare
-from indexer.store.writer import IndexWriter, WriteTx
+
+if TYPE_CHECKING:   # annotations only: `inspect` extracts through this pool without loading the index
+    from indexer.store.writer import IndexWriter, WriteTx
 
 DEFAULT_MEMORY_BYTES = 1536 * 1024 * 1024  # 1.5 GiB of address space per worker
 GRACE_SECONDS = 2.0          # on top of Limits.max_seconds before a worker is killed
