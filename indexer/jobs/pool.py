@@ -57,8 +57,30 @@ def _worker_context() -> Any:
             ctx = mp.get_context(_CONTEXT)
             if _CONTEXT == "forkserver":
                 ctx.set_forkserver_preload(_PRELOAD)
+            # Registered before any pool's close (atexit runs last-registered first): workers stop, then this.
+            atexit.register(_stop_helpers)
             _context = ctx
         return _context
+
+
+def _stop_helpers() -> None:
+    """At exit, stop the fork server, then the resource tracker, and wait for each.
+
+    Left alone they notice this process is gone and exit a moment after it: `index add` would
+    return while two of its processes still run. `_stop` is CPython's own (its tests use it);
+    where it is missing, or a worker still runs, they end on their own as before.
+    """
+    from multiprocessing import forkserver, resource_tracker
+
+    if mp.active_children():   # a worker not stopped (no pool close): waiting for the tracker could hang
+        return
+    for helper in (getattr(forkserver, "_forkserver", None), getattr(resource_tracker, "_resource_tracker", None)):
+        stop = getattr(helper, "_stop", None)
+        if stop is not None:
+            try:
+                stop()
+            except (OSError, ChildProcessError):   # already gone
+                pass
 
 
 @dataclass(frozen=True)
