@@ -16,6 +16,7 @@ import logging
 import random
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
@@ -193,6 +194,8 @@ class Transport:
         method = method.upper()
         safe = (method in IDEMPOTENT) if idempotent is None else idempotent
         hdrs = self._headers(headers, dav)
+        # One id per logical request (all its attempts): sent along, and named when a write's outcome is unknown.
+        request_id = hdrs.setdefault("X-Request-Id", uuid.uuid4().hex[:20])
         deadline = time.monotonic() + self.total_timeout
         attempt = 0
         while True:
@@ -216,7 +219,7 @@ class Transport:
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
                 log.info("%s %s: failed after sending (%s)", method, path or "", type(exc).__name__)
                 if not safe:
-                    raise error_for(source, None, condition="unknown_outcome", path=path) from None
+                    raise _unknown_outcome(source, path, request_id) from None
                 if self._sleep_before_retry(attempt, None, deadline):
                     attempt += 1
                     continue
@@ -282,3 +285,11 @@ class Transport:
         except (KeyError, TypeError):
             raise error_for(source, resp.status_code, condition="invalid_response", path=path,
                             detail="no OCS envelope") from None
+
+
+def _unknown_outcome(source: str, path: str | None, request_id: str) -> NextcloudError:
+    """A write sent but unanswered: the error carries the request id, so the outcome can be traced and reconciled."""
+    err = error_for(source, None, condition="unknown_outcome", path=path)
+    err.cause = f"{err.cause.rstrip('.')} (request id: {request_id})"
+    err.request_id = request_id    # type: ignore[attr-defined]  # for programs; the cause says it for people
+    return err

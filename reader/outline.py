@@ -57,9 +57,10 @@ class Outline:
         out: dict[str, Any] = {
             "kind": self.kind,
             "entries": entries,
-            "entryCount": self.entry_count,
             "truncated": self.truncated,
-            "total": self.total,
+            # `total` as in every answer: how many of what it lists (entries) exist; `chars` is the length.
+            "total": self.entry_count,
+            "chars": self.total,
             "pages": self.pages,
             "pageUnit": self.page_unit,
         }

@@ -137,6 +137,21 @@ def slim_schema(schema: Any) -> Any:
 _EVERYWHERE = ("hint", "warnings")
 
 
+def _json_type(sub: dict[str, Any]) -> str:
+    """The one JSON type a property publishes: its own, the non-null member of an Optional, or object for a model.
+
+    Every property names a type: hosts check schema portability, and `{}` (any value) draws a warning.
+    """
+    options = [sub, *sub.get("anyOf", [])]
+    for option in options:
+        kind = option.get("type")
+        if kind and kind != "null":
+            return str(kind)
+        if "$ref" in option or "properties" in option:
+            return "object"
+    return "string"
+
+
 def outline_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """An output schema reduced to its top-level field names and their non-text types.
 
@@ -149,13 +164,7 @@ def outline_schema(schema: dict[str, Any]) -> dict[str, Any]:
     for name, sub in (schema.get("properties") or {}).items():
         if name in _EVERYWHERE:
             continue
-        kind = sub.get("type")
-        if kind is None:
-            kinds = [s.get("type") for s in sub.get("anyOf", []) if s.get("type") not in (None, "null")]
-            kind = kinds[0] if kinds else None
-        # Text is what a field without a type reads as; naming "string" sixteen times would cost
-        # ~240 bytes of every session's tools/list. Numbers, booleans, arrays and objects say their type.
-        props[name] = {"type": kind} if kind and kind != "string" else {}
+        props[name] = {"type": _json_type(sub)}
     # No "required": every published field is present in a successful answer, and it saves bytes.
     return {"type": "object", "properties": props}
 

@@ -18,8 +18,22 @@ from typing import Any, TextIO
 MANUAL = "/Documents/manual.pdf"
 
 
-def run(*, query: str = "install", out: TextIO | None = None) -> int:
-    """Run the demo, printing to `out` (stdout); returns an exit code."""
+# Printed when the demo ends: the one place these suggestions live.
+NEXT_STEPS = (
+    ("mcp-nextcloud demo --serve", "keep this emulated Nextcloud running and connect an MCP host or the "
+                                   "MCP Inspector to it"),
+    ("mcp-nextcloud login https://cloud.example.com", "then `index sync` and `serve`: the same, on your files"),
+    ("mcp-nextcloud inspect FILE --outline", "what the reader makes of a local file"),
+    ("mcp-nextcloud manifest", "every command and its arguments, for scripts and agents"),
+)
+
+
+def run(*, query: str = "install", out: TextIO | None = None, as_json: bool = False, serve: bool = False) -> int:
+    """Run the demo, printing to `out` (stdout); returns an exit code.
+
+    With `serve`, keep the emulator running instead and print the configuration
+    that points `mcp-nextcloud serve` (in an MCP host or the MCP Inspector) at it.
+    """
     import anyio
 
     out = out or sys.stdout
@@ -35,47 +49,118 @@ def run(*, query: str = "install", out: TextIO | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcp-nextcloud-demo-") as tmp, Emulator() as emu:
         creds = emu.account("alice")
         account = Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"])
-        index = Index.open(Path(tmp) / "index.db")
+        index_path = Path(tmp) / "index.db"
+        index = Index.open(index_path)
         client = NextcloudClient(account)
         t0 = time.perf_counter()
         report = sync(client, index)
-        print(f"# emulated Nextcloud with the sample documents; synced {report.indexed} files into a temporary "
-              f"index in {time.perf_counter() - t0:.1f} s", file=out)
+        synced = (f"emulated Nextcloud with the sample documents; synced {report.indexed} files into a temporary "
+                  f"index in {time.perf_counter() - t0:.1f} s")
+        if serve:
+            index.close()
+            client.close()
+            return _serve(creds, index_path, Path(tmp), synced, out, as_json)
+        if not as_json:
+            print(f"# {synced}", file=out)
         ctx = ServerContext(account=account, index=index, settings=Settings(), client_factory=lambda: client)
         server = build_server(ctx)
+        report_out: dict[str, Any] = {"synced": report.indexed, "calls": []}
         try:
-            anyio.run(_drive, server, query, out)
+            anyio.run(_drive, server, query, None if as_json else out, report_out)
         finally:
             ctx.close()
+    if as_json:
+        report_out["next"] = [{"command": c, "why": w} for c, w in NEXT_STEPS]
+        print(json.dumps(report_out, separators=(",", ":"), ensure_ascii=False), file=out)
+    else:
+        print("\n# What to try next", file=out)
+        for command, why in NEXT_STEPS:
+            print(f"  {command:<48} {why}", file=out)
     return 0
 
 
-async def _drive(server: Any, query: str, out: TextIO) -> None:
+def serve_setup(creds: dict[str, str], index_path: Path, folder: Path) -> dict[str, Any]:
+    """What points `mcp-nextcloud serve` at the running emulator: the environment, a host entry, an Inspector line."""
+    import shutil
+
+    env = {"NEXTCLOUD_URL": creds["url"], "NEXTCLOUD_USER": creds["user"],
+           "NEXTCLOUD_APP_PASSWORD": creds["app_password"], "MCP_NEXTCLOUD_INDEX": str(index_path),
+           "MCP_NEXTCLOUD_TELEMETRY": str(folder / "calls.sqlite")}
+    exe = shutil.which("mcp-nextcloud")
+    command, args = (exe, ["serve"]) if exe else (sys.executable, ["-m", "server", "serve"])
+    # The Inspector starts the server without this shell's environment: each variable goes in with -e.
+    inspector = ["npx", "@modelcontextprotocol/inspector"]
+    for key, value in env.items():
+        inspector += ["-e", f"{key}={value}"]
+    return {"env": env, "host": {"mcpServers": {"nextcloud-demo": {"command": command, "args": args, "env": env}}},
+            "inspector": inspector + [command, *args]}
+
+
+def _serve(creds: dict[str, str], index_path: Path, folder: Path, synced: str, out: TextIO, as_json: bool) -> int:
+    """Print the configuration and keep the emulator up until Ctrl-C or SIGTERM."""
+    import shlex
+    import signal
+    import threading
+
+    setup = serve_setup(creds, index_path, folder)
+    if as_json:
+        print(json.dumps(setup, separators=(",", ":")), file=out, flush=True)
+    else:
+        print(f"# {synced}\n# It runs until Ctrl-C. The password below is the emulator's own throwaway "
+              "account, not one of yours.\n", file=out)
+        print("Paste into your MCP host's configuration (e.g. claude_desktop_config.json):", file=out)
+        print(json.dumps(setup["host"], indent=2), file=out)
+        print("\nOr open it in the MCP Inspector (it does not pass this shell's environment on: each variable is "
+              "given with -e):", file=out)
+        print("  " + " ".join(shlex.quote(a) for a in setup["inspector"]), file=out)
+        print("\nOr in another terminal, the same environment and any command, e.g.:", file=out)
+        print("  " + " ".join(f"{k}={shlex.quote(v)}" for k, v in setup["env"].items())
+              + " mcp-nextcloud files grep install", file=out, flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+async def _drive(server: Any, query: str, out: TextIO | None, report: dict[str, Any]) -> None:
+    """The calls an agent would make; printed to `out`, or collected in `report` (--json)."""
     from mcp import Client
 
     async with Client(server, mode="legacy") as c:
         tools = (await c.list_tools()).tools
         size = sum(len(json.dumps(t.model_dump(by_alias=True, mode="json", exclude_none=True),
                                   separators=(",", ":"))) for t in tools)
-        print(f"\n## tools/list: {len(tools)} tools, {size} bytes", file=out)
-        for t in tools:
-            print(f"  {t.name}: {t.description}", file=out)
-        await _show(c, out, "nextcloud_whoami", {})
-        await _show(c, out, "files_grep", {"query": query, "limit": 3})
-        # PDF text glues words: the index and find are whitespace-insensitive both ways.
-        await _show(c, out, "files_grep", {"query": "new app", "limit": 1})
-        await _show(c, out, "files_read", {"path": MANUAL, "find": query, "limit": 2})
-        await _show(c, out, "files_read", {"path": "/Documents/budget.xlsx", "format": "outline"})
-        # Errors are instructions: cause, next action, whether to retry.
-        await _show(c, out, "files_read", {"path": "/Documents/manual-v2.pdf"})
+        report["tools"] = {"count": len(tools), "bytes": size, "names": [t.name for t in tools]}
+        if out is not None:
+            print(f"\n## tools/list: {len(tools)} tools, {size} bytes", file=out)
+            for t in tools:
+                print(f"  {t.name}: {t.description}", file=out)
+        calls: list[tuple[str, dict[str, Any]]] = [
+                 ("nextcloud_whoami", {}), ("files_grep", {"query": query, "limit": 3}),
+                 # PDF text glues words: the index and find are whitespace-insensitive both ways.
+                 ("files_grep", {"query": "new app", "limit": 1}),
+                 ("files_read", {"path": MANUAL, "find": query, "limit": 2}),
+                 ("files_read", {"path": "/Documents/budget.xlsx", "format": "outline"}),
+                 # Errors are instructions: cause, next action, whether to retry.
+                 ("files_read", {"path": "/Documents/manual-v2.pdf"})]
+        for name, args in calls:
+            report["calls"].append(await _show(c, out, name, args))
 
 
-async def _show(client: Any, out: TextIO, name: str, args: dict[str, Any]) -> None:
+async def _show(client: Any, out: TextIO | None, name: str, args: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     result = await client.call_tool(name, args)
     ms = (time.perf_counter() - t0) * 1000
     text = result.content[0].text if result.content else ""
     state = "error" if result.is_error else "ok"
-    print(f"\n## {name} {json.dumps(args, separators=(',', ':'))} -> {state}, {len(text.encode())} bytes, "
-          f"{ms:.0f} ms", file=out)
-    print(text, file=out)
+    if out is not None:
+        print(f"\n## {name} {json.dumps(args, separators=(',', ':'))} -> {state}, {len(text.encode())} bytes, "
+              f"{ms:.0f} ms", file=out)
+        print(text, file=out)
+    answer: Any = result.structured_content if not result.is_error else {"error": text}
+    return {"tool": name, "arguments": args, "ok": not result.is_error, "bytes": len(text.encode()),
+            "ms": round(ms, 1), "answer": answer}

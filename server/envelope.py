@@ -98,8 +98,10 @@ class Hit(BaseModel):
     fileId: int | None = None
     kind: str | None = None
     modified: str | None = None
-    more: bool | None = None  # matches beyond the passages shown (files_read with find lists all); also phrase, folder
+    more: bool | None = None  # matches beyond the passages shown (files_read with find lists all)
     passages: list[dict[str, Any]]
+    phrase: bool | None = None  # the words matched as a phrase (else: all words, apart)
+    folder: str | None = None   # the local folder holding the file, when several are indexed
 
 
 class GrepOut(_Out):

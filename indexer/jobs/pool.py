@@ -176,6 +176,10 @@ def _serve(conn: Any, limits: Limits, memory_bytes: int | None) -> None:
     import reader.extract  # noqa: F401 - already loaded by the fork server; with "spawn", loaded before the cap
 
     _cap_memory(memory_bytes)
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent decides when this worker ends (no traceback here).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             msg = conn.recv()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, cast
@@ -273,6 +274,10 @@ class Index:
                      for r in con.execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
         size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
         parts = _parts(by_source.get("remote", 0), meta, roots)
+        for root in roots:       # times as ISO text, like every answer (never epoch seconds)
+            for key in ("addedAt", "lastIndexedAt"):
+                if isinstance(root.get(key), (int, float)):
+                    root[key] = _iso(root[key])
         return {
             "index": str(self.path),
             "files": sum(counts.values()),
@@ -283,8 +288,8 @@ class Index:
             "failures": failures,
             "textChars": chars,
             "dbBytes": size,
-            "lastIndexedAt": last,
-            "meta": meta,
+            "lastIndexedAt": _iso(last) if last else None,
+            "meta": {k: _meta_value(k, v) for k, v in meta.items()},
             "selection": self._selection(),
         }
 
@@ -324,3 +329,21 @@ class Index:
         return bytes.fromhex(self.get_meta("cursor_secret") or "00")
 
 
+def _iso(ts: Any) -> str:
+    """Unix seconds -> ISO-8601 UTC to the second, the one time format of every answer."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(ts)))
+
+
+def _meta_value(key: str, value: Any) -> Any:
+    """A meta value as data: a JSON record stored as text is decoded (no JSON inside a string), epochs as ISO."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    if key.endswith("_at") and isinstance(value, str):
+        try:
+            return _iso(float(value))
+        except ValueError:
+            return value
+    return value

@@ -25,12 +25,14 @@ __all__ = ["CommandParser", "RootParser", "build_parser", "iter_commands", "main
 # Command modules (server.cli.NAME), in the order root help lists them. Imported when the parser is built:
 # a call the warm process answers (server/cli/warm.py) loads none of them.
 COMMAND_MODULES = [
-    "inspect",   # inspect FILE: what the reader makes of a local file
-    "index",     # index add/watch/status/sync, grep
-    "jobs",      # jobs status/wait/cancel/resume/list
-    "login",     # login URL
-    "serve",     # serve, report, demo
-    "warm",      # warm: a ready process answering grep and inspect
+    "inspect",         # inspect FILE: what the reader makes of a local file
+    "index",           # index add/watch/status/sync, grep
+    "jobs",            # jobs status/wait/cancel/resume/list
+    "login",           # login URL
+    "serve",           # serve, report, demo
+    "tool_commands",   # whoami, files, deck, calendar, contacts, meet, mail: one command per MCP tool
+    "manifest",        # manifest, help COMMAND
+    "warm",            # warm: a ready process answering grep and inspect
 ]
 
 ROOT_EPILOG = """\
@@ -73,10 +75,17 @@ def run_command(argv: list[str]) -> int:
 
     quiet_libraries()
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`| head`): normal in a pipeline, not an error to report.
+        # Point stdout at /dev/null so the interpreter's final flush does not complain either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ import json
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,6 +19,8 @@ from indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
 from server.cli import sync
 from server.cli.parser import Subcommands
 from server.cli.storage import index_problem
+
+from server.cli.output import plain
 
 
 def _dump(obj: Any) -> str:
@@ -41,6 +42,8 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
             return cmd(args)
         except apsw.Error as exc:
             return _fail(index_problem(_where(args), exc))
+        except BrokenPipeError:
+            raise       # `grep x | head -1`: the CLI's entry point ends quietly
         except OSError as exc:
             return _fail(index_problem(_where(args), exc) if exc.errno in (errno.ENOSPC, errno.EDQUOT) else f"{exc}")
         except RuntimeError as exc:
@@ -60,11 +63,18 @@ def _add_index_arg(p: argparse.ArgumentParser) -> None:
                    help="index database to use (default: $MCP_NEXTCLOUD_INDEX, else the platform data dir)")
 
 
-def _open(args: argparse.Namespace):
+def _open(args: argparse.Namespace, *, create: bool = True):
+    """The index database; a command that only reads it refuses a missing file instead of creating one."""
     from indexer.store.index import Index
     from indexer.store.location import index_path
 
-    index = Index.open(index_path(args.index))
+    path = index_path(args.index)
+    if not create and not path.exists():
+        named = "--index" if args.index else ("$MCP_NEXTCLOUD_INDEX" if os.environ.get("MCP_NEXTCLOUD_INDEX")
+                                              else "the default index")
+        raise RuntimeError(f"there is no index at {path} ({named}): check the path, or build it first with "
+                           f"'mcp-nextcloud index add FOLDER' or 'mcp-nextcloud index sync'")
+    index = Index.open(path)
     for note in index.notes:   # file modes repaired on open
         print(f"note: {note}", file=sys.stderr)
     return index
@@ -78,8 +88,10 @@ def _cmd_add(args: argparse.Namespace) -> int:
     from indexer.local.folder import index_folder
 
     folder = Path(args.folder).expanduser()
+    if not folder.exists():
+        return _fail(f"{folder} does not exist: give the path of an existing folder to index")
     if not folder.is_dir():
-        return _fail(f"{folder} is not a folder: give the path of an existing folder to index")
+        return _fail(f"{folder} is a file, not a folder: give the folder that holds it")
     from server.cli.progress import FilesProgress
 
     try:
@@ -115,18 +127,31 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         folder = args.folder or index.get_meta("local_root")
         if not folder:
             return _fail("no folder to watch: give one (mcp-nextcloud index watch FOLDER) or run 'index add' first")
+        if not Path(folder).exists():
+            return _fail(f"{folder} does not exist: give the path of an existing folder to watch")
         if not Path(folder).is_dir():
-            return _fail(f"{folder} is not a folder: give the path of an existing folder to watch")
+            return _fail(f"{folder} is a file, not a folder: give the folder to watch")
+        # With --json: one compact JSON object per line on stdout (an event stream); else lines on stderr.
+        say = _event_printer(args.json)
         with ExtractionPool() as pool:
             with FilesProgress("catching up") as progress:  # what changed while nobody watched
                 report = index_folder(index, folder, pool=pool, progress=progress)
-            print(f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)", file=sys.stderr)
-            _watch_until_stopped(index, folder, pool)
-        print("stopped", file=sys.stderr)
+            _watch_until_stopped(index, folder, pool, say, report)
+        say({"event": "stopped"}, "stopped")
     return 0
 
 
-def _watch_until_stopped(index: Any, folder: str, pool: Any) -> None:
+def _event_printer(as_json: bool) -> Callable[[dict[str, Any], str], None]:
+    def say(event: dict[str, Any], text: str) -> None:
+        if as_json:
+            print(_dump(event), flush=True)
+        else:
+            print(text, file=sys.stderr)
+    return say
+
+
+def _watch_until_stopped(index: Any, folder: str, pool: Any, say: Callable[[dict[str, Any], str], None],
+                         report: Any) -> None:
     """Apply changes until SIGINT or SIGTERM; the watcher is stopped (threads joined) before returning."""
     import signal
 
@@ -134,11 +159,14 @@ def _watch_until_stopped(index: Any, folder: str, pool: Any) -> None:
 
     def changed(path: str, rec: Any) -> None:
         what = "removed" if rec is None else rec.status
-        print(f"{what}: {path}", file=sys.stderr)
+        say({"event": what, "path": path}, f"{what}: {path}")
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     watcher = FolderWatcher(index, folder, pool=pool, on_change=changed).start()
+    # Said once the watcher runs: a change made after this line is seen.
+    say({"event": "watching", "folder": str(report.folder), "files": report.scanned},
+        f"watching {report.folder} ({report.scanned} files; Ctrl-C to stop)")
     try:
         while not stop.wait(0.5):
             pass
@@ -149,13 +177,13 @@ def _watch_until_stopped(index: Any, folder: str, pool: Any) -> None:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    with _open(args) as index:
+    with _open(args, create=False) as index:
         st = index.status()
     if args.json:
         print(_dump(st))
         return 0
     counts = ", ".join(f"{n} {s}" for s, n in sorted(st["counts"].items())) or "empty"
-    last = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(st["lastIndexedAt"])) if st["lastIndexedAt"] else "never"
+    last = st["lastIndexedAt"].replace("T", " ").replace("Z", " UTC") if st["lastIndexedAt"] else "never"
     print(f"index {st['index']}: {st['files']} files ({counts})")
     print(f"  {st['textChars']:,} characters of text, database {st['dbBytes'] / 1e6:.1f} MB, last indexed {last}")
     journals = {r["folder"]: r["journal"] for r in st.get("roots", [])}
@@ -221,10 +249,58 @@ def _cmd_reset(args: argparse.Namespace) -> int:
     return 0
 
 
+# What `grep --fields` may name: the hit record files_grep returns (server/envelope.py Hit), ids kept always.
+GREP_IDS = ("path", "fileId")
+
+
+def _grep_fields(raw: str | None) -> list[str] | None:
+    """--fields checked before the index is opened; an unknown name is an error, never dropped."""
+    if raw is None:
+        return None
+    from server.cli import toolspec
+
+    known = toolspec.load()["files_grep"]["records"]["hits"]
+    asked = [f.strip() for f in raw.split(",") if f.strip()]
+    unknown = [f for f in asked if f not in known]
+    if unknown or not asked:
+        raise ValueError(f"--fields {raw!r}: unknown field(s) {', '.join(unknown) or '(none given)'}; "
+                         f"grep records have {', '.join(known)}")
+    return asked
+
+
+def _grep_json(res: Any, folders: list[str | None], fields: list[str] | None) -> dict[str, Any]:
+    """grep's answer in the CLI's collection shape, with the very hit records files_grep returns."""
+    from server.tools.file_search import hit_entry
+
+    items = []
+    for hit, folder in zip(res.hits, folders, strict=True):
+        rec = hit_entry(hit)
+        if folder:
+            rec["folder"] = folder
+        if fields is not None:
+            rec = {k: v for k, v in rec.items() if k in set(fields) | set(GREP_IDS)}
+        items.append(rec)
+    out: dict[str, Any] = {"items": items, "page": {"returned": len(items), "has_more": bool(res.nextCursor),
+                                                    "next_cursor": res.nextCursor or None},
+                           "query": res.query, "total": res.total}
+    if res.totalIsEstimate:
+        out["totalIsEstimate"] = True
+    if res.warnings:
+        out["warnings"] = list(res.warnings)
+    out["tookMs"] = res.tookMs
+    return out
+
+
 def _cmd_grep(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.kind.split(",")] if args.kind else None
+    if not args.query.strip():
+        return _fail("empty query: give words or a phrase, e.g. mcp-nextcloud grep \"new app\"")
     try:
-        with _open(args) as index:
+        fields = _grep_fields(args.fields)
+    except ValueError as exc:
+        return _fail(str(exc))
+    try:
+        with _open(args, create=False) as index:
             res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor,
                              passages=args.passages)
             roots = index.roots()
@@ -234,18 +310,15 @@ def _cmd_grep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc))
     if args.json:
-        d = res.to_dict()
-        for hd, folder in zip(d["hits"], folders, strict=True):
-            if folder:
-                hd["folder"] = folder
-        print(_dump(d))
+        print(_dump(_grep_json(res, folders, fields)))
         return 0
     for hit, folder in zip(res.hits, folders, strict=True):
         where = f"  in {folder}" if folder and len(roots) > 1 else ""
-        print(f"{hit.path}  ({_hit_summary(hit)}){where}")
+        # File names and passages are data: control characters are shown escaped, never sent to the terminal.
+        print(f"{plain(hit.path)}  ({_hit_summary(hit)}){where}")
         for p in hit.passages:
-            passage = " ".join(p.passage.split())
-            print(f"  page {p.page}, line {p.line}, offset {p.offset}: {passage}")
+            passage = plain(" ".join(p.passage.split()))
+            print(f"  {_unit(hit.kind)} {p.page}, line {p.line}, offset {p.offset}: {passage}")
     total = f"at least {res.total}" if getattr(res, "totalIsEstimate", False) else str(res.total)
     print(f"{total} file(s) match; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"
                                                                   if res.nextCursor else ""))
@@ -282,6 +355,15 @@ def _kind_note(present: dict[str, int], kinds: list[str], path: str | None) -> s
     return f"{head}; kinds indexed{under}: {have} (--kind takes these names)"
 
 
+# How a reader names a file's parts: "sheet 2" of a workbook, "slide 1" of a deck (kinds as the index stores them).
+_UNITS = {"xlsx": "sheet", "ods": "sheet", "spreadsheet": "sheet", "pptx": "slide", "odp": "slide",
+          "presentation": "slide", "docx": "section"}
+
+
+def _unit(kind: str | None) -> str:
+    return _UNITS.get(kind or "", "page")
+
+
 def register(subparsers: Subcommands) -> None:
     """Add `index ...` and `grep` to the root parser."""
     idx = subparsers.add_parser("index", help="build and inspect the local full-text index",
@@ -303,6 +385,7 @@ def register(subparsers: Subcommands) -> None:
     p = isub.add_parser("watch", help="keep a folder's index current until Ctrl-C",
                         epilog="Example: mcp-nextcloud index watch ~/Nextcloud")
     p.add_argument("folder", nargs="?", help="folder to watch (default: the last one added)")
+    p.add_argument("--json", action="store_true", help="one compact JSON event per line on stdout")
     _add_index_arg(p)
     p.set_defaults(func=_guarded(_cmd_watch))
 
@@ -338,9 +421,12 @@ def register(subparsers: Subcommands) -> None:
     g.add_argument("query", help='e.g. partition, "new app", "exact word", olive OR walrus -draft')
     g.add_argument("--path", default=None, help="only files at or below this folder, e.g. /Documents")
     g.add_argument("--kind", default=None, help="only these kinds, comma-separated (pdf,docx,xlsx,...)")
-    g.add_argument("--limit", type=int, default=10, help="files per page (default 10)")
-    g.add_argument("--cursor", default=None, help="nextCursor of the previous page")
+    g.add_argument("--limit", type=int, default=10, help="files per page (default 10, max 100)")
+    g.add_argument("--cursor", default=None, help="page.next_cursor of the previous page (bound to this query)")
     g.add_argument("--passages", type=int, default=1, help=f"passages per file (default 1, max {MAX_PASSAGES})")
-    g.add_argument("--json", action="store_true", help="compact JSON with tookMs (time inside the engine)")
+    g.add_argument("--fields", metavar="A,B", default=None,
+                   help="only these hit fields (path and fileId always kept), e.g. passages")
+    g.add_argument("--json", action="store_true", help="compact JSON {items, page, total, tookMs}: the hits as "
+                   "files_grep returns them")
     _add_index_arg(g)
     g.set_defaults(func=_guarded(_cmd_grep))

@@ -97,11 +97,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(str(exc))
 
-    out = (
-        json.dumps({"document": summary, **result}, separators=(",", ":"), ensure_ascii=False)
-        if args.json
+    out = json.dumps(flat(summary, result), separators=(",", ":"), ensure_ascii=False) if args.json \
         else _human(summary, result)
-    )
     try:
         print(out)
         sys.stdout.flush()
@@ -111,6 +108,16 @@ def run(args: argparse.Namespace) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def flat(summary: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """One flat object, shaped like files_read's answer: the document's facts, then the slice/find/outline fields."""
+    out = {k: v for k, v in summary.items() if k not in ("image", "warnings")}
+    out.update(summary.get("image") or {})          # mime, width, height: as files_read reports an image
+    out.update(next(iter(result.values())))
+    if summary["warnings"]:
+        out["warnings"] = summary["warnings"]
+    return out
 
 
 def _human(summary: dict[str, Any], result: dict[str, Any]) -> str:

@@ -27,6 +27,32 @@ def register(subparsers: Subcommands) -> None:
     p.set_defaults(func=run)
 
 
+def url_problem(raw: str) -> str | None:
+    """Why `raw` is not a Nextcloud address a person meant, or None. Checked before any network I/O.
+
+    A bare word ("not-a-url") is refused unless written with its scheme (http://nextcloud on a LAN is fine):
+    trying to reach it would only end in a confusing "could not reach the server".
+    """
+    from urllib.parse import urlsplit
+
+    from nextcloud.config import normalize_url
+
+    text = raw.strip()
+    try:
+        parts = urlsplit(normalize_url(text))
+        port = parts.port
+    except ValueError:
+        return f"{raw!r} is not a valid web address (malformed host or port)"
+    if parts.scheme not in ("http", "https"):
+        return f"{raw!r} is not a web address: it must start with https:// (or http://)"
+    host = parts.hostname or ""
+    if not host or any(c.isspace() for c in text):
+        return f"{raw!r} is not a valid web address"
+    if "://" not in text and "." not in host and host != "localhost" and port is None:
+        return f"{raw!r} does not look like a web address (no domain)"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the login flow for parsed arguments; return the exit code."""
     # Imported here so `mcp-nextcloud --help` and the other commands do not pay for httpx.
@@ -35,6 +61,16 @@ def run(args: argparse.Namespace) -> int:
     from nextcloud.errors import NextcloudError
     from nextcloud.login import login
     from server.cli.errors import person_text
+
+    problem = url_problem(args.url)
+    if problem:
+        message = f"{problem}: give your Nextcloud's address, e.g. https://cloud.example.com"
+        if args.json:
+            print(json.dumps({"ok": False, "error": {"message": message, "kind": "misuse", "status": "bad_url"}},
+                             separators=(",", ":")))
+        else:
+            print(f"login failed: {message}", file=sys.stderr)
+        return 2
 
     def show(url: str) -> None:
         print(f"Open this URL in a browser and grant access:\n  {url}", file=sys.stderr, flush=True)

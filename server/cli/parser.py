@@ -1,13 +1,26 @@
-"""The CLI's parsers: argparse, plus a record of the sub-commands (argparse keeps them private).
+"""The CLI's parsers: argparse, plus a record of the sub-commands and arguments (argparse keeps them private).
 
 A group's parser makes its sub-commands with `add_commands(...)` (argparse's
 `add_subparsers` arguments) and gets a `Subcommands`, whose `add_parser(...)`
-is argparse's; the root help and `iter_commands` read what it recorded.
+is argparse's; the root help and `iter_commands` read what it recorded. Each
+parser also records the arguments declared on it: `mcp-nextcloud manifest` is
+generated from these records, the very objects argparse parses with, so the
+manifest cannot describe an option the parser does not have.
 """
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from typing import Any, Callable
+
+
+@dataclass
+class Declared:
+    """One argument as declared: its flags, and argparse's own action (type, default, choices, help)."""
+
+    flags: tuple[str, ...]
+    action: argparse.Action
+    repeatable: bool = False
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -21,6 +34,14 @@ class CommandParser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.commands: list[tuple[str, str, CommandParser]] = []
+        self.arguments: list[Declared] = []
+        self.manifest_extra: dict[str, Any] = {}    # what a command adds to its manifest entry (e.g. a schema)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.dest != "help":
+            self.arguments.append(Declared(tuple(args), action, kwargs.get("action") == "append"))
+        return action
 
     def add_commands(self, **kwargs: Any) -> Subcommands:
         """`add_subparsers(**kwargs)`, recording each command added through the result."""

@@ -55,6 +55,10 @@ def register(subparsers: Subcommands) -> None:
         "through an in-process MCP client, printing every answer. Needs no account and no network.",
         epilog="Example: mcp-nextcloud demo --query budget")
     d.add_argument("--query", default="install", help="what to grep for (default: install)")
+    d.add_argument("--serve", action="store_true",
+                   help="keep the emulator running and print the configuration that points `serve` (an MCP "
+                        "host, the MCP Inspector) at it, until Ctrl-C")
+    d.add_argument("--json", action="store_true", help="one compact JSON object (with --serve: the configuration)")
     d.set_defaults(func=run_demo)
 
 
@@ -222,4 +226,4 @@ def run_report(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     from server.demo import run
 
-    return run(query=args.query)
+    return run(query=args.query, as_json=args.json, serve=args.serve)

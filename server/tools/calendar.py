@@ -16,9 +16,10 @@ from server.envelope import envelope
 from server.tools import cal_read, cal_write
 from server.tools.pim_out import DeletedOut, EventOut, EventsOut
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+# openWorldHint is left out where it would say false (see server/tools/files.py).
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 
 Uid = Annotated[str, Field(description="From calendar_list_events", min_length=1, max_length=500)]
 CalendarId = Annotated[str | None, Field(description="Calendar id", max_length=200)]

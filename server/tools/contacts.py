@@ -12,7 +12,8 @@ from server.envelope import envelope
 from server.tools import people
 from server.tools.pim_out import PeopleOut
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# openWorldHint is left out where it would say false (see server/tools/files.py).
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 
 
 def search_payload(ctx: ServerContext, query: str, limit: int) -> dict[str, Any]:

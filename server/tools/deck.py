@@ -17,13 +17,14 @@ from server.context import ServerContext
 from server.envelope import _Out
 from server.tools import deck_list, deck_write
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# openWorldHint is left out where it would say false (see server/tools/files.py).
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 # Creating twice makes two boards or cards: not idempotent, so the policy asks before each.
-CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 # An update can replace a description or a label set: what was there is gone, so it is destructive.
-UPDATE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+UPDATE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
 # Moving to the same column twice leaves the same board, and nothing is lost: no approval needed.
-MOVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+MOVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
 
 
 
@@ -56,6 +57,13 @@ class DeckCard(_Loose):
     board: int
     stack: int
     title: str
+    # Present when set; declared so the CLI's --fields knows them (nested: no tools/list bytes).
+    due: str | None = None
+    done: bool | None = None
+    archived: bool | None = None
+    labels: list[str] | None = None
+    assignees: list[str] | None = None
+    description: str | None = None
 
 
 class DeckListOut(_Out):
@@ -95,6 +103,7 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         dueBefore: Annotated[str | None, Field(description="ISO date")] = None,
         done: Annotated[bool | None, Field(description="Done or open only")] = None,
         archived: Annotated[bool | None, Field(description="Only archived cards")] = None,
+        # The default is said in the description: a published "default" would cost tools/list bytes.
         limit: Annotated[int | None, Field(description="50, max 200", ge=1, le=200)] = None,
         cursor: Annotated[str | None, Field(description="From nextCursor")] = None,
     ) -> Annotated[CallToolResult, DeckListOut]:

@@ -106,8 +106,11 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
         return _unanswered(ctx, exc, folder)
     more = len(items) > limit
     items = items[:limit]
+    # `total` as in every answer: how many match. Exact unless the server has more than this page shows.
     payload: dict[str, Any] = {
         "files": [file_entry(i) for i in items],
+        "total": offset + len(items) + (1 if more else 0),
+        "totalIsEstimate": True if more else None,
         "truncated": more,
         "nextCursor": _remote_cursor(offset + len(items), binding) if more else None,
     }
@@ -185,16 +188,7 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     warnings = cover.warnings + fresh.warnings + index_warnings(res, cover)
     if res.unindexed:
         warnings.append("Files not indexed yet were not searched: read them with files_read.")
-    hits = []
-    for h in res.hits:
-        # Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false.
-        hit = {"path": h.path, "fileId": h.fileId, "modified": iso_time(h.mtime), "more": h.more,
-               "passages": [p.to_dict() for p in h.passages]}
-        if not h.phrase:
-            hit["phrase"] = False
-        if h.folder is not None:
-            hit["folder"] = h.folder
-        hits.append(hit)
+    hits = [hit_entry(h) for h in res.hits]
     if hits:
         warnings += _deleted_since(ctx)
     sources = None
@@ -208,6 +202,18 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
                "hint": " ".join([*(n + "." for n in res.notes), grep_hint(res, folder, cover, is_file=fresh.is_file)]),
                "warnings": warnings}
     return envelope(payload)
+
+
+def hit_entry(h: Any) -> dict[str, Any]:
+    """One grep hit as files_grep and `mcp-nextcloud grep --json` both show it (one shape for one thing).
+
+    Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false. A
+    handle the index does not know (fileId of a plain local file) is left out, never sent as null.
+    """
+    hit = {"path": h.path, "fileId": h.fileId, "modified": iso_time(h.mtime), "more": h.more,
+           "passages": [p.to_dict() for p in h.passages], "phrase": False if not h.phrase else None,
+           "folder": h.folder}
+    return {k: v for k, v in hit.items() if v is not None}
 
 
 def _deleted_since(ctx: ServerContext) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Annotated
 from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from server.context import ServerContext
 from server.envelope import _Out, envelope
@@ -36,12 +36,35 @@ ComposedId = Annotated[str, Field(description="id from mail_compose", min_length
 Token = Annotated[str, Field(description="The preview's token", max_length=128)]
 
 
+class Person(BaseModel):
+    """One address mail_contacts found (declared so the CLI's --fields knows the names)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str | None = None
+    email: str
+    source: str | None = None
+
+
+class MailItem(BaseModel):
+    """One message as mail_search lists it; `id` is what mail_read takes."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    id: int
+    subject: str | None = None
+    sender: str | None = Field(default=None, alias="from")
+    to: list[str] | None = None
+    date: str | None = None
+    unread: bool | None = None
+    mailbox: str | None = None
+    preview: str | None = None
+
+
 class PeopleOut(_Out):
-    people: list[dict[str, object]]
+    people: list[Person]
 
 
 class MessagesOut(_Out):
-    messages: list[dict[str, object]]
+    messages: list[MailItem]
     mailboxes: list[str]
     truncated: bool
     nextCursor: str | None = None

@@ -22,7 +22,8 @@ from server.tools import cal_write, people
 from server.tools.calendar import Description, EndWhen, Title, When
 from server.tools.pim_out import MeetingOut, RoomOut
 
-CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+# openWorldHint is left out where it would say false (see server/tools/files.py).
+CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 GUESTS_WARNING = ("The room is open to guests: anyone with its link can join without an account. "
                   "Tell the user this.")
 

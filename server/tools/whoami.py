@@ -43,8 +43,8 @@ def whoami_payload(ctx: ServerContext) -> dict[str, Any]:
 def register(server: MCPServer, ctx: ServerContext) -> None:
     """Add nextcloud_whoami to `server`."""
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                             open_world_hint=False))
+    # openWorldHint is left out where it would say false (as for every tool): see server/tools/files.py.
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True))
     def nextcloud_whoami() -> Annotated[CallToolResult, WhoamiOut]:
         """Who you act as, and which apps this server has."""
         return envelope(ctx.cached("whoami", WHOAMI_TTL_S, lambda: whoami_payload(ctx)))

@@ -81,8 +81,13 @@ def test_call_log_and_job_store_are_private(tmp_path, loose_umask):
 def test_index_cli_prints_the_repair_note(tmp_path):
     db = tmp_path / "cli.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MCP_NEXTCLOUD_INDEX": str(db)}
-    subprocess.run([sys.executable, "-m", "server", "index", "status"], env=env, cwd=str(ROOT),
-                   capture_output=True, text=True, timeout=60, check=True)
+    # `index status` reads an index, it does not create one (a typo'd path must not make a database).
+    missing = subprocess.run([sys.executable, "-m", "server", "index", "status"], env=env, cwd=str(ROOT),
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "no index at" in missing.stderr and not db.exists()
+    (tmp_path / "empty").mkdir()
+    subprocess.run([sys.executable, "-m", "server", "index", "add", str(tmp_path / "empty")], env=env,
+                   cwd=str(ROOT), capture_output=True, text=True, timeout=60, check=True)
     db.chmod(0o644)
     proc = subprocess.run([sys.executable, "-m", "server", "index", "status"], env=env, cwd=str(ROOT),
                           capture_output=True, text=True, timeout=60)

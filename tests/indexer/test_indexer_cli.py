@@ -26,11 +26,14 @@ def test_add_status_grep_json(tmp_path, capsys, fixture_docs):
     assert main(["grep", "café crème", "--index", db, "--json", "--limit", "1"]) == 0
     out = capsys.readouterr().out.strip()
     res = json.loads(out)
-    assert res["hits"] and res["tookMs"] >= 0 and ", " not in out[:40]
+    assert res["items"] and res["tookMs"] >= 0 and ", " not in out[:40]
+    # The hit record files_grep returns: `modified` as ISO text, never an epoch `mtime`.
+    assert "mtime" not in res["items"][0] and res["items"][0]["modified"].endswith("Z")
     if res["total"] > 1:
+        assert res["page"]["has_more"]
         assert main(["grep", "café crème", "--index", db, "--json", "--limit", "1",
-                     "--cursor", res["nextCursor"]]) == 0
-        assert json.loads(capsys.readouterr().out)["hits"][0]["path"] != res["hits"][0]["path"]
+                     "--cursor", res["page"]["next_cursor"]]) == 0
+        assert json.loads(capsys.readouterr().out)["items"][0]["path"] != res["items"][0]["path"]
 
     assert main(["grep", "manual", "--index", db]) == 0
     text = capsys.readouterr().out
@@ -43,11 +46,17 @@ def test_add_status_grep_json(tmp_path, capsys, fixture_docs):
 def test_errors_exit_2_with_instruction(tmp_path, capsys):
     db = str(tmp_path / "e.db")
     assert main(["index", "add", str(tmp_path / "missing"), "--index", db]) == 2
-    assert "not a folder" in capsys.readouterr().err
-    assert main(["grep", "x", "--index", db, "--cursor", "bogus"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["grep", "x", "--index", db]) == 2          # a missing index is named, never created
+    assert "no index at" in capsys.readouterr().err and not Path(db).exists()
+    (tmp_path / "empty").mkdir()
+    built = str(tmp_path / "built.db")
+    assert main(["index", "add", str(tmp_path / "empty"), "--index", built]) == 0
+    capsys.readouterr()
+    assert main(["grep", "x", "--index", built, "--cursor", "bogus"]) == 2
     err = capsys.readouterr().err
     assert "cursor" in err and "Traceback" not in err
-    assert main(["grep", "   ", "--index", db]) == 2
+    assert main(["grep", "   ", "--index", built]) == 2
     assert "empty query" in capsys.readouterr().err
     assert main(["index", "watch", "--index", db]) == 2
     assert "no folder to watch" in capsys.readouterr().err

@@ -182,7 +182,7 @@ def test_cli_add_with_remote_path_grep_and_status(tmp_path, capsys, make_journal
     assert (rep["path"], rep["remote_path"], rep["remote_path_from"]) == ("/Work", "/Work", "option")
     assert ", " not in out and ": " not in out   # compact JSON
     assert main(["grep", "newt", "--index", db, "--json"]) == 0
-    hits = {(h["path"], h["fileId"], h["folder"]) for h in json.loads(capsys.readouterr().out)["hits"]}
+    hits = {(h["path"], h.get("fileId"), h["folder"]) for h in json.loads(capsys.readouterr().out)["items"]}
     assert hits == {("/todo.txt", None, str(tmp_path / "A")), ("/Work/Documents/note.txt", 123, str(root))}
     assert main(["index", "status", "--index", db]) == 0
     assert f"folder {root} -> /Work (Nextcloud paths) (1 files" in capsys.readouterr().out

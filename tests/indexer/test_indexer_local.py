@@ -259,7 +259,7 @@ def test_cli_names_the_folder_of_each_hit_and_lists_the_folders(tmp_path, capsys
     assert "under /Personal" in capsys.readouterr().out
     assert main(["grep", "newt", "--index", db, "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert {(h["path"], h["folder"]) for h in res["hits"]} == {("/todo.txt", str(a)), ("/Personal/todo.txt", str(b))}
+    assert {(h["path"], h["folder"]) for h in res["items"]} == {("/todo.txt", str(a)), ("/Personal/todo.txt", str(b))}
     assert main(["grep", "plumber", "--index", db]) == 0
     assert f"/todo.txt  (text, 1 match shown)  in {a}" in capsys.readouterr().out
     assert main(["index", "status", "--index", db]) == 0

@@ -24,11 +24,11 @@ def run_json(capsys, argv: list[str]) -> dict:
 
 def test_page_of_markdown(capsys, fixture_docs: Path) -> None:
     res = run_json(capsys, [str(fixture_docs / "manual.md"), "--limit", "40"])
-    doc = res["document"]
+    doc = res                        # flat, like files_read's answer
     assert doc["kind"] == "markdown" and doc["name"] == "manual.md"
     text = (fixture_docs / "manual.md").read_text(encoding="utf-8")
     assert doc["chars"] == len(text)
-    p = res["page"]
+    p = res
     assert p["offset"] == 0 and p["returned"] <= 40 and p["truncated"] is True
     assert text.startswith(p["content"])
     assert "offset=" in p["hint"]
@@ -37,18 +37,18 @@ def test_page_of_markdown(capsys, fixture_docs: Path) -> None:
 def test_find_then_read_at_the_match(capsys, fixture_docs: Path) -> None:
     md = str(fixture_docs / "manual.md")
     res = run_json(capsys, [md, "--find", "CAFE CREME"])
-    f = res["find"]
+    f = res
     assert f["total"] == 1
     m = f["matches"][0]
     assert m["text"] == "Café crème" and m["line"] == 3
     res = run_json(capsys, [md, "--offset", str(m["offset"]), "--limit", "10"])
-    assert res["page"]["content"] == "Café crème"
+    assert res["content"] == "Café crème"
 
 
 def test_outline_json_and_human(capsys, fixture_docs: Path) -> None:
     md = str(fixture_docs / "manual.md")
     res = run_json(capsys, [md, "--outline"])
-    titles = [e["title"] for e in res["outline"]["entries"]]
+    titles = [e["title"] for e in res["entries"]]
     assert "Installation" in titles and "not a heading inside a fence" not in titles
     assert main(["inspect", md, "--outline"]) == 0
     out = capsys.readouterr().out
@@ -60,15 +60,15 @@ def test_outline_within_a_budget_expands_a_section(capsys, tmp_path: Path) -> No
 
     pdf = tmp_path / "big.pdf"
     pdf.write_bytes(bookmarked_pdf())
-    top = run_json(capsys, [str(pdf), "--outline"])["outline"]
-    assert top["entryCount"] == 600 and len(top["entries"]) == 24 and top["entries"][0]["subsections"] == 24
+    top = run_json(capsys, [str(pdf), "--outline"])
+    assert top["total"] == 600 and len(top["entries"]) == 24 and top["entries"][0]["subsections"] == 24
     chapter = top["entries"][4]
-    expanded = run_json(capsys, [str(pdf), "--outline", "--offset", str(chapter["offset"])])["outline"]
+    expanded = run_json(capsys, [str(pdf), "--outline", "--offset", str(chapter["offset"])])
     assert expanded["entries"][0] == {k: v for k, v in chapter.items() if k != "subsections"}
     assert expanded["entries"][1]["title"].startswith("5.1 ")
-    titled = run_json(capsys, [str(pdf), "--outline", "--section", "5.1 section"])["outline"]
+    titled = run_json(capsys, [str(pdf), "--outline", "--section", "5.1 section"])
     assert titled["entries"][0]["title"] == "5.1 Section on part 1"
-    small = run_json(capsys, [str(pdf), "--outline", "--budget", "900"])["outline"]
+    small = run_json(capsys, [str(pdf), "--outline", "--budget", "900"])
     assert len(json.dumps(small, separators=(",", ":")).encode()) <= 900 and small["nextOffset"]
     assert main(["inspect", str(pdf), "--outline"]) == 0
     assert "24 more below" in capsys.readouterr().out
@@ -84,7 +84,7 @@ def test_human_find_view(capsys, fixture_docs: Path) -> None:
 
 def test_no_match_shows_hint(capsys, fixture_docs: Path) -> None:
     res = run_json(capsys, [str(fixture_docs / "notes.txt"), "--find", "aubergine lighthouse"])
-    assert res["find"]["total"] == 0 and "outline" in res["find"]["hint"]
+    assert res["total"] == 0 and "outline" in res["hint"]
 
 
 def test_missing_file_exit_2(capsys, tmp_path: Path) -> None:
@@ -100,8 +100,8 @@ def test_folder_exit_2(capsys, fixture_docs: Path) -> None:
 
 def test_image_summary(capsys, fixture_docs: Path) -> None:
     res = run_json(capsys, [str(fixture_docs / "photo.png")])
-    assert res["document"]["kind"] == "image"
-    assert res["document"]["image"]["mime"] == "image/png" and res["document"]["image"]["width"] > 0
+    assert res["kind"] == "image"
+    assert res["mime"] == "image/png" and res["width"] > 0
 
 
 def test_unreadable_file_exit_2(capsys, fixture_bad: Path) -> None:
@@ -126,13 +126,13 @@ def test_subprocess_python_m_server(fixture_docs: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
-    assert res["outline"]["entries"][0]["title"] == "Sample Manual"
+    assert res["entries"][0]["title"] == "Sample Manual"
 
 
 def test_find_on_the_fixture_manual_pdf(capsys, fixture_docs: Path) -> None:
     res = run_json(capsys, [str(fixture_docs / "manual.pdf"), "--find", "PROPRIÉTÉS", "--limit", "2"])
-    assert res["document"]["kind"] == "pdf" and res["document"]["engine"] == "pypdfium2"
-    assert res["document"]["pages"] > 10
-    f = res["find"]
+    assert res["kind"] == "pdf" and res["engine"] == "pypdfium2"
+    assert res["pages"] > 10
+    f = res
     assert f["total"] >= 3 and len(f["matches"]) == 2 and f["truncated"] is True
     assert all(m["page"] > 1 for m in f["matches"])

@@ -88,8 +88,10 @@ def test_every_tool_declares_all_hints_and_gets_the_expected_policy(list_tools, 
     tools = list_tools(mode)
     for tool in tools:
         declared = tool.annotations.model_dump(by_alias=True, exclude_none=True)
-        for hint in (*HINTS, "openWorldHint"):
+        for hint in HINTS:
             assert isinstance(declared.get(hint), bool), f"{tool.name} does not declare {hint}"
+        # openWorldHint is declared only where it is true (its default): false would cost bytes and say little.
+        assert declared.get("openWorldHint", True) is True, tool.name
     table = policy_table(tools)
     assert {n: (a.category, a.needs_approval) for n, a in table.items()} == EXPECTED_POLICY
 
@@ -199,7 +201,11 @@ def test_output_schemas_publish_the_payload_fields(list_tools):
         assert "$defs" not in schema and "title" not in schema and "required" not in schema, name
     read = tools["files_read"]["outputSchema"]["properties"]
     assert read["matches"] == {"type": "array"} and read["truncated"] == {"type": "boolean"}
-    assert read["content"] == {}   # text: the field name is what a caller needs
+    # Every property names its type: hosts (the MCP Inspector) warn about `{}` as not portable.
+    assert read["content"] == {"type": "string"}
+    for name, tool in tools.items():
+        untyped = [k for k, v in (tool.get("outputSchema") or {}).get("properties", {}).items() if "type" not in v]
+        assert not untyped, (name, untyped)
 
 
 def test_limits_are_in_the_argument_descriptions(list_tools):
