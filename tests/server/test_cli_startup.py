@@ -81,7 +81,7 @@ def test_inspect_of_a_pdf_imports_nothing_of_the_server(fixture_docs: Path) -> N
     """The PDF is read (in the capped child) by pdfium alone; the CLI process loads no server, index or Office code."""
     run = _modules_after(["inspect", str(fixture_docs / "manual.pdf"), "--json"])
     assert run["rc"] == 0
-    assert json.loads(run["out"])["document"]["engine"] == "pypdfium2"
+    assert json.loads(run["out"])["engine"] == "pypdfium2"
     tops = {m.split(".")[0] for m in run["modules"]}
     # platformdirs is allowed here: inspect looks for the warm process next to the default index.
     heavy = sorted(tops & ({*NOT_FOR_READING, "pdfminer", "apsw"} - {"platformdirs"}))
