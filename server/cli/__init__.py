@@ -35,21 +35,26 @@ COMMAND_MODULES = [
     "warm",            # warm: a ready process answering grep and inspect
 ]
 
+# Commands whose call needs only their own module's parser (read paths an agent shells out to): the other
+# modules register dozens of commands (one per MCP tool), ~10 ms a call would pay for nothing.
+OWN_MODULE = {"grep": "index", "index": "index", "inspect": "inspect", "warm": "warm"}
+
 ROOT_EPILOG = """\
 Start with: mcp-nextcloud demo   (no account needed: an emulated Nextcloud, and what an agent sees)
 Then:       mcp-nextcloud login URL; mcp-nextcloud index sync; mcp-nextcloud serve
 Run 'mcp-nextcloud COMMAND --help' for a command's options and an example."""
 
 
-def build_parser() -> RootParser:
-    """The root parser with every command registered; cheap (no heavy imports)."""
+def build_parser(command: str | None = None) -> RootParser:
+    """The root parser with every command registered (or only `command`'s module, see OWN_MODULE)."""
     parser = RootParser(
         prog="mcp-nextcloud",
         description="Search, read and act on your own Nextcloud from a terminal or an agent.",
         epilog=ROOT_EPILOG,
     )
     sub = parser.add_commands(dest="command", metavar="COMMAND", title="commands")
-    for name in COMMAND_MODULES:
+    names = [OWN_MODULE[command]] if command in OWN_MODULE else COMMAND_MODULES
+    for name in names:
         importlib.import_module(f"server.cli.{name}").register(sub)
     return parser
 
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_command(argv: list[str]) -> int:
     """Parse argv and run its command in this process."""
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
