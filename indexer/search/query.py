@@ -22,6 +22,8 @@ the words at word starts (the last is the broadest: every hit matches it).
 from __future__ import annotations
 
 import re
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -221,18 +223,21 @@ class _VocabularyCache:
     MAX_ENTRIES = 4096
 
     def __init__(self) -> None:
-        self.by_con: dict[int, tuple[int, dict]] = {}
+        # Keyed by the connection itself, held weakly: an id() is reused once a connection is gone, and a new
+        # connection (to another index) starts at the same data_version, so id-keyed answers leaked across.
+        self.by_con: weakref.WeakKeyDictionary[apsw.Connection, tuple[int, dict]] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
 
     def of(self, con: apsw.Connection) -> dict:
         value = con.execute("PRAGMA data_version").fetchall()[0][0]
         version = value if isinstance(value, int) else -1
-        key = id(con)
-        held = self.by_con.get(key)
-        if held is None or held[0] != version or len(held[1]) > self.MAX_ENTRIES:
-            fresh: dict = {}
-            self.by_con[key] = (version, fresh)
-            return fresh
-        return held[1]
+        with self._lock:
+            held = self.by_con.get(con)
+            if held is None or held[0] != version or len(held[1]) > self.MAX_ENTRIES:
+                fresh: dict = {}
+                self.by_con[con] = (version, fresh)
+                return fresh
+            return held[1]
 
 
 _VOCAB = _VocabularyCache()
