@@ -26,14 +26,16 @@ import os
 import posixpath
 import threading
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 from reader.limits import RETRY_WHEN_CHANGED
 
 from indexer.models import FileRecord, too_large_reason
 from indexer.store.prepare import Prepared, prepare
-from indexer.store.writer import IndexWriter, WriteTx
+
+if TYPE_CHECKING:   # annotations only: `inspect` extracts through this pool without loading the index
+    from indexer.store.writer import IndexWriter, WriteTx
 
 DEFAULT_MEMORY_BYTES = 1536 * 1024 * 1024  # 1.5 GiB of address space per worker
 GRACE_SECONDS = 2.0          # on top of Limits.max_seconds before a worker is killed
@@ -55,8 +57,30 @@ def _worker_context() -> Any:
             ctx = mp.get_context(_CONTEXT)
             if _CONTEXT == "forkserver":
                 ctx.set_forkserver_preload(_PRELOAD)
+            # Registered before any pool's close (atexit runs last-registered first): workers stop, then this.
+            atexit.register(_stop_helpers)
             _context = ctx
         return _context
+
+
+def _stop_helpers() -> None:
+    """At exit, stop the fork server, then the resource tracker, and wait for each.
+
+    Left alone they notice this process is gone and exit a moment after it: `index add` would
+    return while two of its processes still run. `_stop` is CPython's own (its tests use it);
+    where it is missing, or a worker still runs, they end on their own as before.
+    """
+    from multiprocessing import forkserver, resource_tracker
+
+    if mp.active_children():   # a worker not stopped (no pool close): waiting for the tracker could hang
+        return
+    for helper in (getattr(forkserver, "_forkserver", None), getattr(resource_tracker, "_resource_tracker", None)):
+        stop = getattr(helper, "_stop", None)
+        if stop is not None:
+            try:
+                stop()
+            except (OSError, ChildProcessError):   # already gone
+                pass
 
 
 @dataclass(frozen=True)

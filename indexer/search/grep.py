@@ -17,8 +17,6 @@ characters per file, never a whole-document scan, and every offset is a
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import json
 import time
 import zlib
@@ -121,6 +119,10 @@ class GrepResult:
 
 # -- cursors ---------------------------------------------------------------
 def _binding(secret: bytes, parts: list[Any]) -> str:
+    # Imported on first use: loading OpenSSL costs a CLI grep that fits on one page ~3 ms for nothing.
+    import hashlib
+    import hmac
+
     msg = json.dumps(parts, separators=(",", ":"), sort_keys=True, default=str).encode()
     return hmac.new(secret, msg, hashlib.sha256).hexdigest()[:16]
 
@@ -142,6 +144,8 @@ def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query
             "cursor is not one this index issued: pass the nextCursor of the previous answer unchanged, "
             "or drop cursor to start from the first page; do not retry with this cursor"
         ) from exc
+    import hmac
+
     if offset < 0 or not hmac.compare_digest(mac, _binding(secret, parts)):
         raise ValueError(
             f"cursor belongs to another {what} (or other filters or account): repeat the exact same {what} "

@@ -19,10 +19,15 @@ FILE_MODE = 0o600
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
+# The default data folder's own name on every platform (platformdirs ends the path with the app name);
+# checked first so that opening an index elsewhere (a CLI grep with --index) never imports platformdirs.
+DATA_DIR_NAME = "mcp-nextcloud"
+
+
 def default_data_dir() -> Path:
     from platformdirs import user_data_dir
 
-    return Path(user_data_dir("mcp-nextcloud"))
+    return Path(user_data_dir(DATA_DIR_NAME))
 
 
 def secure_database(path: Path | str) -> list[str]:
@@ -33,7 +38,7 @@ def secure_database(path: Path | str) -> list[str]:
     if not folder.exists():
         folder.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         os.chmod(folder, DIR_MODE)  # mkdir's mode is filtered by the umask
-    elif _same(folder, default_data_dir()):
+    elif folder.name == DATA_DIR_NAME and _same(folder, default_data_dir()):
         notes += _tighten(folder, DIR_MODE, "data folder")
     if not db.exists():
         try:

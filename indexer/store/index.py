@@ -22,28 +22,18 @@ from reader.document import Document
 
 from indexer.models import FileRecord, Root
 from indexer.store.filemodes import secure_database
+from indexer.store.location import default_index_path
 # Re-exported: other modules import these names from indexer.store.
 from indexer.store.rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause  # noqa: F401
 from indexer.store.rows import ROOT_COLUMNS, _row_to_root
 from indexer.store.schema import CHUNK_BITS, migrate
-from indexer.store.writer import IndexWriter
 
 __all__ = ["Index", "IndexWriter", "default_index_path"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from indexer.search.grep import GrepResult
     from indexer.search.names import NameSearchResult
-
-
-def default_index_path(account: str = "local") -> Path:
-    """Where an account's index lives: $MCP_NEXTCLOUD_INDEX, else the platform data dir."""
-    env = os.environ.get("MCP_NEXTCLOUD_INDEX")
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_data_dir
-
-    safe = "".join(c if c.isalnum() or c in "-_.@" else "_" for c in account) or "local"
-    return Path(user_data_dir("mcp-nextcloud")) / f"{safe}.db"
+    from indexer.store.writer import IndexWriter
 
 
 def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[dict]:
@@ -60,6 +50,15 @@ def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[d
         parts.append({"from": "folder", "folder": r["folder"], "path": r["path"], "files": r["files"],
                       "inAnswers": r.get("remotePath") is not None})
     return parts
+
+
+def __getattr__(name: str) -> Any:
+    """`from indexer.store.index import IndexWriter` keeps working without importing the writer eagerly."""
+    if name == "IndexWriter":
+        from indexer.store.writer import IndexWriter
+
+        return IndexWriter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Index:
@@ -107,6 +106,9 @@ class Index:
 
     def writer(self) -> IndexWriter:
         """This index's one writer (its thread starts on first use)."""
+        # Imported here: reading (grep, a CLI call) never pays for the writer and what it pulls in.
+        from indexer.store.writer import IndexWriter
+
         with self._writer_lock:
             if self._closed:
                 raise RuntimeError("index is closed: open it again with Index.open(path)")

@@ -28,7 +28,10 @@ Why this shape:
 """
 from __future__ import annotations
 
-import apsw
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # annotations only: the extraction workers import this module for its constants
+    import apsw
 
 SCHEMA_VERSION = 4
 CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq

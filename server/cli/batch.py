@@ -10,7 +10,6 @@ rerun - after a failure or a kill - skip every item that completed.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from typing import Any
 
@@ -96,6 +95,8 @@ def items_from(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def batch_id(account: Any, data: dict[str, Any]) -> str:
+    import hashlib   # here: every CLI call builds the parser that imports this module
+
     raw = json.dumps([getattr(account, "url", ""), getattr(account, "user", ""), data], sort_keys=True)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
 

@@ -2,7 +2,8 @@
 
 Same model, other audience: a Nextcloud error's step (`mcp-nextcloud login
 URL`) is something this person runs themselves, so it reads "Run `...`".
-Cheap to import: `nextcloud.errors` pulls in neither httpx nor the reader.
+Cheap to import: `nextcloud.errors` (no httpx, no reader) is loaded only when an
+error is worded, so commands that never meet one (a CLI grep) do not pay for it.
 """
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ import json
 import sys
 from typing import Any
 
-from nextcloud.errors import NextcloudError
-
 RUN = "Run"
 
 
 def person_text(err: BaseException) -> str:
     """The instruction for a person: cause, next step, and whether trying again helps."""
+    from nextcloud.errors import NextcloudError
+
     if isinstance(err, NextcloudError):
         return err.render(RUN)
     return str(err)

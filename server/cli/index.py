@@ -10,7 +10,6 @@ import argparse
 import errno
 import json
 import os
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -154,6 +153,8 @@ def _event_printer(as_json: bool) -> Callable[[dict[str, Any], str], None]:
 def _watch_until_stopped(index: Any, folder: str, pool: Any, say: Callable[[dict[str, Any], str], None],
                          report: Any) -> None:
     """Apply changes until SIGINT or SIGTERM; the watcher is stopped (threads joined) before returning."""
+    import signal
+
     from indexer.local.watch import FolderWatcher
 
     def changed(path: str, rec: Any) -> None:

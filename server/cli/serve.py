@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -202,6 +201,8 @@ def run_report(args: argparse.Namespace) -> int:
         else:
             print(message)
         return 0
+    import sqlite3   # here, not at the top: every other command (a CLI grep) would pay for it
+
     log, note = open_call_log(path)
     if note:
         print(f"mcp-nextcloud report: {note}", file=sys.stderr)

@@ -19,6 +19,10 @@ from server.cli import build_parser, iter_commands
 ROOT = Path(__file__).resolve().parents[2]
 # What `mcp-nextcloud --help` must not pay for: each costs 0.05-0.3 s to import.
 HEAVY = ("icalendar", "vobject", "mcp", "apsw", "pypdfium2", "pdfminer", "openpyxl", "httpx")
+# What the read paths an agent shells out to (grep, inspect) must not pay for: the server's stack,
+# the network, the calendar, the Office and image readers, the watcher.
+NOT_FOR_READING = ("mcp", "pydantic", "httpx", "anyio", "uvicorn", "starlette", "icalendar", "vobject",
+                   "openpyxl", "docx", "pptx", "PIL", "watchdog", "platformdirs")
 
 
 def _python(code: str) -> str:
@@ -40,6 +44,48 @@ def test_build_parser_imports_nothing_heavy() -> None:
         "server.cli.build_parser()\n"
         f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({list(HEAVY)!r}))))\n"))
     assert loaded == [], f"build_parser() imported {loaded}: move these imports into the command functions"
+
+
+def _modules_after(argv: list[str]) -> dict:
+    """Run the CLI with argv in a fresh interpreter; its exit code, output and the modules it had loaded."""
+    out = _python(
+        "import contextlib, io, json, sys\n"
+        "from server.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as printed:\n"
+        f"    rc = main({argv!r})\n"
+        "print(json.dumps({'rc': rc, 'out': printed.getvalue(), 'modules': sorted(sys.modules)}))\n")
+    return json.loads(out.splitlines()[-1])
+
+
+def test_grep_on_an_index_imports_only_the_read_side(tmp_path: Path, fixture_docs: Path) -> None:
+    """A CLI grep loads the index's read side: no writer, no extraction, no server, no network."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name in ("notes.txt", "manual.md"):
+        (folder / name).write_bytes((fixture_docs / name).read_bytes())
+    db = tmp_path / "index.db"
+    added = _cli("index", "add", str(folder), "--index", str(db))
+    assert added.returncode == 0, added.stderr
+    run = _modules_after(["grep", "install", "--index", str(db)])
+    assert run["rc"] == 0
+    loaded = set(run["modules"])
+    assert "indexer.search.grep" in loaded      # it did search
+    heavy = sorted({m.split(".")[0] for m in loaded} & {*NOT_FOR_READING, "nextcloud", "sqlite3"})
+    assert heavy == [], f"grep imported {heavy}"
+    ours = sorted(loaded & {"indexer.store.writer", "indexer.jobs.pool", "reader.extract", "reader.outline",
+                            "reader.slicing", "hashlib"})
+    assert ours == [], f"grep imported {ours}: keep them behind the functions that need them"
+
+
+def test_inspect_of_a_pdf_imports_nothing_of_the_server(fixture_docs: Path) -> None:
+    """The PDF is read (in the capped child) by pdfium alone; the CLI process loads no server, index or Office code."""
+    run = _modules_after(["inspect", str(fixture_docs / "manual.pdf"), "--json"])
+    assert run["rc"] == 0
+    assert json.loads(run["out"])["engine"] == "pypdfium2"
+    tops = {m.split(".")[0] for m in run["modules"]}
+    # platformdirs is allowed here: inspect looks for the warm process next to the default index.
+    heavy = sorted(tops & ({*NOT_FOR_READING, "pdfminer", "apsw"} - {"platformdirs"}))
+    assert heavy == [], f"inspect imported {heavy}"
 
 
 def test_client_imports_app_clients_on_first_use(emulator: Emulator) -> None:
