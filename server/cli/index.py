@@ -213,7 +213,7 @@ def _part_line(part: dict[str, Any], journal: str | None) -> str:
 def _cmd_remove(args: argparse.Namespace) -> int:
     if bool(args.folder) == bool(args.account):
         return _fail("give the folder to remove (as `index status` lists it) or --account, not both")
-    with _open(args) as index:
+    with _open(args, create=False) as index:   # removing from a missing index must not create one
         if args.account:
             n = index.writer().forget_account()
             print(f"removed the account's part of {index.path}: {n} files (the next `index sync` fetches them again)")

@@ -84,3 +84,9 @@ def test_grep_lines_count_shown_matches_and_mark_loose_hits(shared_db, capsys):
     assert main(["grep", "olive badger", "--path", "/Documents", "--index", str(shared_db)]) == 0
     head = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("/Documents/notes.txt"))
     assert "loose" not in head and "1 match shown" in head
+
+
+def test_remove_from_a_missing_index_creates_none(tmp_path, capsys):
+    missing = tmp_path / "typo.db"
+    assert main(["index", "remove", "--account", "--index", str(missing)]) == 2
+    assert "there is no index" in capsys.readouterr().err and not missing.exists()
