@@ -109,7 +109,7 @@ def _serve(creds: dict[str, str], index_path: Path, folder: Path, synced: str, o
         print(f"# {synced}\n# It runs until Ctrl-C. The password below is the emulator's own throwaway "
               "account, not one of yours.\n", file=out)
         print("Paste into your MCP host's configuration (e.g. claude_desktop_config.json):", file=out)
-        print(json.dumps(setup["host"], indent=2), file=out)
+        print(json.dumps(setup["host"], separators=(",", ":")), file=out)
         print("\nOr open it in the MCP Inspector (it does not pass this shell's environment on: each variable is "
               "given with -e):", file=out)
         print("  " + " ".join(shlex.quote(a) for a in setup["inspector"]), file=out)

@@ -95,8 +95,13 @@ def live_tools() -> dict[str, dict[str, Any]]:
 
 
 def render(tools: dict[str, dict[str, Any]]) -> str:
-    """The snapshot file's text (stable: tools sorted by name, arguments in the tool's order)."""
-    return json.dumps(tools, indent=1, ensure_ascii=False) + "\n"
+    """The snapshot file's text (stable: tools sorted by name, arguments in the tool's order).
+
+    Compact JSON, one tool per line: a change to one tool is a one-line diff.
+    """
+    lines = [f"{json.dumps(name)}:{json.dumps(entry, separators=(',', ':'), ensure_ascii=False)}"
+             for name, entry in tools.items()]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def load() -> dict[str, dict[str, Any]]:
