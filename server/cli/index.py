@@ -7,6 +7,7 @@ stdout (compact JSON with --json), diagnostics to stderr; errors exit 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
@@ -74,10 +75,11 @@ def _open(args: argparse.Namespace, *, create: bool = True):
                                               else "the default index")
         raise RuntimeError(f"there is no index at {path} ({named}): check the path, or build it first with "
                            f"'mcp-nextcloud index add FOLDER' or 'mcp-nextcloud index sync'")
-    index = Index.open(path)
+    kept = getattr(args, "kept_index", None)   # the warm process's, open across its calls (server/cli/warm.py)
+    index = kept.open(path) if kept is not None else Index.open(path)
     for note in index.notes:   # file modes repaired on open
         print(f"note: {note}", file=sys.stderr)
-    return index
+    return contextlib.nullcontext(index) if kept is not None else index   # a kept index stays open
 
 
 _REMOTE_FROM = {"option": "--remote-path", "config": "the desktop client's config", "default": "assumed"}

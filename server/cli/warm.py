@@ -1,160 +1,213 @@
 """`mcp-nextcloud warm`: a process that answers CLI `grep` and `inspect` calls with everything loaded.
 
 An agent that shells out pays a whole process per call: the interpreter, our
-imports, pdfium. While `warm` runs, those commands send their arguments over a
-Unix socket next to the index (`<index>.sock`, mode 0600, in the private data
-folder by default) and print what the warm process answers; when none answers
-(not started, a stale socket left by a killed one, another user's socket) they
-run in their own process as before, so the result never depends on it. Both
-ends check that the other runs as the same user. Calls are served one at a
-time, each with the caller's working folder and $MCP_NEXTCLOUD_INDEX.
+imports, pdfium. While `warm` runs, those calls send their arguments over a
+Unix socket in a private per-user folder (server/cli/warm_client.py: where,
+the wire format, the caller's side) and print what the warm process answers;
+when none answers they run in their own process as before, so the result
+never depends on it.
+
+What the warm process keeps between calls: the parsers of grep and inspect,
+and its index open (reopened when the file was replaced, e.g. by `index
+reset`; made private again each call, as opening it does). It serves one
+index: its own (--index, else $MCP_NEXTCLOUD_INDEX, else the platform's
+default, for which it also answers calls that name no index). It parses each
+call with the caller's working folder and $MCP_NEXTCLOUD_INDEX, and declines a
+call whose index is not its own or whose $HOME or $XDG_DATA_HOME differs from
+its own (the caller then runs it itself). Both ends check that the other runs
+as the same user. Calls are served one at a time, by this one thread (an
+extraction forks this process: no other thread may hold a lock then).
 MCP_NEXTCLOUD_WARM=0 makes a call run on its own even when a warm process runs.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from server.cli.warm_client import (DECLINED, DEFAULT_DECIDERS, FORWARDED, INDEX_ENV, MAGIC, MAX_REQUEST, OK,
+                                    PRIVATE_MODE, SENT_ENV, SWITCH, UNSET, default_key, index_key,
+                                    is_private_folder, pack, peer_is_this_user, runtime_folder, socket_path,
+                                    unpack)
+
 if TYPE_CHECKING:
-    from server.cli.parser import Subcommands
+    from indexer.store.index import Index
+    from server.cli.parser import RootParser, Subcommands
 
-FORWARDED = ("grep", "inspect")   # read-only: running one again in-process after a failed hand-over is safe
-PROTOCOL = 1
-MAX_REQUEST = 1 << 20
-ENV_PASSED = ("MCP_NEXTCLOUD_INDEX",)
-SWITCH = "MCP_NEXTCLOUD_WARM"   # "0": never hand a call over
-ANSWER_SECONDS = 300.0          # then the call runs on its own (grep and inspect are read-only: safe to repeat)
+__all__ = ["SWITCH", "KeptIndex", "WarmCalls", "serve"]
+
+SEND_SECONDS = 30.0    # a caller that neither sends its request nor reads its answer is dropped
 
 
-def socket_for(index: Path) -> Path:
-    return index.with_name(index.name + ".sock")
+class KeptIndex:
+    """The warm process's index, open across calls while its file is the same one (server/cli/index.py _open).
 
+    "The same one": the file at the path has the inode of the one opened. A descriptor of our own keeps that
+    inode allocated, so a new file there (`index reset`, then `index add`) cannot get its number back."""
 
-def _index_for(argv: list[str]) -> Path:
-    """The index a call uses: its --index, else $MCP_NEXTCLOUD_INDEX or the default (the rule of location.py)."""
-    from indexer.store.location import index_path
+    def __init__(self) -> None:
+        self._index: Index | None = None
+        self._fd: int | None = None
 
-    explicit = None
-    for i, arg in enumerate(argv):
-        if arg == "--index" and i + 1 < len(argv):
-            explicit = argv[i + 1]
-        elif arg.startswith("--index="):
-            explicit = arg.split("=", 1)[1]
-    return index_path(explicit).absolute()
+    def open(self, path: Path) -> Index:
+        """The open index at path, opened again when the file there is another one; its notes are this call's."""
+        from indexer.store.filemodes import secure_database
+        from indexer.store.index import Index
 
-
-def _same_user(sock: Any) -> bool:
-    """The peer of a connected Unix socket runs as this user (SO_PEERCRED; trusted where unavailable)."""
-    import socket
-    import struct
-
-    cred = getattr(socket, "SO_PEERCRED", None)
-    if cred is None:
-        return True
-    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, cred, struct.calcsize("3i")))
-    return uid == os.getuid()
-
-
-# -- the caller's side ------------------------------------------------------
-def forward(argv: list[str]) -> int | None:
-    """Run argv in the warm process if one answers for its index: the exit code, or None to run it here."""
-    path = socket_for(_index_for(argv))
-    try:
         st = os.stat(path)
-    except OSError:
-        return None                      # no warm process: the common case costs one stat
-    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
-        return None
-    import socket
+        if self._index is not None and self._fd is not None and _same_file(st, os.fstat(self._fd)):
+            self._index.notes = secure_database(path)   # what opening it in its own process would repair
+            return self._index
+        self.close()
+        fd = os.open(path, os.O_RDONLY)  # first: a file replaced after this is reopened by the next call
+        try:
+            index = Index.open(path.absolute())          # absolute: later calls come from other folders
+        except BaseException:
+            os.close(fd)
+            raise
+        self._index, self._fd = index, fd
+        return index
 
-    request = {"protocol": PROTOCOL, "argv": argv, "cwd": os.getcwd(),
-               "env": {k: os.environ[k] for k in ENV_PASSED if k in os.environ}}
+    def close(self) -> None:
+        # The index first: closing a descriptor of a database file drops this process's SQLite locks on it.
+        if self._index is not None:
+            self._index.close()
+        if self._fd is not None:
+            os.close(self._fd)
+        self._index, self._fd = None, None
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+class WarmCalls:
+    """Answers requests for one index: the parsers and the index kept, each call checked and run."""
+
+    def __init__(self, index: Path) -> None:
+        from indexer.store.location import platform_index_path
+
+        self.index = os.path.realpath(index)
+        self.deciders = [os.environ.get(k, UNSET) for k in DEFAULT_DECIDERS]
+        self.is_default = self.index == os.path.realpath(platform_index_path())
+        self.kept = KeptIndex()
+        self._parsers: dict[str, RootParser] = {}
+
+    def keys(self) -> list[str]:
+        """The routing keys this process answers: its index, and the default index when it is that."""
+        return [index_key(self.index)] + ([default_key(os.environ)] if self.is_default else [])
+
+    def parser(self, command: str) -> RootParser:
+        """The parser of a command, built once: it is the same for every call."""
+        from server.cli.root import build_parser
+
+        if command not in self._parsers:
+            self._parsers[command] = build_parser(command)
+        return self._parsers[command]
+
+    def answer(self, request: bytes) -> tuple[list[str], str]:
+        """The answer's fields for a request, and a line for the log."""
+        import time
+
+        try:
+            fields = unpack(request)
+        except ValueError:
+            fields = []
+        header = 1 + 1 + len(SENT_ENV)   # MAGIC, working folder, the environment sent
+        if len(fields) <= header or fields[0] != MAGIC:
+            return [MAGIC, DECLINED, "2", "", "malformed request or another version\n"], "declined a malformed request"
+        cwd, env, argv = fields[1], dict(zip(SENT_ENV, fields[2:header], strict=True)), fields[header:]
+        if argv[0] not in FORWARDED:
+            return [MAGIC, DECLINED, "2", "", "this warm process serves grep and inspect only\n"], \
+                f"declined {argv[0]!r}: not grep or inspect"
+        if [env[k] for k in DEFAULT_DECIDERS] != self.deciders:
+            return [MAGIC, DECLINED, "2", "", ""], f"declined {argv[0]}: another $HOME or $XDG_DATA_HOME"
+        t0 = time.perf_counter()
+        declined, rc, out, err = self._call(argv, cwd, env)
+        if declined:
+            return [MAGIC, DECLINED, "2", "", ""], f"declined {argv[0]}: {declined}"
+        return [MAGIC, OK, str(rc), out, err], f"{argv[0]}: exit {rc} in {(time.perf_counter() - t0) * 1000:.1f} ms"
+
+    def _call(self, argv: list[str], cwd: str, env: dict[str, str]) -> tuple[str | None, int, str, str]:
+        """Run one call as its own process would: its folder, its index variable, its output.
+
+        (reason declined or None, exit code, stdout, stderr)."""
+        import contextlib
+        import io
+
+        from server.cli.root import run_parsed
+
+        out, err = io.StringIO(), io.StringIO()
+        saved_env = os.environ.get(INDEX_ENV)
+        try:
+            os.chdir(cwd)
+        except OSError as exc:               # the caller's folder is gone, or not ours to enter
+            return f"cannot work in the caller's folder ({exc.strerror})", 2, "", ""
+        _set_env(INDEX_ENV, env[INDEX_ENV])
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                parser = self.parser(argv[0])
+                args = parser.parse_args(argv)
+                declined = self._other_index(args)
+                if declined:
+                    return declined, 2, "", ""
+                args.kept_index = self.kept
+                rc = run_parsed(parser, args)
+        except SystemExit as exc:            # argparse: --help, a usage error
+            rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        except Exception as exc:             # a bug: the caller runs the call itself and shows it; we go on
+            return f"failed ({type(exc).__name__}: {exc})", 2, "", ""
+        finally:
+            os.chdir("/")                    # where the process waits: a folder that cannot go away
+            _set_env(INDEX_ENV, UNSET if saved_env is None else saved_env)
+        return None, rc, out.getvalue(), err.getvalue()
+
+    def _other_index(self, args: argparse.Namespace) -> str | None:
+        """Why a parsed call is not this process's to answer (another index), or None."""
+        if not hasattr(args, "index"):
+            return None                      # inspect reads no index
+        named = args.index or os.environ.get(INDEX_ENV)
+        if named:
+            return None if index_key(named) == index_key(self.index) else "another index"
+        return None if self.is_default else "the default index, which this process does not serve"
+
+
+def _set_env(name: str, value: str) -> None:
+    if value == UNSET:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
+# -- the listening side ------------------------------------------------------------------
+def _private_runtime_folder() -> str:
+    """The runtime folder, created 0700; one that is not this user's own private folder is refused."""
+    folder = runtime_folder()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(2.0)
-            sock.connect(str(path))
-            if not _same_user(sock):
-                return None
-            sock.sendall(json.dumps(request).encode() + b"\n")
-            sock.settimeout(ANSWER_SECONDS)   # a long grep is still an answer; a hung process is not
-            answer = json.loads(sock.makefile("rb").read())
-    except (OSError, ValueError):
-        return None                      # stale socket, the warm process died or is another version
-    if answer.get("protocol") != PROTOCOL:
-        return None
-    sys.stdout.write(answer["out"])
-    sys.stderr.write(answer["err"])
-    return int(answer["rc"])
+        os.mkdir(folder, PRIVATE_MODE)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise RuntimeError(f"cannot create {folder} for the socket ({exc.strerror}): "
+                           "set XDG_RUNTIME_DIR or TMPDIR to a folder of yours") from exc
+    if not is_private_folder(folder):
+        raise RuntimeError(f"{folder} is not a private folder of this user (a link, another owner, or open to "
+                           "others): remove it, or set XDG_RUNTIME_DIR or TMPDIR to a folder of yours")
+    return folder
 
 
-# -- the warm process -------------------------------------------------------
-def _run(argv: list[str], cwd: str, env: dict[str, str], command: Callable[[list[str]], int]) -> dict[str, Any]:
-    """One call, as its own process would have run it: its folder, its index variable, its output."""
-    import contextlib
-    import io
-
-    out, err = io.StringIO(), io.StringIO()
-    saved_cwd, saved_env = os.getcwd(), {k: os.environ.get(k) for k in ENV_PASSED}
-    try:
-        os.chdir(cwd)
-        for k in ENV_PASSED:
-            if k in env:
-                os.environ[k] = env[k]
-            else:
-                os.environ.pop(k, None)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                rc = command(argv)
-            except SystemExit as exc:    # argparse: --help, a usage error
-                rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    finally:
-        os.chdir(saved_cwd)
-        for k, v in saved_env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return {"protocol": PROTOCOL, "rc": rc, "out": out.getvalue(), "err": err.getvalue()}
-
-
-def _serve_one(conn: Any, command: Callable[[list[str]], int]) -> str:
-    """Answer one connection; a line for the log."""
-    import time
-
-    if not _same_user(conn):
-        return "refused a caller of another user"
-    data = conn.makefile("rb").readline(MAX_REQUEST)
-    try:
-        req = json.loads(data)
-        argv, cwd, env = list(req["argv"]), str(req["cwd"]), dict(req.get("env") or {})
-    except (ValueError, KeyError, TypeError):
-        return "ignored a malformed request"
-    if req.get("protocol") != PROTOCOL or not argv or argv[0] not in FORWARDED:
-        conn.sendall(json.dumps({"protocol": PROTOCOL if req.get("protocol") == PROTOCOL else None,
-                                 "rc": 2, "out": "", "err": "this warm process serves grep and inspect only\n"})
-                     .encode())
-        return f"declined {argv[:1]}"
-    t0 = time.perf_counter()
-    answer = _run(argv, cwd, env, command)
-    conn.sendall(json.dumps(answer).encode())
-    return f"{argv[0]}: exit {answer['rc']} in {(time.perf_counter() - t0) * 1000:.1f} ms"
-
-
-def _bind(path: Path) -> Any:
+def _bind(path: str) -> Any:
     """A listening socket at path, mode 0600; a stale one is replaced, a live one is an error."""
     import socket
 
-    if path.exists():
+    if os.path.lexists(path):
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            probe.connect(str(path))
+            probe.connect(path)
         except OSError:
-            path.unlink()                # nobody listens: left by a process that was killed
+            os.unlink(path)              # nobody listens: left by a process that was killed
         else:
             raise RuntimeError(f"a warm process already answers at {path}; stop it first (Ctrl-C or kill)")
         finally:
@@ -162,57 +215,103 @@ def _bind(path: Path) -> Any:
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)                # born 0600: no moment where another user could connect
     try:
-        srv.bind(str(path))
+        srv.bind(path)
+    except OSError as exc:
+        srv.close()
+        raise RuntimeError(f"cannot listen at {path} ({exc}): set XDG_RUNTIME_DIR or TMPDIR to a shorter "
+                           "folder of yours") from exc
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
     srv.listen(16)
-    srv.settimeout(0.5)
     return srv
 
 
-def serve(index: Path, command: Callable[[list[str]], int], stop: Any, log: Callable[[str], None]) -> None:
-    """Answer calls at index's socket until stop is set; the socket is removed on the way out."""
+def _serve_one(conn: Any, calls: WarmCalls) -> str:
+    """Answer one connection; a line for the log."""
+    if not peer_is_this_user(conn):
+        return "refused a caller of another user"
+    chunks, size = [], 0
+    while size <= MAX_REQUEST:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > MAX_REQUEST:
+        return "ignored a request over 1 MiB"
+    fields, line = calls.answer(b"".join(chunks))
+    conn.sendall(pack(fields))
+    return line
+
+
+def serve(index: Path, stop: Any, log: Callable[[str], None]) -> None:
+    """Answer calls for index until stop is set; its sockets are removed on the way out."""
+    import select
+
     # Loaded once here, so that no call pays for them.
     import indexer.search.grep  # noqa: F401
     import pypdfium2  # noqa: F401
     import reader.extract  # noqa: F401
+    from server.cli.logs import quiet_libraries
 
-    path = socket_for(index)
-    index.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    srv = _bind(path)
-    log(f"warm: answering grep and inspect for {index} at {path} (Ctrl-C to stop)")
+    quiet_libraries()
+    os.chdir("/")                        # each call runs in its caller's folder; between calls, here
+    calls = WarmCalls(index)
+    for command in FORWARDED:
+        calls.parser(command)
+    if index.exists():
+        for note in calls.kept.open(index).notes:
+            log(f"note: {note}")
+    _private_runtime_folder()
+    listening: list[tuple[str, Any, tuple[int, int]]] = []
     try:
+        for key in calls.keys():
+            path = socket_path(key)
+            srv = _bind(path)
+            st = os.stat(path)
+            listening.append((path, srv, (st.st_dev, st.st_ino)))
+        default = " and for calls that name no index" if calls.is_default else ""
+        log(f"warm: answering grep and inspect for {index}{default} at "
+            f"{', '.join(p for p, _, _ in listening)} (Ctrl-C to stop)")
         while not stop.is_set():
-            try:
+            ready, _, _ = select.select([srv for _, srv, _ in listening], [], [], 0.5)
+            for srv in ready:
                 conn, _ = srv.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(30)
-                try:
-                    log(_serve_one(conn, command))
-                except OSError as exc:
-                    log(f"a caller went away ({exc})")
+                with conn:
+                    conn.settimeout(SEND_SECONDS)
+                    try:
+                        log(_serve_one(conn, calls))
+                    except OSError as exc:
+                        log(f"a caller went away ({exc})")
     finally:
-        srv.close()
-        try:
-            path.unlink()
-        except OSError:
-            pass
+        calls.kept.close()
+        for path, srv, bound in listening:
+            srv.close()
+            _unlink_own(path, bound)
+
+
+def _unlink_own(path: str, bound: tuple[int, int]) -> None:
+    """Remove our socket file, not one a newer warm process put in its place."""
+    try:
+        st = os.stat(path)
+        if (st.st_dev, st.st_ino) == bound:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def _cmd_warm(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from server.cli import run_command
+    from indexer.store.location import index_path
 
-    index = Path(args.index).expanduser().absolute() if args.index else _index_for([])
-    stop = threading.Event()
+    index = index_path(args.index).absolute()
+    stop = threading.Event()             # set by SIGTERM; no thread is started
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        serve(index, run_command, stop, lambda line: print(line, file=sys.stderr, flush=True))
+        serve(index, stop, lambda line: print(line, file=sys.stderr, flush=True))
     except KeyboardInterrupt:
         pass
     except RuntimeError as exc:
@@ -225,7 +324,7 @@ def register(subparsers: Subcommands) -> None:
     p = subparsers.add_parser(
         "warm", help="keep a process ready that answers grep and inspect calls faster",
         description="Answer `grep` and `inspect` calls from a process that has the index and the reader loaded, "
-                    "over a socket next to the index (mode 0600). Without it the calls run on their own.",
+                    "over a socket only you can use. Without it the calls run on their own, with the same output.",
         epilog="Example: mcp-nextcloud warm --index ~/notes.db")
     p.add_argument("--index", metavar="PATH", default=None,
                    help="index whose calls to answer (default: $MCP_NEXTCLOUD_INDEX, else the platform data dir)")
