@@ -81,14 +81,19 @@ def default_key(env: "Mapping[str, str]") -> str:
 
 
 def socket_path(key: str) -> str:
-    """The socket of a routing key: FNV-1a (64 bits) of the key names it; the warm process checks every call.
+    """The socket of a routing key, in this user's runtime folder."""
+    return os.path.join(runtime_folder(), socket_name(key))
 
-    A hash only for a short name: a collision could only make a call be declined, never answered wrongly,
-    and only this user can create sockets in the folder. hashlib would cost ~3 ms of imports per call."""
+
+def socket_name(key: str) -> str:
+    """FNV-1a (64 bits) of the key: a short name, whatever the index path; the warm process checks every call.
+
+    A hash only for a name: a collision could only make a call be declined, never answered wrongly, and
+    only this user can create sockets in the folder. hashlib would cost ~3 ms of imports per call."""
     h = 0xCBF29CE484222325
     for byte in key.encode("utf-8", "surrogatepass"):
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return os.path.join(runtime_folder(), f"{h:016x}.sock")
+    return f"{h:016x}.sock"
 
 
 def call_key(argv: list[str]) -> str:

@@ -83,8 +83,7 @@ def test_inspect_of_a_pdf_imports_nothing_of_the_server(fixture_docs: Path) -> N
     assert run["rc"] == 0
     assert json.loads(run["out"])["engine"] == "pypdfium2"
     tops = {m.split(".")[0] for m in run["modules"]}
-    # platformdirs is allowed here: inspect looks for the warm process next to the default index.
-    heavy = sorted(tops & ({*NOT_FOR_READING, "pdfminer", "apsw"} - {"platformdirs"}))
+    heavy = sorted(tops & {*NOT_FOR_READING, "pdfminer", "apsw"})
     assert heavy == [], f"inspect imported {heavy}"
 
 
