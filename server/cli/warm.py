@@ -12,9 +12,9 @@ and its index open (reopened when the file was replaced, e.g. by `index
 reset`; made private again each call, as opening it does). It serves one
 index: its own (--index, else $MCP_NEXTCLOUD_INDEX, else the platform's
 default, for which it also answers calls that name no index). It parses each
-call with the caller's working folder and $MCP_NEXTCLOUD_INDEX, and declines a
-call whose index is not its own or whose $HOME or $XDG_DATA_HOME differs from
-its own (the caller then runs it itself). Both ends check that the other runs
+call with the caller's working folder, $MCP_NEXTCLOUD_INDEX and terminal
+width, and declines a call whose index is not its own or whose $HOME or
+$XDG_DATA_HOME differs from its own (the caller then runs it itself). Both ends check that the other runs
 as the same user. Calls are served one at a time, by this one thread (an
 extraction forks this process: no other thread may hold a lock then).
 MCP_NEXTCLOUD_WARM=0 makes a call run on its own even when a warm process runs.
@@ -27,10 +27,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from server.cli.warm_client import (DECLINED, DEFAULT_DECIDERS, FORWARDED, INDEX_ENV, MAGIC, MAX_REQUEST, OK,
-                                    PRIVATE_MODE, SENT_ENV, SWITCH, UNSET, default_key, index_key,
-                                    is_private_folder, pack, peer_is_this_user, runtime_folder, socket_path,
-                                    unpack)
+from server.cli.warm_client import (APPLIED_ENV, DECLINED, DEFAULT_DECIDERS, FORWARDED, INDEX_ENV, MAGIC,
+                                    MAX_REQUEST, OK, PRIVATE_MODE, SENT_ENV, SWITCH, UNSET, default_key,
+                                    index_key, is_private_folder, pack, peer_is_this_user, runtime_folder,
+                                    socket_path, TAKEN, unpack)
 
 if TYPE_CHECKING:
     from indexer.store.index import Index
@@ -90,6 +90,7 @@ class WarmCalls:
         from indexer.store.location import platform_index_path
 
         self.index = os.path.realpath(index)
+        self.key = index_key(self.index)
         self.deciders = [os.environ.get(k, UNSET) for k in DEFAULT_DECIDERS]
         self.is_default = self.index == os.path.realpath(platform_index_path())
         self.kept = KeptIndex()
@@ -97,7 +98,7 @@ class WarmCalls:
 
     def keys(self) -> list[str]:
         """The routing keys this process answers: its index, and the default index when it is that."""
-        return [index_key(self.index)] + ([default_key(os.environ)] if self.is_default else [])
+        return [self.key] + ([default_key(os.environ)] if self.is_default else [])
 
     def parser(self, command: str) -> RootParser:
         """The parser of a command, built once: it is the same for every call."""
@@ -140,12 +141,12 @@ class WarmCalls:
         from server.cli.root import run_parsed
 
         out, err = io.StringIO(), io.StringIO()
-        saved_env = os.environ.get(INDEX_ENV)
+        saved_env = {k: os.environ.get(k, UNSET) for k in APPLIED_ENV}
         try:
             os.chdir(cwd)
         except OSError as exc:               # the caller's folder is gone, or not ours to enter
             return f"cannot work in the caller's folder ({exc.strerror})", 2, "", ""
-        _set_env(INDEX_ENV, env[INDEX_ENV])
+        _set_env({k: env[k] for k in APPLIED_ENV})
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 parser = self.parser(argv[0])
@@ -161,7 +162,7 @@ class WarmCalls:
             return f"failed ({type(exc).__name__}: {exc})", 2, "", ""
         finally:
             os.chdir("/")                    # where the process waits: a folder that cannot go away
-            _set_env(INDEX_ENV, UNSET if saved_env is None else saved_env)
+            _set_env(saved_env)
         return None, rc, out.getvalue(), err.getvalue()
 
     def _other_index(self, args: argparse.Namespace) -> str | None:
@@ -170,15 +171,16 @@ class WarmCalls:
             return None                      # inspect reads no index
         named = args.index or os.environ.get(INDEX_ENV)
         if named:
-            return None if index_key(named) == index_key(self.index) else "another index"
+            return None if index_key(named) == self.key else "another index"
         return None if self.is_default else "the default index, which this process does not serve"
 
 
-def _set_env(name: str, value: str) -> None:
-    if value == UNSET:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
+def _set_env(values: dict[str, str]) -> None:
+    for name, value in values.items():
+        if value == UNSET:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 # -- the listening side ------------------------------------------------------------------
@@ -231,6 +233,7 @@ def _serve_one(conn: Any, calls: WarmCalls) -> str:
     """Answer one connection; a line for the log."""
     if not peer_is_this_user(conn):
         return "refused a caller of another user"
+    conn.sendall(TAKEN)
     chunks, size = [], 0
     while size <= MAX_REQUEST:
         chunk = conn.recv(1 << 16)

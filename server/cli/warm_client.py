@@ -22,9 +22,10 @@ declines a call whose index is not its own (server/cli/warm.py).
 Wire format (version in MAGIC). Both ways a list of netstrings
 (`<length>:<bytes>,`, text as UTF-8 with lone surrogates passed through, so
 arguments and output arrive exactly as they were). Request: MAGIC, the
-caller's working folder, its $MCP_NEXTCLOUD_INDEX, $HOME and $XDG_DATA_HOME
-(UNSET when not set), then the arguments; the caller then closes its sending
-side. Answer: MAGIC, "ok" or "declined", the exit code, stdout, stderr.
+caller's working folder, its $MCP_NEXTCLOUD_INDEX, terminal width, $HOME and
+$XDG_DATA_HOME (UNSET when not set), then the arguments; the caller then closes its sending
+side. Answer: TAKEN as soon as the warm process takes the call (before reading
+it), then MAGIC, "ok" or "declined", the exit code, stdout, stderr.
 """
 import os
 import stat
@@ -42,12 +43,18 @@ SWITCH = "MCP_NEXTCLOUD_WARM"      # "0": never hand a call over
 INDEX_ENV = "MCP_NEXTCLOUD_INDEX"
 # What the platform's default index follows on Linux and macOS (indexer/store/location.py platform_index_path).
 DEFAULT_DECIDERS = ("HOME", "XDG_DATA_HOME")
-SENT_ENV = (INDEX_ENV, *DEFAULT_DECIDERS)
+# The environment a call sends: what the warm process sets for the call (the index variable, and the width
+# argparse wraps help and usage to), then what it checks against its own.
+APPLIED_ENV = (INDEX_ENV, "COLUMNS")
+SENT_ENV = (*APPLIED_ENV, *DEFAULT_DECIDERS)
 UNSET = "\0"                       # a variable that is not set: no environment value can hold a NUL
 MAGIC = "mcp-nextcloud-warm/2"
 OK, DECLINED = "ok", "declined"
-CONNECT_SECONDS = 2.0              # a warm process that does not even accept is not waited for
-ANSWER_SECONDS = 300.0             # a long grep is still an answer; a hung process is not
+# A warm process that has not taken the call within ACCEPT_SECONDS is hung, or busy with other calls: the call
+# runs on its own (that costs a fraction of it). Once taken, a long grep is still an answer; a hung one is not.
+ACCEPT_SECONDS = 1.0
+ANSWER_SECONDS = 300.0
+TAKEN = b"+"                       # the warm process's first byte: it took the call
 MAX_REQUEST = 1 << 20
 PRIVATE_MODE = 0o700
 
@@ -160,7 +167,8 @@ def forward(argv: list[str]) -> int | None:
         path = socket_path(call_key(argv))
         if not is_private_folder(os.path.dirname(path)):
             return None                  # no warm process (the common case: one stat), or a folder not ours
-        request = pack([MAGIC, os.getcwd(), *(os.environ.get(k, UNSET) for k in SENT_ENV), *argv])
+        env = {**{k: os.environ.get(k, UNSET) for k in SENT_ENV}, "COLUMNS": _columns()}
+        request = pack([MAGIC, os.getcwd(), *(env[k] for k in SENT_ENV), *argv])
         answer = _exchange(path, request)
     except (OSError, ValueError, ImportError, AttributeError):
         return None                      # no socket, a stale one, a warm process that died or broke off
@@ -169,18 +177,34 @@ def forward(argv: list[str]) -> int | None:
     return _print(int(answer[2]), answer[3], answer[4])
 
 
+def _columns() -> str:
+    """The width argparse wraps help to in this process: shutil.get_terminal_size's rule (not imported: ~3 ms)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80   # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return str(columns)
+
+
 def _exchange(path: str, request: bytes) -> list[str]:
     """Send a request to the socket at path; the answer's fields."""
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        sock.settimeout(CONNECT_SECONDS)
+        sock.settimeout(ACCEPT_SECONDS)
         sock.connect(path)
         if not peer_is_this_user(sock):
             raise ValueError("the socket's process runs as another user")
         sock.sendall(request)
         sock.shutdown(_socket.SHUT_WR)
+        if sock.recv(1) != TAKEN:
+            raise ValueError("the warm process closed the connection")
         deadline = time.monotonic() + ANSWER_SECONDS
         chunks = []
         while True:

@@ -13,14 +13,15 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from server.cli.warm import WarmCalls
-from server.cli.warm_client import (DECLINED, MAGIC, OK, SENT_ENV, SWITCH, UNSET, default_key, index_key, pack,
-                                    socket_name, unpack)
+from server.cli.warm_client import (DECLINED, MAGIC, OK, SENT_ENV, SWITCH, TAKEN, UNSET, default_key, index_key,
+                                    pack, socket_name, unpack)
 
 ROOT = Path(__file__).resolve().parents[2]
 # What a call handed to the warm process may import, beyond what the interpreter loads before our code
@@ -141,14 +142,17 @@ def test_grep_and_inspect_answered_warm_equal_those_run_alone(warm: Warm, index:
     assert missing.returncode == 2 and "no such file" in missing.stderr
     usage = _cli(env, "grep", "--index", str(index))
     assert usage.returncode == 2 and usage.stderr == _cli(env, "grep", "--index", str(index), **{SWITCH: "0"}).stderr
-    helped = _cli(env, "grep", "--help", "--index", str(index))
-    assert helped.returncode == 0 and helped.stdout.startswith("usage: mcp-nextcloud grep")
+    for columns in ("60", "200"):    # help wraps to the caller's width, not the warm process's
+        helped = _cli(env, "grep", "--help", "--index", str(index), COLUMNS=columns)
+        assert helped.returncode == 0 and helped.stdout.startswith("usage: mcp-nextcloud grep")
+        assert helped.stdout == _cli(env, "grep", "--help", "--index", str(index), COLUMNS=columns,
+                                     **{SWITCH: "0"}).stdout
     # MCP_NEXTCLOUD_WARM=0: this call runs on its own although the warm process answers (the log below
     # counts the greps served).
     switched_off = _cli(env, "grep", "install", "--index", str(index), **{SWITCH: "0"})
     assert _lines(switched_off) == _lines(alone)
     log = warm.stop()
-    assert log.count("grep: exit 0") == 3 and log.count("inspect: exit 0") == 1, log
+    assert log.count("grep: exit 0") == 4 and log.count("inspect: exit 0") == 1, log   # 2 greps, 2 helps
     assert "inspect: exit 2" in log and log.count("grep: exit 2") == 1
 
 
@@ -269,7 +273,7 @@ def test_the_warm_process_checks_home_and_data_home(index: Path, data_home: Path
     default index and `~`); the same request with its own values is answered."""
     here = os.getcwd()
     calls = WarmCalls(index)
-    sent = {"MCP_NEXTCLOUD_INDEX": UNSET, "HOME": os.environ.get("HOME", UNSET),
+    sent = {"MCP_NEXTCLOUD_INDEX": UNSET, "COLUMNS": "80", "HOME": os.environ.get("HOME", UNSET),
             "XDG_DATA_HOME": os.environ.get("XDG_DATA_HOME", UNSET)}
     argv = ["grep", "install", "--index", str(index)]
     fields, _ = calls.answer(pack([MAGIC, str(ROOT), *(sent[k] for k in SENT_ENV), *argv]))
@@ -321,6 +325,52 @@ def test_a_runtime_folder_open_to_others_is_not_used(index: Path, runtime: Path,
         os.chmod(folder, 0o700)
         log = w.stop()
     assert "grep: exit" not in log, log
+
+
+def _forward_in_a_process(env: dict[str, str], index: Path, answer_seconds: float | None = None) -> str:
+    """What `forward` returns for a grep, in a fresh process (None: the call runs in that process)."""
+    code = ("import server.cli.warm_client as client\n"
+            + (f"client.ANSWER_SECONDS = {answer_seconds}\n" if answer_seconds else "")
+            + f"print(client.forward(['grep', 'install', '--index', {str(index)!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=60)
+    return done.stdout.strip() + done.stderr
+
+
+@pytest.mark.parametrize("takes_the_call", [False, True])
+def test_a_warm_process_that_does_not_answer_is_not_waited_for(index: Path, runtime: Path, env: dict[str, str],
+                                                               takes_the_call: bool) -> None:
+    """A process at the socket that never takes the call (hung, or busy with others) is given 1 s; one that
+    took it and then hangs, ANSWER_SECONDS (300 s: a long grep is still an answer; 1 s here). Then the call
+    runs on its own."""
+    sock = _socket_of(runtime, index)
+    sock.parent.mkdir(mode=0o700, exist_ok=True)
+    hung = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    hung.bind(str(sock))
+    hung.listen(4)                                # connections wait in the backlog
+    held: list[socket.socket] = []
+
+    def take() -> None:                           # take the call, then never answer
+        conn, _ = hung.accept()
+        conn.sendall(TAKEN)
+        held.append(conn)
+
+    taker = threading.Thread(target=take, daemon=True)
+    if takes_the_call:
+        taker.start()
+    try:
+        assert _forward_in_a_process(env, index, 1.0 if takes_the_call else None) == "None"
+        if takes_the_call:
+            taker.join(timeout=10)
+            assert held, "the call never reached the socket"
+        else:
+            done = _cli(env, "grep", "install", "--index", str(index))   # the whole command: 1 s lost
+            assert done.returncode == 0 and "manual.md" in done.stdout
+    finally:
+        for conn in held:
+            conn.close()
+        hung.close()
+        sock.unlink(missing_ok=True)
 
 
 def test_the_wire_format_carries_any_text_exactly() -> None:
