@@ -226,6 +226,7 @@ def _bind(path: str) -> Any:
         os.umask(old)
     os.chmod(path, 0o600)
     srv.listen(16)
+    srv.setblocking(False)               # accepted when select says so; a caller gone meanwhile blocks nothing
     return srv
 
 
@@ -280,7 +281,10 @@ def serve(index: Path, stop: Any, log: Callable[[str], None]) -> None:
         while not stop.is_set():
             ready, _, _ = select.select([srv for _, srv, _ in listening], [], [], 0.5)
             for srv in ready:
-                conn, _ = srv.accept()
+                try:
+                    conn, _ = srv.accept()
+                except BlockingIOError:
+                    continue
                 with conn:
                     conn.settimeout(SEND_SECONDS)
                     try:
