@@ -234,6 +234,8 @@ def _serve_one(conn: Any, calls: WarmCalls) -> str:
     """Answer one connection; a line for the log."""
     if not peer_is_this_user(conn):
         return "refused a caller of another user"
+    # TAKEN before anything else: a caller that gave up waiting (this process was busy) has closed its end, so
+    # this send fails and its call is not run for nobody.
     conn.sendall(TAKEN)
     chunks, size = [], 0
     while size <= MAX_REQUEST:
