@@ -308,6 +308,21 @@ def test_the_warm_index_follows_a_reset(tmp_path: Path, env: dict[str, str]) -> 
     assert log.count("grep: exit 0") == 2 and log.count("grep: exit 2") == 1, log
 
 
+def test_the_kept_index_holds_no_snapshot_between_calls(warm: Warm, index: Path, env: dict[str, str]) -> None:
+    """Kept open, the index must not hold a read transaction after a call: writers could not checkpoint it."""
+    import apsw
+
+    assert _cli(env, "grep", "install", "--index", str(index)).returncode == 0
+    con = apsw.Connection(str(index))
+    try:
+        busy, _, _ = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
+    finally:
+        con.close()
+    assert busy == 0, "the warm process's connection blocks the checkpoint"
+    assert "manual.md" in _cli(env, "grep", "install", "--index", str(index)).stdout
+    assert warm.stop().count("grep: exit 0") == 2
+
+
 def test_a_runtime_folder_open_to_others_is_not_used(index: Path, runtime: Path, env: dict[str, str],
                                                      tmp_path: Path) -> None:
     """The warm process refuses a runtime folder others can enter; a call does not use one either."""
