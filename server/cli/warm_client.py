@@ -172,6 +172,9 @@ def forward(argv: list[str]) -> int | None:
         answer = _exchange(path, request)
     except (OSError, ValueError, ImportError, AttributeError):
         return None                      # no socket, a stale one, a warm process that died or broke off
+    except KeyboardInterrupt:            # Ctrl-C while waiting: as a call running here ends (server/cli/root.py)
+        print("interrupted", file=sys.stderr)
+        return 130
     if len(answer) != 5 or answer[0] != MAGIC or answer[1] != OK or not answer[2].lstrip("-").isdigit():
         return None                      # declined (another index...) or another version
     return _print(int(answer[2]), answer[3], answer[4])
