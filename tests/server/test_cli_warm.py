@@ -388,6 +388,32 @@ def test_a_warm_process_that_does_not_answer_is_not_waited_for(index: Path, runt
         sock.unlink(missing_ok=True)
 
 
+def test_ctrl_c_while_the_warm_process_works_ends_the_call_as_in_process(index: Path, runtime: Path,
+                                                                        env: dict[str, str]) -> None:
+    import signal
+
+    sock = _socket_of(runtime, index)
+    sock.parent.mkdir(mode=0o700, exist_ok=True)
+    busy = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    busy.bind(str(sock))
+    busy.listen(1)
+    call = subprocess.Popen([sys.executable, "-m", "server.cli", "grep", "install", "--index", str(index)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        busy.settimeout(60)
+        conn, _ = busy.accept()                   # the call is waiting for its answer now
+        conn.sendall(TAKEN)
+        call.send_signal(signal.SIGINT)
+        out, err = call.communicate(timeout=60)
+        assert call.returncode == 130 and err == "interrupted\n" and out == "", err
+        conn.close()
+    finally:
+        if call.poll() is None:
+            call.kill()
+        busy.close()
+        sock.unlink(missing_ok=True)
+
+
 def test_the_wire_format_carries_any_text_exactly() -> None:
     fields = ["", "a:b,c", "naïve ☃", "bad \udcff byte", "x" * 70000]
     assert unpack(pack(fields)) == fields
