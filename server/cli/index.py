@@ -270,7 +270,7 @@ def _grep_fields(raw: str | None) -> list[str] | None:
 
 def _grep_json(res: Any, folders: list[str | None], fields: list[str] | None) -> dict[str, Any]:
     """grep's answer in the CLI's collection shape, with the very hit records files_grep returns."""
-    from server.tools.file_search import hit_entry
+    from server.tools.grep_hit import hit_entry
 
     items = []
     for hit, folder in zip(res.hits, folders, strict=True):
@@ -429,4 +429,5 @@ def register(subparsers: Subcommands) -> None:
     g.add_argument("--json", action="store_true", help="compact JSON {items, page, total, tookMs}: the hits as "
                    "files_grep returns them")
     _add_index_arg(g)
-    g.set_defaults(func=_guarded(_cmd_grep))
+    # grep reads the index only: no library that logs (server/cli/logs.py), so no `logging` to import.
+    g.set_defaults(func=_guarded(_cmd_grep), chatty_libraries=False)
