@@ -50,8 +50,10 @@ def _clean(text: str) -> str:
 
 
 def _pdfium_page_text(textpage: Any, repair: bool) -> str:
-    """One page's text; spacing accents over letters recomposed when `repair` (the default)."""
-    raw = textpage.get_text_range()
+    """One page's text (a raw FPDF_TEXTPAGE); spacing accents over letters recomposed when `repair` (the default)."""
+    from .pdfium import page_text
+
+    raw = page_text(textpage)
     if repair and has_accent_candidates(raw):
         raw = recompose(raw, _pdfium_box(textpage, raw))
     return _clean(raw)
@@ -61,14 +63,14 @@ def _pdfium_page_text(textpage: Any, repair: bool) -> str:
 def _char_box_function() -> Any:
     """FPDFText_GetCharBox with plain pointer arguments.
 
-    pypdfium2's binding converts each of the four double* arguments through
-    its declared pointer types, which makes a call ~2x slower; this call runs
+    The raw binding converts each of the four double* arguments through its
+    declared pointer types, which makes a call ~2x slower; this call runs
     for every accent and its neighbour, so it is declared here with void*
     arguments (same function, same C signature: textpage, index, l, r, b, t).
     """
     import ctypes
 
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2_raw as pdfium_c
 
     proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, *([ctypes.c_void_p] * 4))
     address = ctypes.cast(pdfium_c.FPDFText_GetCharBox, ctypes.c_void_p).value
@@ -80,11 +82,12 @@ def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
     """Box of text[i]: the text index is the char index unless pdfium inserted or dropped characters."""
     import ctypes
 
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2_raw as pdfium_c
 
-    raw = textpage.raw
-    same = len(text) == pdfium_c.FPDFText_CountChars(raw)
-    handle = ctypes.cast(raw, ctypes.c_void_p).value
+    from .pdfium import count_chars
+
+    same = len(text) == count_chars(textpage)
+    handle = ctypes.cast(textpage, ctypes.c_void_p).value
     get_box, char_index = _char_box_function(), pdfium_c.FPDFText_GetCharIndexFromTextIndex
     # One set of out-parameters reused for every call (left, right, bottom, top: pdfium's order).
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
@@ -96,7 +99,7 @@ def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
         return (left.value, bottom.value, right.value, top.value)
 
     def mapped_box(i: int) -> Box | None:
-        index = char_index(raw, i)
+        index = char_index(textpage, i)
         return box(index) if index >= 0 else None
 
     return box if same else mapped_box
@@ -119,44 +122,33 @@ def _place(out: PagedText, page_texts: list[str], toc: list[tuple[int, str, int 
 
 
 def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline, *, repair: bool = True) -> Document:
-    import pypdfium2 as pdfium
+    from .pdfium import PASSWORD_ERROR, PdfFile, PdfiumError
 
     try:
-        pdf = pdfium.PdfDocument(data)
-    except pdfium.PdfiumError as exc:
-        if "password" in str(exc).lower():
+        pdf = PdfFile(data)
+    except PdfiumError as exc:
+        if exc.code == PASSWORD_ERROR:
             raise _encrypted() from None
         raise
-    try:
+    with pdf:
         out = PagedText()
         warnings: list[str] = []
-        total = len(pdf)
         texts: list[str] = []
-        for i in range(min(total, limits.max_pages)):
+        for i in range(min(pdf.pages, limits.max_pages)):
             deadline.check()
-            page = pdf[i]
-            textpage = page.get_textpage()
-            try:
-                text = _pdfium_page_text(textpage, repair)
-            finally:
-                textpage.close()
-                page.close()
+            text = pdf.page_text(i, lambda textpage: _pdfium_page_text(textpage, repair))
             out.new_page()
             out.add(text)
             texts.append(text)
-        if total > limits.max_pages:
-            warnings.append(f"PDF cut at {limits.max_pages} of {total} pages")
-        toc = []
+        if pdf.pages > limits.max_pages:
+            warnings.append(f"PDF cut at {limits.max_pages} of {pdf.pages} pages")
+        toc: list[tuple[int, str, int | None]] = []
         try:
-            for bm in pdf.get_toc(max_depth=8):
-                dest = bm.get_dest()
-                toc.append((bm.level + 1, bm.get_title() or "", dest.get_index() if dest else None))
-        except Exception:  # a broken outline must not cost the text
+            toc.extend(pdf.bookmarks(max_depth=8))
+        except Exception:  # a broken outline must not cost the text (nor the bookmarks read before)
             warnings.append("PDF bookmarks could not be read")
         _place(out, texts, toc)
         return out.build("pdf", name, "application/pdf", warnings=warnings, engine="pypdfium2")
-    finally:
-        pdf.close()
 
 
 def _pdfminer_toc(data: bytes) -> list[tuple[int, str, int | None]]:

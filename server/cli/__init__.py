@@ -76,10 +76,9 @@ def run_command(argv: list[str]) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    if getattr(args, "chatty_libraries", True):   # see server/cli/logs.py
-        from server.cli.logs import quiet_libraries
+    from server.cli.logs import quiet_libraries
 
-        quiet_libraries()
+    quiet_libraries()
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()

@@ -429,5 +429,4 @@ def register(subparsers: Subcommands) -> None:
     g.add_argument("--json", action="store_true", help="compact JSON {items, page, total, tookMs}: the hits as "
                    "files_grep returns them")
     _add_index_arg(g)
-    # grep reads the index only: no library that logs (server/cli/logs.py), so no `logging` to import.
-    g.set_defaults(func=_guarded(_cmd_grep), chatty_libraries=False)
+    g.set_defaults(func=_guarded(_cmd_grep))
