@@ -1,0 +1,160 @@
+"""Run a function in a forked child with its address space capped; collect its pickled answer, or kill it.
+
+The process mechanics of indexer.jobs.oneshot, kept apart from what the children do. A child is
+forked from the caller (no new interpreter, no fork server, no resource tracker), caps its address
+space (RLIMIT_AS, as the pool's workers do) and its CPU time (a backstop should the parent vanish),
+ignores Ctrl-C (the parent decides when it ends), runs its job and writes the pickled result to a
+pipe, then leaves with os._exit: none of the parent's atexit handlers, buffers or `finally` blocks
+run twice. The parent reads every child's pipe until EOF or the deadline, kills whoever is still
+working at the deadline or when the parent itself is interrupted, and always reaps every child:
+nothing outlives the call, not even a zombie.
+
+Forking is only safe in a process with one thread (a fork copies other threads' locks mid-use);
+`can_fork` says whether this process qualifies.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, NoReturn
+
+CPU_MARGIN_SECONDS = 5       # the CPU backstop sits this far past the parent's own deadline
+_NO_ANSWER = 70              # exit status of a child whose job raised (os.EX_SOFTWARE)
+
+
+def thread_count() -> int:
+    """Threads in this process, C threads included where the platform tells (Linux /proc)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
+
+
+def can_fork() -> bool:
+    """True when a child may be forked here: the platform forks safely and this process has one thread.
+
+    macOS is left out: its system frameworks may abort in a forked child (CPython's multiprocessing
+    stopped forking there for that reason).
+    """
+    return hasattr(os, "fork") and sys.platform != "darwin" and thread_count() == 1
+
+
+@dataclass
+class Child:
+    """A forked child: its pid, the read end of its answer pipe, what it sent, how it ended."""
+
+    pid: int
+    fd: int
+    chunks: list[bytes] = field(default_factory=list)
+    exitcode: int | None = None      # as multiprocessing reports it: -N when killed by signal N
+    reaped: bool = False
+
+    def answer(self) -> Any:
+        """The child's unpickled result; LookupError when it sent none (it died, or its job raised)."""
+        import pickle
+
+        payload = b"".join(self.chunks)
+        if self.exitcode != 0 or not payload:
+            raise LookupError(self.exitcode)
+        try:
+            return pickle.loads(payload)
+        except Exception:   # a child killed mid-write: a cut pickle
+            raise LookupError(self.exitcode) from None
+
+
+def start(job: Callable[[], Any], memory_bytes: int | None, seconds: float) -> Child:
+    """Fork a child that runs job() under the caps and sends back its pickled result."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: never returns into the caller's stack
+        os.close(read_end)
+        _child_main(write_end, job, memory_bytes, seconds)
+    os.close(write_end)
+    return Child(pid, read_end)
+
+
+def _child_main(fd: int, job: Callable[[], Any], memory_bytes: int | None, seconds: float) -> NoReturn:
+    status = _NO_ANSWER
+    try:
+        import pickle
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole group; the parent kills us
+        from indexer.jobs.pool import _cap_memory
+        import reader.extract  # noqa: F401 - loaded before the cap, as in the pool's workers
+
+        _cap_memory(memory_bytes)
+        _cap_cpu(seconds)
+        view = memoryview(pickle.dumps(job(), pickle.HIGHEST_PROTOCOL))
+        while view:
+            view = view[os.write(fd, view):]
+        status = 0
+    except BaseException:   # no answer: the parent reports the child as died  # noqa: S110
+        pass
+    finally:
+        os._exit(status)
+
+
+def _cap_cpu(seconds: float) -> None:
+    """RLIMIT_CPU past the parent's deadline: a child whose parent was killed still ends (SIGXCPU, then SIGKILL)."""
+    try:
+        import resource
+
+        soft = int(seconds) + CPU_MARGIN_SECONDS
+        _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if hard == resource.RLIM_INFINITY or soft < hard:
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    except (ImportError, ValueError, OSError):   # not on this platform: the parent's deadline still applies
+        pass
+
+
+def collect(children: list[Child], seconds: float) -> bool:
+    """Read every child's answer until all are done (True) or `seconds` have passed (False).
+
+    Every child has been reaped when this returns or raises: those still running at the deadline,
+    or when the wait is interrupted (Ctrl-C), are killed first.
+    """
+    import selectors
+    import time
+
+    end = time.monotonic() + seconds
+    done = False
+    sel = selectors.DefaultSelector()
+    try:
+        for child in children:
+            sel.register(child.fd, selectors.EVENT_READ, child)
+        while sel.get_map():
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            for key, _events in sel.select(left):
+                chunk = os.read(key.fd, 1 << 20)
+                if chunk:
+                    key.data.chunks.append(chunk)
+                else:
+                    sel.unregister(key.fd)
+        done = True
+        return True
+    finally:
+        sel.close()
+        _end(children, kill=not done)
+
+
+def _end(children: list[Child], kill: bool) -> None:
+    """Close the pipes and reap every child; kill first those that may still run."""
+    import signal
+
+    for child in children:
+        os.close(child.fd)
+        if child.reaped:
+            continue
+        if kill:
+            try:
+                os.kill(child.pid, signal.SIGKILL)
+            except ProcessLookupError:   # already gone (it is still ours to reap)
+                pass
+        _, status = os.waitpid(child.pid, 0)
+        child.exitcode, child.reaped = os.waitstatus_to_exitcode(status), True
