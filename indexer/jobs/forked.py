@@ -65,10 +65,39 @@ class Child:
             raise LookupError(self.exitcode) from None
 
 
-def start(job: Callable[[], Any], memory_bytes: int | None, seconds: float) -> Child:
-    """Fork a child that runs job() under the caps and sends back its pickled result."""
+def run(jobs: list[Callable[[], Any]], memory_bytes: int | None, seconds: float) -> tuple[bool, list[Child]]:
+    """Run each job in its own child; (True, children) when all answered within `seconds`, else (False, ...).
+
+    Every child has been reaped when this returns or raises: those still running at the deadline,
+    or when the wait is interrupted (Ctrl-C), are killed first. Ctrl-C is held while forking: a
+    KeyboardInterrupt raised inside os.fork's at-fork hooks would be printed and lost, and one raised
+    between a fork and its bookkeeping would leave a child nobody waits for.
+    """
+    import signal
+
+    children: list[Child] = []
+    finished = False
+    try:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for job in jobs:
+                children.append(_start(job, memory_bytes, seconds))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)   # a Ctrl-C that came meanwhile is raised now
+        finished = _read(children, seconds)
+        return finished, children
+    finally:
+        _end(children, kill=not finished)
+
+
+def _start(job: Callable[[], Any], memory_bytes: int | None, seconds: float) -> Child:
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid == 0:   # the child: never returns into the caller's stack
         os.close(read_end)
         _child_main(write_end, job, memory_bytes, seconds)
@@ -83,6 +112,7 @@ def _child_main(fd: int, job: Callable[[], Any], memory_bytes: int | None, secon
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole group; the parent kills us
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # held by the parent while forking
         from indexer.jobs.pool import _cap_memory
         import reader.extract  # noqa: F401 - loaded before the cap, as in the pool's workers
 
@@ -92,7 +122,7 @@ def _child_main(fd: int, job: Callable[[], Any], memory_bytes: int | None, secon
         while view:
             view = view[os.write(fd, view):]
         status = 0
-    except BaseException:   # no answer: the parent reports the child as died  # noqa: S110
+    except BaseException:   # no answer: the parent reports the child as died
         pass
     finally:
         os._exit(status)
@@ -111,19 +141,13 @@ def _cap_cpu(seconds: float) -> None:
         pass
 
 
-def collect(children: list[Child], seconds: float) -> bool:
-    """Read every child's answer until all are done (True) or `seconds` have passed (False).
-
-    Every child has been reaped when this returns or raises: those still running at the deadline,
-    or when the wait is interrupted (Ctrl-C), are killed first.
-    """
+def _read(children: list[Child], seconds: float) -> bool:
+    """Read every child's answer until all pipes are closed (True) or `seconds` have passed (False)."""
     import selectors
     import time
 
     end = time.monotonic() + seconds
-    done = False
-    sel = selectors.DefaultSelector()
-    try:
+    with selectors.DefaultSelector() as sel:
         for child in children:
             sel.register(child.fd, selectors.EVENT_READ, child)
         while sel.get_map():
@@ -136,11 +160,7 @@ def collect(children: list[Child], seconds: float) -> bool:
                     key.data.chunks.append(chunk)
                 else:
                     sel.unregister(key.fd)
-        done = True
-        return True
-    finally:
-        sel.close()
-        _end(children, kill=not done)
+    return True
 
 
 def _end(children: list[Child], kill: bool) -> None:

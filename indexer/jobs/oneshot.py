@@ -39,7 +39,8 @@ def extract_once(data: bytes, name: str, mime: str | None = None, *, limits: Lim
                  parts: int | None = None) -> Document:
     """Extract one file in capped child process(es); a ReaderError says why not.
 
-    `parts` caps how many children share a big PDF's pages (default: the usable CPUs, at most MAX_PARTS).
+    `parts`: how many children share a PDF's pages (default: the usable CPUs, at most MAX_PARTS, for a
+    PDF of MIN_SPLIT_BYTES or more); each child still reads at least MIN_PAGES_PER_PART pages.
     """
     if len(data) > limits.max_bytes:
         from indexer.models import too_large_reason
@@ -68,9 +69,11 @@ def _usable_cpus() -> int:
 
 def _parts_for(data: bytes, parts: int | None) -> int:
     """How many children read this file: one, unless it is a PDF big enough to share between CPUs."""
-    if not data.startswith(b"%PDF-") or len(data) < MIN_SPLIT_BYTES:
+    if not data.startswith(b"%PDF-"):
         return 1
-    return max(1, min(MAX_PARTS, _usable_cpus() if parts is None else parts))
+    if parts is not None:
+        return max(1, parts)
+    return min(MAX_PARTS, _usable_cpus()) if len(data) >= MIN_SPLIT_BYTES else 1
 
 
 class _Runner:
@@ -81,14 +84,8 @@ class _Runner:
         self.seconds = limits.max_seconds + grace_seconds
 
     def __call__(self, jobs: list[Callable[[], Any]]) -> list[Any]:
-        children: list[forked.Child] = []
-        try:
-            for job in jobs:
-                children.append(forked.start(job, self.memory_bytes, self.seconds))
-        except BaseException:   # a fork refused (no memory, process limit): end those already started
-            forked.collect(children, 0)
-            raise
-        if not forked.collect(children, self.seconds):
+        finished, children = forked.run(jobs, self.memory_bytes, self.seconds)
+        if not finished:
             raise overran(self.name, self.limits)
         answers = []
         for child in children:
@@ -119,6 +116,11 @@ def _split_pdf(run: _Runner, data: bytes, count: int) -> Document | None:
     """A PDF's pages shared by `count` children; None when the single route must decide (see the module doc)."""
     def job(part: int) -> Callable[[], Any]:
         return lambda: _read_part(data, run.name, run.limits, part, count)
+
+    # Loaded once here rather than in every child: the children share them (copy-on-write).
+    import indexer.jobs.pool  # noqa: F401 - the children's memory cap
+    import pypdfium2  # noqa: F401
+    import reader.formats.pdf  # noqa: F401
 
     answers = run([job(k) for k in range(count)])
     for status, value, extra in answers:
