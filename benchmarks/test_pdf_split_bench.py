@@ -99,7 +99,8 @@ def _side_by_side(env: dict[str, str], figures: dict[str, Any], budgets: list[An
                  "inspect, two children": [py, "-c", DRIVER, "2", str(MANUAL)]}
     got = _rounds(cmds, env)
     for key, runs in got.items():
-        figures[f"{key}{label} (ms, median wall / CPU)"] = (_median([w for w, _ in runs]), _median([c for _, c in runs]))
+        figures[f"{key}{label} (ms, median wall / CPU)"] = (_median([w for w, _ in runs]),
+                                                            _median([c for _, c in runs]))
     if pdftotext:
         budgets.append((f"inspect manual.pdf / pdftotext{label}", _ratio(got["inspect"], got["pdftotext"]), 1.0, "<="))
     if not label:
