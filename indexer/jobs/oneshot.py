@@ -22,11 +22,10 @@ from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 
 from indexer.jobs import forked
 from indexer.jobs.child_errors import died, overran
+# The children need the pool module anyway (its memory cap and work function): importing it here costs
+# nothing extra; l4 was asked to make it lighter (multiprocessing and concurrent.futures, ~10 ms).
+from indexer.jobs.pool import DEFAULT_MEMORY_BYTES, GRACE_SECONDS, ExtractionPool, _reader_error, _work
 
-# The pool's defaults (indexer.jobs.pool), repeated because importing the pool costs ~14 ms
-# (multiprocessing, concurrent.futures) that a one-shot call never uses; test_oneshot checks they agree.
-MEMORY_BYTES = 1536 * 1024 * 1024
-GRACE_SECONDS = 2.0
 # Reading pages in parallel pays from this many pages per child (benchmarks/test_pdf_split_bench.py).
 MIN_PAGES_PER_PART = 16
 # A PDF smaller than this is not split: a second child would find too few pages to share anyway.
@@ -35,7 +34,7 @@ MAX_PARTS = 4
 
 
 def extract_once(data: bytes, name: str, mime: str | None = None, *, limits: Limits = DEFAULT_LIMITS,
-                 memory_bytes: int | None = MEMORY_BYTES, grace_seconds: float = GRACE_SECONDS,
+                 memory_bytes: int | None = DEFAULT_MEMORY_BYTES, grace_seconds: float = GRACE_SECONDS,
                  parts: int | None = None) -> Document:
     """Extract one file in capped child process(es); a ReaderError says why not.
 
@@ -47,8 +46,6 @@ def extract_once(data: bytes, name: str, mime: str | None = None, *, limits: Lim
 
         raise ReaderError(f"{name}: " + too_large_reason(len(data), limits.max_bytes), code="too_large")
     if not forked.can_fork():
-        from indexer.jobs.pool import ExtractionPool
-
         with ExtractionPool(1, limits=limits, memory_bytes=memory_bytes, grace_seconds=grace_seconds) as pool:
             return pool.extract(data, name, mime, rows=False).document
     _preload(data)
@@ -64,8 +61,7 @@ def extract_once(data: bytes, name: str, mime: str | None = None, *, limits: Lim
 def _preload(data: bytes) -> None:
     """Import here what the children need, once: forked children share it (copy-on-write), and a
     long-lived caller (`mcp-nextcloud warm`) keeps it for every later call instead of each child
-    importing it again (the pool module alone is ~15 ms)."""
-    import indexer.jobs.pool  # noqa: F401 - the children's memory cap and their work function
+    importing it again."""
     import reader.extract  # noqa: F401
 
     if data.startswith(b"%PDF-"):
@@ -124,16 +120,12 @@ class _Runner:
 def _single(run: _Runner, data: bytes, mime: str | None) -> Document:
     """The whole file in one child, exactly as a pool worker extracts it (indexer.jobs.pool._work)."""
     def job() -> Any:
-        from indexer.jobs.pool import _work
-
         return _work(data, run.name, mime, run.limits, False)
 
     status, value, extra = run([job])[0]
     if status == "ok":
         assert isinstance(value, Document)
         return value
-    from indexer.jobs.pool import _reader_error
-
     raise _reader_error(value, extra)
 
 
@@ -145,8 +137,6 @@ def _split_pdf(run: _Runner, data: bytes, count: int) -> Document | None:
     answers = run([job(k) for k in range(count)])
     for status, value, extra in answers:
         if status == "error":
-            from indexer.jobs.pool import _reader_error
-
             raise _reader_error(value, extra)
     if any(status != "ok" for status, _value, _extra in answers):
         return None

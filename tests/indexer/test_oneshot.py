@@ -22,7 +22,7 @@ import psutil
 import pytest
 
 from fixtures.large_docs import bookmarked_pdf, slow_page_pdf
-from indexer.jobs import forked, oneshot, pool
+from indexer.jobs import forked, oneshot
 from indexer.jobs.pool import ExtractionPool
 from reader.document import Document, ReaderError
 
@@ -78,10 +78,6 @@ def slow_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("slow") / "slow.pdf"
     path.write_bytes(slow_page_pdf())
     return path
-
-
-def test_defaults_are_the_pools() -> None:
-    assert oneshot.MEMORY_BYTES == pool.DEFAULT_MEMORY_BYTES and oneshot.GRACE_SECONDS == pool.GRACE_SECONDS
 
 
 def test_every_fixture_reads_as_through_the_pool(fixture_docs: Path, fixture_bad: Path) -> None:
