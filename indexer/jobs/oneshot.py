@@ -49,7 +49,7 @@ def extract_once(data: bytes, name: str, mime: str | None = None, *, limits: Lim
         with ExtractionPool(1, limits=limits, memory_bytes=memory_bytes, grace_seconds=grace_seconds) as pool:
             return pool.extract(data, name, mime, rows=False).document
     _preload(data)
-    run = _Runner(name, limits, memory_bytes, grace_seconds)
+    run = _Runner(name, limits, memory_bytes, grace_seconds, pdf=data.startswith(b"%PDF-"))
     count = _parts_for(data, parts)
     if count > 1:
         doc = _split_pdf(run, data, count)
@@ -100,12 +100,14 @@ def _parts_for(data: bytes, parts: int | None) -> int:
 class _Runner:
     """Runs jobs for one file in capped children; turns a child that overran or died into its ReaderError."""
 
-    def __init__(self, name: str, limits: Limits, memory_bytes: int | None, grace_seconds: float) -> None:
+    def __init__(self, name: str, limits: Limits, memory_bytes: int | None, grace_seconds: float,
+                 pdf: bool) -> None:
         self.name, self.limits, self.memory_bytes = name, limits, memory_bytes
         self.seconds = limits.max_seconds + grace_seconds
+        self.pdf = pdf
 
     def __call__(self, jobs: list[Callable[[], Any]]) -> list[Any]:
-        finished, children = forked.run(jobs, self.memory_bytes, self.seconds)
+        finished, children = forked.run(jobs, self.memory_bytes, self.seconds, keep_heap=self.pdf)
         if not finished:
             raise overran(self.name, self.limits)
         answers = []
