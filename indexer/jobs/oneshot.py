@@ -26,9 +26,11 @@ from indexer.jobs.child_errors import died, overran
 # nothing extra; l4 was asked to make it lighter (multiprocessing and concurrent.futures, ~10 ms).
 from indexer.jobs.pool import DEFAULT_MEMORY_BYTES, GRACE_SECONDS, ExtractionPool, _reader_error, _work
 
-# Reading pages in parallel pays from this many pages per child (benchmarks/test_pdf_split_bench.py).
+# Pages per child from which a split is worth a process: CPU of the children, manual-like pages, one child
+# against two: 8 pages 8-12 ms / 6-8 ms each, 16 pages 18-20 / 10-14, 32 pages 37 / 17-22, 51 pages
+# 60 / 31-33, 102 pages 107 / 55-58 (each extra child costs 2-3 ms of CPU; benchmarks/test_pdf_split_bench.py).
 MIN_PAGES_PER_PART = 16
-# A PDF smaller than this is not split: a second child would find too few pages to share anyway.
+# A PDF smaller than this is not split (a cheap look before any child: a few pages of text weigh less).
 MIN_SPLIT_BYTES = 64 * 1024
 MAX_PARTS = 4
 
@@ -79,9 +81,9 @@ def _usable_cpus() -> int:
 def _parts_for(data: bytes, parts: int | None) -> int:
     """How many children read this file: one, unless it is a PDF big enough to share between idle CPUs.
 
-    Two children read the manual in ~40 ms of CPU each against ~105 ms for one (the imports done once
-    here, shared by the fork), but together they spend ~5% more CPU: on a machine whose CPUs are all
-    busy (1-minute load average within one of the CPU count) they would only take time from others.
+    Two children read the manual in 31-33 ms of CPU each against ~60 ms for one, but together they
+    spend ~5% more CPU: on a machine whose CPUs are all busy (1-minute load average within one of the
+    CPU count) they would only take time from others, and the wall time does not improve.
     """
     if not data.startswith(b"%PDF-"):
         return 1
