@@ -218,3 +218,13 @@ def test_a_process_with_threads_goes_through_the_pool(fixture_docs: Path) -> Non
     assert isinstance(doc, Document) and "amber heron" in doc.text
     assert doc == _pool_outcome(fixture_docs / "report.docx", "report.docx")[1]
 
+
+
+def test_only_a_big_pdf_is_shared_between_children(fixture_docs: Path) -> None:
+    manual = (fixture_docs / "manual.pdf").read_bytes()
+    assert len(manual) >= oneshot.MIN_SPLIT_BYTES
+    assert oneshot._parts_for((fixture_docs / "report.docx").read_bytes(), None) == 1
+    assert oneshot._parts_for((fixture_docs / "report.docx").read_bytes(), 3) == 1   # pages are a PDF's
+    assert oneshot._parts_for((fixture_docs / "tex-accents.pdf").read_bytes(), None) == 1   # too small
+    assert oneshot._parts_for(manual, 3) == 3
+    assert 1 <= oneshot._parts_for(manual, None) <= min(oneshot.MAX_PARTS, oneshot._usable_cpus())
