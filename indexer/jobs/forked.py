@@ -25,6 +25,7 @@ CPU_MARGIN_SECONDS = 5       # the CPU backstop sits this far past the parent's 
 # A child that lives for one file keeps a 64 MiB pad instead (M_TOP_PAD; its address space stays capped).
 HEAP_PAD_BYTES = 64 * 1024 * 1024
 _M_TOP_PAD = -2              # glibc's mallopt parameter number (malloc.h)
+_FOREVER = 1e9                # seconds: a time limit beyond this (math.inf) waits without a timeout
 _NO_ANSWER = 70              # exit status of a child whose job raised (os.EX_SOFTWARE)
 
 
@@ -164,7 +165,7 @@ def _cap_cpu(seconds: float) -> None:
         _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
         if hard == resource.RLIM_INFINITY or soft < hard:
             resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-    except (ImportError, ValueError, OSError):   # not on this platform: the parent's deadline still applies
+    except (ImportError, ValueError, OverflowError, OSError):   # not here, or no finite limit: the parent decides
         pass
 
 
@@ -181,7 +182,7 @@ def _read(children: list[Child], seconds: float) -> bool:
             left = end - time.monotonic()
             if left <= 0:
                 return False
-            for key, _events in sel.select(left):
+            for key, _events in sel.select(left if left < _FOREVER else None):
                 chunk = os.read(key.fd, 1 << 20)
                 if chunk:
                     key.data.chunks.append(chunk)

@@ -228,3 +228,13 @@ def test_only_a_big_pdf_is_shared_between_children(fixture_docs: Path) -> None:
     assert oneshot._parts_for((fixture_docs / "tex-accents.pdf").read_bytes(), None) == 1   # too small
     assert oneshot._parts_for(manual, 3) == 3
     assert 1 <= oneshot._parts_for(manual, None) <= min(oneshot.MAX_PARTS, oneshot._usable_cpus())
+
+
+def test_no_time_limit_means_waiting_without_one(fixture_docs: Path) -> None:
+    import math
+
+    from reader.document import Limits
+
+    f = fixture_docs / "notes.txt"
+    [got] = _driver([(f, f.name, {"limits": Limits(max_seconds=math.inf)})])
+    assert got[0] == "ok" and got[1].text == _pool_outcome(f, f.name)[1].text
