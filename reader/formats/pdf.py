@@ -40,6 +40,10 @@ _PDFIUM_LOCK = threading.Lock()
 
 SCANNED = ("scanned PDF, no text layer: the pages are images; run OCR on the file or ask for a text "
            "version — the words on these pages cannot be searched")
+# Bookmarks as pdfium gives them: (level, title, 0-based page index or None).
+Toc = list[tuple[int, str, int | None]]
+# What pdfium may report that no fallback engine can change: the document is encrypted, or time is up.
+FINAL_CODES = ("encrypted", "timeout")
 
 
 def _clean(text: str) -> str:
@@ -105,7 +109,7 @@ def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
     return box if same else mapped_box
 
 
-def _place(out: PagedText, page_texts: list[str], toc: list[tuple[int, str, int | None]]) -> None:
+def _place(out: PagedText, page_texts: list[str], toc: Toc) -> None:
     """Turn (level, title, 0-based page) bookmarks into outline entries with offsets."""
     cursor: dict[int, int] = {}
     for level, title, index in toc:
@@ -121,7 +125,44 @@ def _place(out: PagedText, page_texts: list[str], toc: list[tuple[int, str, int 
     out.outline.sort(key=lambda e: e.offset)
 
 
-def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline, *, repair: bool = True) -> Document:
+class PdfPart:
+    """Pages `first`.. of a PDF as pdfium reads them; the part that holds page 1 also reads the bookmarks.
+
+    A whole document is one part; a big one may be read as several parts (in separate processes, by
+    indexer.jobs.oneshot) and `assemble` gives the same Document either way. A plain class: dataclasses
+    costs the read path ~5 ms of imports.
+    """
+
+    def __init__(self, total: int, first: int) -> None:
+        self.total = total                   # pages in the document
+        self.first = first                   # 0-based index of texts[0]
+        self.texts: list[str] = []
+        self.toc: Toc | None = None          # None: this part did not read the bookmarks
+        self.toc_failed = False
+
+
+def part_pages(total: int, limits: Limits, part: int, parts: int, min_pages: int = 1) -> range:
+    """The pages (0-based) of `part` when the first min(total, max_pages) pages go to `parts` runs in order.
+
+    Fewer runs are used when a run would hold under `min_pages` pages; a part beyond them reads nothing.
+    """
+    count = min(total, limits.max_pages)
+    used = max(1, min(parts, count // max(1, min_pages)))
+    if part >= used:
+        return range(count, count)
+    return range(part * count // used, (part + 1) * count // used)
+
+
+def read_part(data: bytes, name: str, limits: Limits, part: int = 0, parts: int = 1, *, min_pages: int = 1,
+              deadline: Deadline | None = None, repair: bool = True) -> PdfPart:
+    """Read one part's pages with pdfium (see part_pages); ReaderError for an encrypted file or a timeout."""
+    deadline = deadline or Deadline(limits.max_seconds)
+    with _PDFIUM_LOCK:
+        return _pdfium_part(data, limits, part, parts, min_pages, deadline, repair)
+
+
+def _pdfium_part(data: bytes, limits: Limits, part: int, parts: int, min_pages: int, deadline: Deadline,
+                 repair: bool) -> PdfPart:
     from .pdfium import PASSWORD_ERROR, PdfFile, PdfiumError
 
     try:
@@ -131,27 +172,43 @@ def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline, *, 
             raise _encrypted() from None
         raise
     with pdf:
-        out = PagedText()
-        warnings: list[str] = []
-        texts: list[str] = []
-        for i in range(min(pdf.pages, limits.max_pages)):
+        pages = part_pages(pdf.pages, limits, part, parts, min_pages)
+        out = PdfPart(total=pdf.pages, first=pages.start)
+        for i in pages:
             deadline.check()
-            text = pdf.page_text(i, lambda textpage: _pdfium_page_text(textpage, repair))
-            out.new_page()
-            out.add(text)
-            texts.append(text)
-        if pdf.pages > limits.max_pages:
-            warnings.append(f"PDF cut at {limits.max_pages} of {pdf.pages} pages")
-        toc: list[tuple[int, str, int | None]] = []
-        try:
-            toc.extend(pdf.bookmarks(max_depth=8))
-        except Exception:  # a broken outline must not cost the text (nor the bookmarks read before)
-            warnings.append("PDF bookmarks could not be read")
-        _place(out, texts, toc)
-        return out.build("pdf", name, "application/pdf", warnings=warnings, engine="pypdfium2")
+            out.texts.append(pdf.page_text(i, lambda textpage: _pdfium_page_text(textpage, repair)))
+        if part == 0:
+            out.toc = []
+            try:
+                out.toc.extend(pdf.bookmarks(max_depth=8))
+            except Exception:  # a broken outline must not cost the text (nor the bookmarks read before)
+                out.toc_failed = True
+        return out
 
 
-def _pdfminer_toc(data: bytes) -> list[tuple[int, str, int | None]]:
+def assemble(name: str, limits: Limits, parts: list[PdfPart]) -> Document:
+    """The Document of a PDF read by pdfium as `parts` (in page order, together every page read)."""
+    out = PagedText()
+    texts = [text for p in sorted(parts, key=lambda p: p.first) for text in p.texts]
+    for text in texts:
+        out.new_page()
+        out.add(text)
+    warnings: list[str] = []
+    total = parts[0].total
+    if total > limits.max_pages:
+        warnings.append(f"PDF cut at {limits.max_pages} of {total} pages")
+    head = next((p for p in parts if p.toc is not None), None)
+    if head is not None and head.toc_failed:
+        warnings.append("PDF bookmarks could not be read")
+    _place(out, texts, head.toc if head is not None and head.toc else [])
+    return out.build("pdf", name, "application/pdf", warnings=warnings, engine="pypdfium2")
+
+
+def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline, *, repair: bool = True) -> Document:
+    return assemble(name, limits, [_pdfium_part(data, limits, 0, 1, 1, deadline, repair)])
+
+
+def _pdfminer_toc(data: bytes) -> Toc:
     from pdfminer.pdfdocument import PDFDocument, PDFNoOutlines
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
@@ -159,7 +216,7 @@ def _pdfminer_toc(data: bytes) -> list[tuple[int, str, int | None]]:
 
     doc = PDFDocument(PDFParser(io.BytesIO(data)))
     pages = {p.pageid: i for i, p in enumerate(PDFPage.create_pages(doc))}
-    toc: list[tuple[int, str, int | None]] = []
+    toc: Toc = []
     try:
         outlines = list(doc.get_outlines())
     except PDFNoOutlines:
@@ -268,14 +325,14 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
         if primary.text.strip():
             return primary
     except ReaderError as exc:
-        if exc.code in ("encrypted", "timeout"):
+        if exc.code in FINAL_CODES:
             raise
     except Exception:  # pdfium refused the file: pdfminer is more lenient with damaged files
         primary = None
     try:
         fallback = extract_pdfminer(data, name, limits, deadline)
     except ReaderError as exc:
-        if exc.code in ("encrypted", "timeout") or primary is None:
+        if exc.code in FINAL_CODES or primary is None:
             raise
         fallback = None
     except Exception:
