@@ -256,9 +256,11 @@ def serve(index: Path, stop: Any, log: Callable[[str], None]) -> None:
     import select
 
     # Loaded once here, so that no call pays for them.
+    import indexer.jobs.oneshot  # noqa: F401
     import indexer.search.grep  # noqa: F401
-    import pypdfium2  # noqa: F401
     import reader.extract  # noqa: F401
+    import reader.formats.pdf  # noqa: F401
+    import reader.formats.pdfium  # noqa: F401 - what PDF text needs of pypdfium2 (its raw bindings)
     from server.cli.logs import quiet_libraries
 
     quiet_libraries()
