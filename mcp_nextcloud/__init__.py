@@ -59,6 +59,6 @@ _install()
 
 def main() -> int:
     """The `mcp-nextcloud` console script."""
-    from server.cli import main as cli_main
+    from server.cli import process_main
 
-    return cli_main()
+    return process_main()

@@ -1,5 +1,5 @@
 import sys
 
-from server.cli import main
+from server.cli import process_main
 
-sys.exit(main())
+sys.exit(process_main())
