@@ -2,7 +2,7 @@
 
 Two parts, each comparing the pool with and without the release in the same run:
 
-1. One worker, one large document (an 80,000-row XLSX, a 300-page PDF, 24 MB of
+1. One worker, one large document (an 80,000-row XLSX, a 150,000-word PDF, 33 MB of
    text), then the next small one of the same kind: the worker's RSS fresh (after a
    small document of that kind, so the parser's import is counted), at its peak,
    after the large document and after the next small one. "kept" is the pool as it

@@ -251,7 +251,7 @@ class _Worker:
         self.conn: Any = None
         self.used = 0
         self.settling = False   # a file was answered; the worker's word on staying not read yet
-        self.recycled_fat = 0   # workers replaced because one stayed fat after a file
+        self.recycled_fat = 0   # workers that left after a file (still fat, or out of memory)
         self.halted = False
         self._lock = threading.Lock()   # proc start/stop against `halt`
 
@@ -399,7 +399,7 @@ class ExtractionPool:
 
     @property
     def recycled_fat(self) -> int:
-        """How many workers were replaced because one stayed fat after a file."""
+        """How many workers left after a file because they stayed fat (or ran out of memory) and were replaced."""
         return sum(w.recycled_fat for w in list(self._all))
 
     def pids(self) -> list[int]:

@@ -2,14 +2,16 @@
 
 A worker that parsed a large document keeps its peak heap: CPython's small-object
 arenas and glibc's malloc rarely return freed memory to the system, so without this
-a build's memory tracks the largest document seen, not the current one. Measured on
-this project's generated documents (benchmarks/test_worker_memory_bench.py): after
-a 20M-character text file or an 80,000-row spreadsheet a worker stayed at 4-6x its
-fresh size until the next recycle; `malloc_trim(0)` hands nearly all of it back in a
-few milliseconds (50-300 µs after a small document, so it runs after every one);
-`gc.collect()` found next to nothing (a few MiB) for 7-20 ms, so it runs only as the
-last try before a recycle. What a worker still holds above its fresh size after that
-is past saving: the pool replaces the worker (see `Settler.settle`).
+a build's memory tracks the largest document seen, not the current one. Measured
+(benchmarks/test_worker_memory_bench.py, RSS of one worker after the next small
+document): after 33 MB of text a worker kept 128 MiB against 17 fresh, after an
+80,000-row XLSX 64 against 46, after a 150,000-word PDF 36 against 24; with
+`malloc_trim(0)` after each document they hold 18, 50 and 24 MiB. The trim costs
+50-300 µs after a small document, so it runs after every one. `gc.collect()` found
+next to nothing on the same documents (0-3 MiB, 7-20 ms), so it runs only as the
+last try before a recycle. A worker still holding more than RECYCLE_ABOVE_FRESH
+above its fresh size after that is past saving: it leaves, and the pool starts a
+fresh one for the next file (see `Settler.settle`).
 
 Linux (glibc) gets all of it; elsewhere the resident size is unknown (no recycle on
 memory) and there is nothing to trim; the pool's other caps still apply.
