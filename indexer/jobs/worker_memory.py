@@ -5,8 +5,8 @@ arenas and glibc's malloc rarely return freed memory to the system, so without t
 a build's memory tracks the largest document seen, not the current one. Measured
 (benchmarks/test_worker_memory_bench.py, RSS of one worker after the next small
 document): after 33 MB of text a worker kept 128 MiB against 17 fresh, after an
-80,000-row XLSX 64 against 46, after a 150,000-word PDF 36 against 24; with
-`malloc_trim(0)` after each document they hold 18, 50 and 24 MiB. The trim costs
+80,000-row XLSX 64-74 against 46, after a 150,000-word PDF 28-36 against 24; with
+`malloc_trim(0)` after each document they hold 18, 49-50 and 24 MiB. The trim costs
 50-300 µs after a small document, so it runs after every one. `gc.collect()` found
 next to nothing on the same documents (0-3 MiB, 7-20 ms), so it runs only as the
 last try before a recycle. A worker still holding more than RECYCLE_ABOVE_FRESH
