@@ -1,6 +1,7 @@
 """The wheel's layout: every package of the repository is listed under the one installed top-level name."""
 from __future__ import annotations
 
+import fnmatch
 import subprocess
 import sys
 import tomllib
@@ -28,6 +29,21 @@ def test_only_the_emulator_and_the_sample_documents_ship_from_fixtures():
     fixtures = {name for name in setup["packages"] if name.startswith("mcp_nextcloud.fixtures")}
     assert fixtures == {"mcp_nextcloud.fixtures.emulator", "mcp_nextcloud.fixtures.docs"}
     assert setup["package-dir"]["mcp_nextcloud.fixtures.docs"] == "fixtures/docs"
+
+
+def test_every_data_file_of_the_shipped_packages_is_in_the_wheel():
+    """A file the code reads at run time (tools.json, the apps' HTML) must be listed as package data:
+    missing, the installed command fails where the checkout works (`mcp-nextcloud --help` did)."""
+    patterns = _setuptools().get("package-data", {})
+    missing = []
+    for top in SHIPPED:
+        for path in (ROOT / top).rglob("*"):
+            if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
+                continue
+            package = ".".join(("mcp_nextcloud", *path.parent.relative_to(ROOT).parts))
+            if not any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns.get(package, [])):
+                missing.append(str(path.relative_to(ROOT)))
+    assert missing == [], f"add to [tool.setuptools.package-data]: {missing}"
 
 
 def test_the_finder_serves_the_project_packages_from_one_root(tmp_path):
