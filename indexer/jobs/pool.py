@@ -231,11 +231,13 @@ def _reader_error(code: str, parts: Any) -> ReaderError:
     return ReaderError(cause, action, retry_text=retry_text or None, code=code)
 
 
-class ExtractionStopped(RuntimeError):
-    """The pool was closed without waiting (Ctrl-C, an error) while this file was being extracted.
+POOL_CLOSED = "extraction pool is closed"
 
-    Not a verdict on the file: whoever stores outcomes must leave it as it was (pending), to be
-    extracted by the next run.
+
+class ExtractionStopped(RuntimeError):
+    """The pool was closed (without waiting: Ctrl-C, an error) before this file's extraction could end.
+
+    Not a verdict on the file: `store_outcome` leaves its record as it was (pending), for the next run.
     """
 
 
@@ -314,12 +316,12 @@ class _Worker:
     def _ready(self) -> None:
         """A worker fit for the next file: this one, or a fresh one (none once halted)."""
         if self.halted:
-            raise ExtractionStopped("extraction pool is closed")
+            raise ExtractionStopped(POOL_CLOSED)
         if not self._fit():
             self.stop()
             with self._lock:
                 if self.halted:
-                    raise ExtractionStopped("extraction pool is closed")
+                    raise ExtractionStopped(POOL_CLOSED)
                 self._start()
 
     def extract(self, data: bytes, name: str, mime: str | None, rows: bool) -> Extracted:
@@ -374,7 +376,7 @@ class ExtractionPool:
         """Extract `data` (named `name`) in a worker; `rows` also prepares its index rows there."""
         with self._lock:
             if self._closed:
-                raise RuntimeError("extraction pool is closed")
+                raise ExtractionStopped(POOL_CLOSED)
         return self._threads.submit(self.extract, data, name, mime, rows=rows)
 
     def extract(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> Extracted:
@@ -383,7 +385,7 @@ class ExtractionPool:
             raise ReaderError(f"{name}: " + too_large_reason(len(data), self.limits.max_bytes), code="too_large")
         with self._lock:
             if self._closed:
-                raise RuntimeError("extraction pool is closed")
+                raise ExtractionStopped(POOL_CLOSED)
             # More callers than workers (files_read calls next to the pool's threads): one more worker.
             worker = self._idle.pop() if self._idle else self._new_worker()
         try:
@@ -443,7 +445,13 @@ def status_for(err: ReaderError) -> str:
 
 
 def store_outcome(tx: WriteTx, rec: FileRecord, outcome: Extracted | BaseException) -> FileRecord:
-    """Store an extraction outcome (writer thread): the rows, or the failure with its reason."""
+    """Store an extraction outcome (writer thread): the rows, or the failure with its reason.
+
+    An extraction stopped or cancelled by closing the pool says nothing about the file: its record is
+    left as it was (pending), to be extracted by the next run.
+    """
+    if isinstance(outcome, (ExtractionStopped, cf.CancelledError)):
+        return rec
     if isinstance(outcome, ReaderError):
         out = tx.record_failure(rec.id, status_for(outcome), str(outcome))
     elif isinstance(outcome, BaseException):

@@ -99,3 +99,24 @@ def test_closing_without_waiting_kills_the_extraction_in_hand(how):
     assert gone(pid) and pool.pids() == []
     with pytest.raises(RuntimeError, match="closed"):
         pool.submit(b"late", "late.txt", None)
+
+
+def test_an_extraction_stopped_by_closing_leaves_its_file_pending(index):
+    import concurrent.futures as cf
+
+    from indexer.jobs.pool import store_outcome
+    from indexer.models import FileMeta
+
+    w = index.writer()
+    for i, outcome in enumerate([ExtractionStopped("a.txt: extraction stopped"), cf.CancelledError()]):
+        rec, needs = w.upsert(FileMeta(path=f"/f{i}.txt", source="local", file_id=None, etag=None, size=1,
+                                       mtime=1.0, mime="text/plain"))
+        assert needs and rec.status == "pending"
+        assert w.call(lambda tx, rec=rec, outcome=outcome: store_outcome(tx, rec, outcome)).status == "pending"
+        again, needs = w.upsert(FileMeta(path=f"/f{i}.txt", source="local", file_id=None, etag=None, size=1,
+                                         mtime=1.0, mime="text/plain"))
+        assert needs, "the next run extracts it"
+    # A real failure is a verdict: recorded, not retried until the file changes.
+    rec, _ = w.upsert(FileMeta(path="/bad.txt", source="local", file_id=None, etag=None, size=1, mtime=1.0,
+                               mime="text/plain"))
+    assert w.call(lambda tx: store_outcome(tx, rec, RuntimeError("boom"))).status == "failed"
