@@ -6,8 +6,10 @@ a build's memory tracks the largest document seen, not the current one. Measured
 (benchmarks/test_worker_memory_bench.py, RSS of one worker after the next small
 document): after 33 MB of text a worker kept 128 MiB against 17 fresh, after an
 80,000-row XLSX 64-74 against 46, after a 150,000-word PDF 28-36 against 24; with
-`malloc_trim(0)` after each document they hold 18, 49-50 and 24 MiB. The trim costs
-50-300 µs after a small document, so it runs after every one. `gc.collect()` found
+`malloc_trim(0)` after the document they hold 18, 49-50 and 24 MiB. The trim itself
+costs 50-300 µs after a small document, but trimming after every one made the next
+fault its pages in again, so it runs once a worker has grown by KEEP_FOR_NEXT since
+its last trim (a build then faults no more pages than without it). `gc.collect()` found
 next to nothing on the same documents (0-3 MiB, 7-20 ms), so it runs only as the
 last try before a recycle. A worker still holding more than RECYCLE_ABOVE_FRESH
 above its fresh size after that is past saving: it leaves, and the pool starts a
@@ -29,6 +31,10 @@ MIB = 1024 * 1024
 # met every format: openpyxl 29, python-pptx 19, pdfminer 18, python-docx 11 MiB...),
 # and a recycle costs it those imports again, so only what is beyond them counts as fat.
 RECYCLE_ABOVE_FRESH = 128 * MIB
+# Free heap a worker keeps for its next document instead of handing it back: trimming after every
+# document made the next one fault its pages in again (+27% page faults, more system time on a build
+# of 126 medium documents). A worker that grew by more than this since its last trim is trimmed.
+KEEP_FOR_NEXT = 32 * MIB
 
 
 def _page_size() -> int:
@@ -75,22 +81,25 @@ class Settler:
 
     def __init__(self, recycle_above: int | None = RECYCLE_ABOVE_FRESH, *, release: bool = True) -> None:
         self.rss = ResidentSize()
-        self.fresh = self.rss()
+        self.fresh = self.trimmed = self.rss()
         self.recycle_above, self.release = recycle_above, release
         self._trim = _malloc_trim() if release else (lambda: None)
 
     def settle(self) -> bool:
         """Hand back what the last document left; True while the worker is fit for the next one."""
-        self._trim()
-        if not self._fat():
+        now = self.rss()
+        if now is None or self.trimmed is None or now - self.trimmed > KEEP_FOR_NEXT:
+            self._trim()
+            now = self.trimmed = self.rss()
+        if not self._fat(now):
             return True
         if self.release:   # a collection may free enough for the trim to spare a recycle
             gc.collect()
             self._trim()
-        return not self._fat()
+            now = self.trimmed = self.rss()
+        return not self._fat(now)
 
-    def _fat(self) -> bool:
-        if self.recycle_above is None or self.fresh is None:
+    def _fat(self, now: int | None) -> bool:
+        if self.recycle_above is None or self.fresh is None or now is None:
             return False
-        now = self.rss()
-        return now is not None and now - self.fresh > self.recycle_above
+        return now - self.fresh > self.recycle_above
