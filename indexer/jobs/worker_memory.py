@@ -5,8 +5,8 @@ arenas and glibc's malloc rarely return freed memory to the system, so without t
 a build's memory tracks the largest document seen, not the current one. Measured
 (benchmarks/test_worker_memory_bench.py, RSS of one worker after the next small
 document): after 33 MB of text a worker kept 128 MiB against 17 fresh, after an
-80,000-row XLSX 64-74 against 46, after a 150,000-word PDF 28-36 against 24; with
-`malloc_trim(0)` after the document they hold 18, 49-50 and 24 MiB. The trim itself
+80,000-row XLSX 64-106 against 46; with `malloc_trim(0)` after the document they hold
+18-19 and 49-50 MiB (a 150,000-word PDF leaves 5-12 MiB: kept, see below). The trim itself
 costs 50-300 µs after a small document, but trimming after every one made the next
 fault its pages in again, so it runs once a worker has grown by KEEP_FOR_NEXT since
 its last trim (a build then faults no more pages than without it). `gc.collect()` found
