@@ -57,23 +57,28 @@ def _repair_ms(data: bytes) -> float:
     Timed on pages already loaded, so the figure is the repair alone and not
     the noise of loading a document twice on a shared machine.
     """
-    import pypdfium2
+    import pypdfium2_raw as pdfium_c
 
-    pdf = pypdfium2.PdfDocument(data)
-    try:
-        pages = [pdf[i].get_textpage() for i in range(len(pdf))]
-        extra = 0.0
-        for textpage in pages:
-            best = {True: float("inf"), False: float("inf")}
-            for _ in range(RUNS):
-                for repair in (True, False):
-                    t0 = time.perf_counter()
-                    _pdfium_page_text(textpage, repair)
-                    best[repair] = min(best[repair], (time.perf_counter() - t0) * 1000)
-            extra += max(0.0, best[True] - best[False])
-        return extra
-    finally:
-        pdf.close()
+    from reader.formats.pdfium import PdfFile
+
+    with PdfFile(data) as pdf:
+        pages = [pdfium_c.FPDF_LoadPage(pdf.raw, i) for i in range(pdf.pages)]
+        textpages = [pdfium_c.FPDFText_LoadPage(page) for page in pages]
+        try:
+            extra = 0.0
+            for textpage in textpages:
+                best = {True: float("inf"), False: float("inf")}
+                for _ in range(RUNS):
+                    for repair in (True, False):
+                        t0 = time.perf_counter()
+                        _pdfium_page_text(textpage, repair)
+                        best[repair] = min(best[repair], (time.perf_counter() - t0) * 1000)
+                extra += max(0.0, best[True] - best[False])
+            return extra
+        finally:
+            for textpage, page in zip(textpages, pages, strict=True):
+                pdfium_c.FPDFText_ClosePage(textpage)
+                pdfium_c.FPDF_ClosePage(page)
 
 
 def _outline_bytes(doc, **kw) -> int:

@@ -2,12 +2,15 @@
 
 Everything here is plain data: no I/O, no clock. The indexer serialises these
 objects (see `Document.to_dict` / `from_dict`) next to the extracted text.
+
+Plain classes and NamedTuples, not dataclasses: every CLI call imports this
+module, and `dataclasses` (with the `inspect` it loads) plus the code each
+@dataclass generates cost several milliseconds per process (issue 17).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class ReaderCode(StrEnum):
@@ -71,9 +74,8 @@ class ReaderError(Exception):
                                           "retry_text": self.retry_text}
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Per-file caps that keep a hostile or huge file from hanging or eating memory."""
+class Limits(NamedTuple):
+    """Per-file caps that keep a hostile or huge file from hanging or eating memory (immutable)."""
 
     max_bytes: int = 64 * 1024 * 1024          # input size refused above this
     max_chars: int = 20_000_000                 # extracted text cut (with a warning) above this
@@ -88,19 +90,33 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
-@dataclass
 class OutlineEntry:
     """One heading, bookmark, sheet or slide title, pointing into `Document.text`."""
 
-    title: str
-    level: int = 1              # 1 = top level
-    offset: int = 0             # character offset into Document.text
-    page: int | None = None     # 1-based page / slide / sheet number, when the format has pages
-    line: int | None = None     # 1-based line number of `offset` in Document.text
+    __slots__ = ("title", "level", "offset", "page", "line")
+
+    def __init__(self, title: str, level: int = 1, offset: int = 0, page: int | None = None,
+                 line: int | None = None) -> None:
+        self.title = title
+        self.level = level          # 1 = top level
+        self.offset = offset        # character offset into Document.text
+        self.page = page            # 1-based page / slide / sheet number, when the format has pages
+        self.line = line            # 1-based line number of `offset` in Document.text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "level": self.level, "offset": self.offset, "page": self.page,
+                "line": self.line}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OutlineEntry) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"OutlineEntry({self.title!r}, level={self.level}, offset={self.offset}, page={self.page})"
 
 
-@dataclass
-class ImageData:
+class ImageData(NamedTuple):
     """An image handed to the model as an image (never as text)."""
 
     data: bytes
@@ -109,7 +125,6 @@ class ImageData:
     height: int | None = None
 
 
-@dataclass
 class Document:
     """A file turned into text.
 
@@ -135,19 +150,37 @@ class Document:
     - `image`: set for images (text is then a short description).
     """
 
-    text: str
-    kind: str
-    name: str = ""
-    mime: str = "text/plain"
-    pages: list[int] = field(default_factory=lambda: [0])
-    page_unit: str = "page"
-    outline: list[OutlineEntry] = field(default_factory=list)
-    structure: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    engine: str | None = None
-    image: ImageData | None = None
-    # Lazily built by reader.normalize; the indexer may attach a cached one.
-    _normalized: Any = field(default=None, repr=False, compare=False)
+    def __init__(self, text: str, kind: str, name: str = "", mime: str = "text/plain",
+                 pages: list[int] | None = None, page_unit: str = "page",
+                 outline: list[OutlineEntry] | None = None, structure: dict[str, Any] | None = None,
+                 warnings: list[str] | None = None, engine: str | None = None, image: ImageData | None = None,
+                 _normalized: Any = None) -> None:
+        self.text = text
+        self.kind = kind
+        self.name = name
+        self.mime = mime
+        self.pages = [0] if pages is None else pages
+        self.page_unit = page_unit
+        self.outline = [] if outline is None else outline
+        self.structure = {} if structure is None else structure
+        self.warnings = [] if warnings is None else warnings
+        self.engine = engine
+        self.image = image
+        # Lazily built by reader.normalize; the indexer may attach a cached one.
+        self._normalized = _normalized
+
+    def _compared(self) -> tuple[Any, ...]:
+        return (self.text, self.kind, self.name, self.mime, self.pages, self.page_unit, self.outline,
+                self.structure, self.warnings, self.engine, self.image)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal content (the cached normalised form is left out)."""
+        return isinstance(other, Document) and self._compared() == other._compared()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"Document(kind={self.kind!r}, name={self.name!r}, chars={len(self.text)}, pages={len(self.pages)})"
 
     def page_of(self, offset: int) -> int:
         """1-based page / slide / sheet number that contains `offset`."""
@@ -156,10 +189,13 @@ class Document:
         return max(1, bisect.bisect_right(self.pages, offset))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able form (without image bytes or the normalised form)."""
-        d = asdict(self)
-        d.pop("_normalized", None)
-        d.pop("image", None)
+        """Plain JSON-able form (without image bytes or the normalised form); shares nothing with the document."""
+        import copy
+
+        d: dict[str, Any] = {
+            "text": self.text, "kind": self.kind, "name": self.name, "mime": self.mime, "pages": list(self.pages),
+            "page_unit": self.page_unit, "outline": [e.to_dict() for e in self.outline],
+            "structure": copy.deepcopy(self.structure), "warnings": list(self.warnings), "engine": self.engine}
         if self.image is not None:
             d["image"] = {"mime": self.image.mime, "width": self.image.width, "height": self.image.height}
         return d

@@ -151,6 +151,14 @@ def _cut(doc: Document, limits: Limits) -> Document:
     return doc
 
 
+def finish(doc: Document, limits: Limits = DEFAULT_LIMITS) -> Document:
+    """What every converter's Document goes through last: the max_chars cut, then outline line numbers.
+
+    Public for a caller that builds a Document from parts (reader.formats.pdf.assemble).
+    """
+    return fill_lines(_cut(doc, limits))
+
+
 def extract(data: bytes, name: str, mime: str | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Turn a file's bytes into a Document, or raise ReaderError (never anything else)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -168,7 +176,7 @@ def extract(data: bytes, name: str, mime: str | None = None, *, limits: Limits =
                                 warnings=["empty file"])
             raise _empty(name, kind)
         doc = converter(kind)(data, name, limits)
-        return fill_lines(_cut(doc, limits))
+        return finish(doc, limits)
     except ReaderError:
         raise
     except MemoryError:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .document import Document
@@ -36,24 +35,31 @@ MATCH_MODES = ("substring", "word_start", "whole_word")
 _UNIT_END = re.compile(r"[.!?;:\u3002](?=\s)|\n")
 
 
-@dataclass
 class Match:
     """One match: where it is in `Document.text` and the passage around it.
 
     `passage` is exactly `text[passageOffset:passageOffset + len(passage)]`.
     `shared` is true when the match lies in the previous match's passage: its
     dict then leaves the passage out (the previous one shows it).
+    (A plain class: see reader/document.py on why not a dataclass.)
     """
 
-    offset: int
-    length: int
-    text: str
-    passage: str
-    passage_offset: int
-    page: int
-    line: int
-    whole_word: bool = True
-    shared: bool = False
+    __slots__ = ("offset", "length", "text", "passage", "passage_offset", "page", "line", "whole_word", "shared")
+
+    def __init__(self, offset: int, length: int, text: str, passage: str, passage_offset: int, page: int,
+                 line: int, whole_word: bool = True, shared: bool = False) -> None:
+        self.offset = offset
+        self.length = length
+        self.text = text
+        self.passage = passage
+        self.passage_offset = passage_offset
+        self.page = page
+        self.line = line
+        self.whole_word = whole_word
+        self.shared = shared
+
+    def __repr__(self) -> str:
+        return f"Match(offset={self.offset}, length={self.length}, text={self.text!r}, page={self.page})"
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"offset": self.offset, "length": self.length, "text": self.text}
@@ -64,15 +70,16 @@ class Match:
         return d
 
 
-@dataclass
 class FindResult:
     """Matches in text order; `total` counts all of them, `truncated` when more than `limit`."""
 
-    query: str
-    matches: list[Match] = field(default_factory=list)
-    total: int = 0
-    truncated: bool = False
-    hint: str | None = None
+    def __init__(self, query: str, matches: list[Match] | None = None, total: int = 0, truncated: bool = False,
+                 hint: str | None = None) -> None:
+        self.query = query
+        self.matches = [] if matches is None else matches
+        self.total = total
+        self.truncated = truncated
+        self.hint = hint
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {

@@ -29,7 +29,6 @@ import struct
 import unicodedata
 import zlib
 from array import array
-from dataclasses import dataclass, field
 from itertools import compress
 
 from unidecode import unidecode
@@ -255,7 +254,6 @@ def _offsets_from_counts(counts: bytes) -> tuple[array, bool]:
     return out, True
 
 
-@dataclass
 class NormalizedText:
     """The folded search form of a text plus a map back to original offsets.
 
@@ -263,17 +261,27 @@ class NormalizedText:
     many characters of `norm` original character i folded to (0 dropped, 1,
     or more for ß, ligatures): the run-length (delta) encoding of `offsets`,
     which is what is serialised. `length` is the length of the original text
-    (used to check a cached form still fits).
+    (used to check a cached form still fits). (A plain class: see
+    reader/document.py on why not a dataclass.)
     """
 
-    norm: str
-    offsets: array
-    length: int
-    counts: bytes = b""
-    # True when some character folded to several (ß -> ss, ﬁ -> fi): then two
-    # matches in `norm` may fall in the same original character.
-    expanded: bool = False
-    _line_starts: list[int] | None = field(default=None, repr=False, compare=False)
+    __slots__ = ("norm", "offsets", "length", "counts", "expanded", "_line_starts")
+
+    def __init__(self, norm: str, offsets: array, length: int, counts: bytes = b"", expanded: bool = False) -> None:
+        self.norm = norm
+        self.offsets = offsets
+        self.length = length
+        self.counts = counts
+        # True when some character folded to several (ß -> ss, ﬁ -> fi): then two
+        # matches in `norm` may fall in the same original character.
+        self.expanded = expanded
+        self._line_starts: list[int] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NormalizedText) and (self.norm, self.offsets, self.length, self.counts) == (
+            other.norm, other.offsets, other.length, other.counts)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
     def to_original(self, start: int, end: int) -> tuple[int, int]:
         """Map a match [start, end) in `norm` to [start, end) in the original text.
@@ -354,9 +362,10 @@ def normalize_query(query: str) -> str:
 # at line ends) after a letter, then a line break: the word continues. The
 # pattern starts at the hyphen (a character-set scan, far faster than a
 # lookbehind tried at every position); the letter before it is checked on the
-# few matches (`_join_hyphenation`).
+# few matches (`_join_hyphenation`). Compiled on first use (re caches it): a
+# query or a page shown by the CLI never holds one, and compiling costs 0.2 ms.
 _HYPHEN_CHARS = "-\u2010\u2011\u00ad\ufffe"
-_LINE_END_HYPHEN = re.compile(r"[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n[ \t\u00a0\r\n]*")
+_LINE_END_HYPHEN = r"[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n[ \t\u00a0\r\n]*"
 _WORD_CHAR = re.compile(r"\w")
 _WORDS_FAST = _FastFold(_WORDS)
 
@@ -372,7 +381,7 @@ def _join_hyphenation(text: str) -> str:
         i = m.start()
         return "" if i and _WORD_CHAR.match(text, i - 1) else m.group()
 
-    return _LINE_END_HYPHEN.sub(join, text)
+    return re.sub(_LINE_END_HYPHEN, join, text)
 
 
 def fold_words(text: str) -> str:

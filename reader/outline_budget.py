@@ -18,8 +18,7 @@ a sheet with 300 columns, a deep JSON. Two pieces, each a pure function:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from .document import OutlineEntry
 
@@ -31,8 +30,7 @@ def json_bytes(value: Any) -> int:
 
 # ---------------------------------------------------------------- entries
 
-@dataclass
-class Selection:
+class Selection(NamedTuple):
     """Indices (into the entries) shown, with the count of hidden entries below each, and where to go on."""
 
     shown: list[int]

@@ -8,8 +8,7 @@ the budget. Following `nextOffset` from 0 covers the text exactly once.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .document import Document
 
@@ -22,9 +21,8 @@ _PREFER_WINDOW = 0.2  # look for a line end / space in the last 20% of the budge
 _ZWJ = "\u200d"
 
 
-@dataclass
-class Slice:
-    """`content` = `text[offset:offset + returned]`; `nextOffset` is None at the end of the text."""
+class Slice(NamedTuple):
+    """`content` = `text[offset:offset + returned]`; `nextOffset` is None at the end of the text (immutable)."""
 
     content: str
     offset: int

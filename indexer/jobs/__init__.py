@@ -1,1 +1,1 @@
-"""Durable jobs (store, runner, detached worker) and the extraction process pool."""
+"""Durable jobs (store, runner, detached worker), the extraction process pool, and one-shot forked extraction."""

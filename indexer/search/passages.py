@@ -10,8 +10,7 @@ start of a word, or whole words only (never "here" inside "there").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from reader.document import Document
 from reader.find import Match, MatchMode, find, passage_bounds
@@ -26,31 +25,35 @@ MAX_PASSAGE = 2 * CONTEXT    # a merged passage stops growing here: a new one st
 WORD_LIMIT = 200             # matches of one word read in a chunk when looking for the closest cluster
 
 
-@dataclass
 class Passage:
     """One place in a file: the passage text, where it starts, its page and line, and the matches it shows.
 
     `matches` lists every match the passage shows as {offset, length, text}; all
     offsets index Document.text, so each is one files_read accepts. In the
     answer (`to_dict`) a match is [offset, length]: its text is in the passage.
+    (Plain classes and NamedTuples in the search path, not dataclasses: see reader/document.py.)
     """
 
-    offset: int
-    length: int
-    text: str
-    passage: str
-    passageOffset: int
-    page: int
-    line: int
-    matches: list[dict[str, Any]] = field(default_factory=list)
+    def __init__(self, offset: int, length: int, text: str, passage: str, passageOffset: int, page: int, line: int,
+                 matches: list[dict[str, Any]] | None = None) -> None:
+        self.offset = offset
+        self.length = length
+        self.text = text
+        self.passage = passage
+        self.passageOffset = passageOffset
+        self.page = page
+        self.line = line
+        self.matches = [] if matches is None else matches
+
+    def __repr__(self) -> str:
+        return f"Passage(offset={self.offset}, page={self.page}, line={self.line}, passage={self.passage!r})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"passage": self.passage, "passageOffset": self.passageOffset, "page": self.page, "line": self.line,
                 "matches": [[m["offset"], m["length"]] for m in self.matches]}
 
 
-@dataclass
-class ChunkPassages:
+class ChunkPassages(NamedTuple):
     """The passages of one chunk, and whether the chunk holds matches that are not shown."""
 
     passages: list[Passage]

@@ -24,8 +24,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import apsw
 
@@ -50,14 +49,22 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-@dataclass
 class QTerm:
-    """One term, tokenised: `words` are the indexed words its last token starts (None: whole words only)."""
+    """One term, tokenised: `words` are the indexed words its last token starts (None: whole words only).
 
-    text: str
-    tokens: list[str]
-    exact: bool
-    words: list[str] | None = None
+    (Plain classes and NamedTuples in the search path, not dataclasses: see reader/document.py.)
+    """
+
+    __slots__ = ("text", "tokens", "exact", "words")
+
+    def __init__(self, text: str, tokens: list[str], exact: bool, words: list[str] | None = None) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.exact = exact
+        self.words = words
+
+    def __repr__(self) -> str:
+        return f"QTerm({self.text!r}, tokens={self.tokens!r}, exact={self.exact}, words={self.words!r})"
 
     def whole(self) -> str:
         """FTS5: the term's tokens as whole words, in order."""
@@ -82,8 +89,7 @@ class QTerm:
         return "whole_word" if self.exact else mode
 
 
-@dataclass(frozen=True)
-class Tier:
+class Tier(NamedTuple):
     """One FTS5 expression grep ranks with; `phrase`: its hits hold the words as the phrase."""
 
     expr: str
@@ -91,15 +97,16 @@ class Tier:
     mode: Mode
 
 
-@dataclass
 class ParsedQuery:
     """A user query, read, folded and tokenised the way the index is."""
 
-    raw: str
-    groups: list[list[QTerm]]
-    negated: list[QTerm] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    variants: list[list[str]] = field(default_factory=list)
+    def __init__(self, raw: str, groups: list[list[QTerm]], negated: list[QTerm] | None = None,
+                 notes: list[str] | None = None, variants: list[list[str]] | None = None) -> None:
+        self.raw = raw
+        self.groups = groups
+        self.negated = [] if negated is None else negated
+        self.notes = [] if notes is None else notes
+        self.variants = [] if variants is None else variants
 
     @property
     def plain(self) -> bool:

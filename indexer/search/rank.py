@@ -13,7 +13,7 @@ asked for grows by tiers, so the order of the files never depends on the page.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from indexer.store.schema import CHUNK_BITS
 
@@ -24,8 +24,7 @@ RANK_WINDOW = 2000           # matching chunks ranked by bm25 at most (the newes
 MAX_RANKED_PHRASES = 12
 
 
-@dataclass(frozen=True)
-class Ranked:
+class Ranked(NamedTuple):
     """A file in ranked order: its best chunk and that chunk's bm25 (lower is better)."""
 
     fid: int
@@ -33,15 +32,19 @@ class Ranked:
     rid: int
 
 
-@dataclass
 class Scan:
-    """The newest matching chunks of one expression, ranked: per-file chunk counts and where the walk stopped."""
+    """The newest matching chunks of one expression, ranked: per-file chunk counts and where the walk stopped.
 
-    expr: str
-    window: int
-    per_file: Counter = field(default_factory=Counter)
-    floor: int | None = None     # lowest chunk rowid walked; None when the walk saw every match
-    rows: list[tuple[int, float]] = field(default_factory=list)   # (chunk rowid, bm25), newest first
+    (Plain classes and NamedTuples in the search path, not dataclasses: see reader/document.py.)
+    """
+
+    def __init__(self, expr: str, window: int, per_file: Counter | None = None, floor: int | None = None,
+                 rows: list[tuple[int, float]] | None = None) -> None:
+        self.expr = expr
+        self.window = window
+        self.per_file = Counter() if per_file is None else per_file
+        self.floor = floor       # lowest chunk rowid walked; None when the walk saw every match
+        self.rows = [] if rows is None else rows   # (chunk rowid, bm25), newest first
 
     @property
     def complete(self) -> bool:
@@ -78,8 +81,7 @@ def scan(con, expr: str, filt: str = "", fargs: list | None = None, window: int 
     return out
 
 
-@dataclass
-class TopFiles:
+class TopFiles(NamedTuple):
     """Ranked files and the scan they were ranked within (`scan.floor` set: only its window was ranked)."""
 
     files: list[Ranked]

@@ -18,7 +18,7 @@ FTS5 as syntax: query.py quotes every token.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 MAX_QUERY_CHARS = 500    # the same cap in the CLI and in MCP (files_grep's query field)
 MAX_TERMS = 16           # terms (words, phrases, alternatives, exclusions) in one query
@@ -31,21 +31,20 @@ _LITERAL_OPERATORS = {"or": "OR", "not": "NOT or -word", "and": "nothing (all wo
 _NEAR = re.compile(r"\bNEAR\s*\(([^()]*)\)", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(NamedTuple):
     """One term as typed: `text` without quotes; `exact` when it was quoted (whole words in this order)."""
 
     text: str
     exact: bool = False
 
 
-@dataclass
 class Syntax:
     """A query read: an AND of groups (each an OR of terms), terms to exclude, and how it was read."""
 
-    groups: list[list[Term]] = field(default_factory=list)
-    negated: list[Term] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.groups: list[list[Term]] = []
+        self.negated: list[Term] = []
+        self.notes: list[str] = []
 
     @property
     def terms(self) -> int:

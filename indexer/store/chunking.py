@@ -8,7 +8,7 @@ straddles two pages.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from indexer.store.schema import MAX_CHUNKS
 
@@ -17,8 +17,7 @@ MIN_CHUNK = 1500
 MAX_CHUNK = 4000
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(NamedTuple):
     seq: int
     start: int      # offset of the chunk in Document.text
     line: int       # 1-based line number of `start`

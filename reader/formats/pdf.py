@@ -40,6 +40,10 @@ _PDFIUM_LOCK = threading.Lock()
 
 SCANNED = ("scanned PDF, no text layer: the pages are images; run OCR on the file or ask for a text "
            "version — the words on these pages cannot be searched")
+# Bookmarks as pdfium gives them: (level, title, 0-based page index or None).
+Toc = list[tuple[int, str, int | None]]
+# What pdfium may report that no fallback engine can change: the document is encrypted, or time is up.
+FINAL_CODES = ("encrypted", "timeout")
 
 
 def _clean(text: str) -> str:
@@ -50,8 +54,10 @@ def _clean(text: str) -> str:
 
 
 def _pdfium_page_text(textpage: Any, repair: bool) -> str:
-    """One page's text; spacing accents over letters recomposed when `repair` (the default)."""
-    raw = textpage.get_text_range()
+    """One page's text (a raw FPDF_TEXTPAGE); spacing accents over letters recomposed when `repair` (the default)."""
+    from .pdfium import page_text
+
+    raw = page_text(textpage)
     if repair and has_accent_candidates(raw):
         raw = recompose(raw, _pdfium_box(textpage, raw))
     return _clean(raw)
@@ -61,14 +67,14 @@ def _pdfium_page_text(textpage: Any, repair: bool) -> str:
 def _char_box_function() -> Any:
     """FPDFText_GetCharBox with plain pointer arguments.
 
-    pypdfium2's binding converts each of the four double* arguments through
-    its declared pointer types, which makes a call ~2x slower; this call runs
+    The raw binding converts each of the four double* arguments through its
+    declared pointer types, which makes a call ~2x slower; this call runs
     for every accent and its neighbour, so it is declared here with void*
     arguments (same function, same C signature: textpage, index, l, r, b, t).
     """
     import ctypes
 
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2_raw as pdfium_c
 
     proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, *([ctypes.c_void_p] * 4))
     address = ctypes.cast(pdfium_c.FPDFText_GetCharBox, ctypes.c_void_p).value
@@ -80,11 +86,12 @@ def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
     """Box of text[i]: the text index is the char index unless pdfium inserted or dropped characters."""
     import ctypes
 
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2_raw as pdfium_c
 
-    raw = textpage.raw
-    same = len(text) == pdfium_c.FPDFText_CountChars(raw)
-    handle = ctypes.cast(raw, ctypes.c_void_p).value
+    from .pdfium import count_chars
+
+    same = len(text) == count_chars(textpage)
+    handle = ctypes.cast(textpage, ctypes.c_void_p).value
     get_box, char_index = _char_box_function(), pdfium_c.FPDFText_GetCharIndexFromTextIndex
     # One set of out-parameters reused for every call (left, right, bottom, top: pdfium's order).
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
@@ -96,13 +103,13 @@ def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
         return (left.value, bottom.value, right.value, top.value)
 
     def mapped_box(i: int) -> Box | None:
-        index = char_index(raw, i)
+        index = char_index(textpage, i)
         return box(index) if index >= 0 else None
 
     return box if same else mapped_box
 
 
-def _place(out: PagedText, page_texts: list[str], toc: list[tuple[int, str, int | None]]) -> None:
+def _place(out: PagedText, page_texts: list[str], toc: Toc) -> None:
     """Turn (level, title, 0-based page) bookmarks into outline entries with offsets."""
     cursor: dict[int, int] = {}
     for level, title, index in toc:
@@ -118,48 +125,90 @@ def _place(out: PagedText, page_texts: list[str], toc: list[tuple[int, str, int 
     out.outline.sort(key=lambda e: e.offset)
 
 
-def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline, *, repair: bool = True) -> Document:
-    import pypdfium2 as pdfium
+class PdfPart:
+    """Pages `first`.. of a PDF as pdfium reads them; the part that holds page 1 also reads the bookmarks.
+
+    A whole document is one part; a big one may be read as several parts (in separate processes, by
+    indexer.jobs.oneshot) and `assemble` gives the same Document either way. A plain class: dataclasses
+    costs the read path ~5 ms of imports.
+    """
+
+    def __init__(self, total: int, first: int) -> None:
+        self.total = total                   # pages in the document
+        self.first = first                   # 0-based index of texts[0]
+        self.texts: list[str] = []
+        self.toc: Toc | None = None          # None: this part did not read the bookmarks
+        self.toc_failed = False
+
+
+def part_pages(total: int, limits: Limits, part: int, parts: int, min_pages: int = 1) -> range:
+    """The pages (0-based) of `part` when the first min(total, max_pages) pages go to `parts` runs in order.
+
+    Fewer runs are used when a run would hold under `min_pages` pages; a part beyond them reads nothing.
+    """
+    count = min(total, limits.max_pages)
+    used = max(1, min(parts, count // max(1, min_pages)))
+    if part >= used:
+        return range(count, count)
+    return range(part * count // used, (part + 1) * count // used)
+
+
+def read_part(data: bytes, name: str, limits: Limits, part: int = 0, parts: int = 1, *, min_pages: int = 1,
+              deadline: Deadline | None = None, repair: bool = True) -> PdfPart:
+    """Read one part's pages with pdfium (see part_pages); ReaderError for an encrypted file or a timeout."""
+    deadline = deadline or Deadline(limits.max_seconds)
+    with _PDFIUM_LOCK:
+        return _pdfium_part(data, limits, part, parts, min_pages, deadline, repair)
+
+
+def _pdfium_part(data: bytes, limits: Limits, part: int, parts: int, min_pages: int, deadline: Deadline,
+                 repair: bool) -> PdfPart:
+    from .pdfium import PASSWORD_ERROR, PdfFile, PdfiumError
 
     try:
-        pdf = pdfium.PdfDocument(data)
-    except pdfium.PdfiumError as exc:
-        if "password" in str(exc).lower():
+        pdf = PdfFile(data)
+    except PdfiumError as exc:
+        if exc.code == PASSWORD_ERROR:
             raise _encrypted() from None
         raise
-    try:
-        out = PagedText()
-        warnings: list[str] = []
-        total = len(pdf)
-        texts: list[str] = []
-        for i in range(min(total, limits.max_pages)):
+    with pdf:
+        pages = part_pages(pdf.pages, limits, part, parts, min_pages)
+        out = PdfPart(total=pdf.pages, first=pages.start)
+        for i in pages:
             deadline.check()
-            page = pdf[i]
-            textpage = page.get_textpage()
+            out.texts.append(pdf.page_text(i, lambda textpage: _pdfium_page_text(textpage, repair)))
+        if part == 0:
+            out.toc = []
             try:
-                text = _pdfium_page_text(textpage, repair)
-            finally:
-                textpage.close()
-                page.close()
-            out.new_page()
-            out.add(text)
-            texts.append(text)
-        if total > limits.max_pages:
-            warnings.append(f"PDF cut at {limits.max_pages} of {total} pages")
-        toc = []
-        try:
-            for bm in pdf.get_toc(max_depth=8):
-                dest = bm.get_dest()
-                toc.append((bm.level + 1, bm.get_title() or "", dest.get_index() if dest else None))
-        except Exception:  # a broken outline must not cost the text
-            warnings.append("PDF bookmarks could not be read")
-        _place(out, texts, toc)
-        return out.build("pdf", name, "application/pdf", warnings=warnings, engine="pypdfium2")
-    finally:
-        pdf.close()
+                out.toc.extend(pdf.bookmarks(max_depth=8))
+            except Exception:  # a broken outline must not cost the text (nor the bookmarks read before)
+                out.toc_failed = True
+        return out
 
 
-def _pdfminer_toc(data: bytes) -> list[tuple[int, str, int | None]]:
+def assemble(name: str, limits: Limits, parts: list[PdfPart]) -> Document:
+    """The Document of a PDF read by pdfium as `parts` (in page order, together every page read)."""
+    out = PagedText()
+    texts = [text for p in sorted(parts, key=lambda p: p.first) for text in p.texts]
+    for text in texts:
+        out.new_page()
+        out.add(text)
+    warnings: list[str] = []
+    total = parts[0].total
+    if total > limits.max_pages:
+        warnings.append(f"PDF cut at {limits.max_pages} of {total} pages")
+    head = next((p for p in parts if p.toc is not None), None)
+    if head is not None and head.toc_failed:
+        warnings.append("PDF bookmarks could not be read")
+    _place(out, texts, head.toc if head is not None and head.toc else [])
+    return out.build("pdf", name, "application/pdf", warnings=warnings, engine="pypdfium2")
+
+
+def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline, *, repair: bool = True) -> Document:
+    return assemble(name, limits, [_pdfium_part(data, limits, 0, 1, 1, deadline, repair)])
+
+
+def _pdfminer_toc(data: bytes) -> Toc:
     from pdfminer.pdfdocument import PDFDocument, PDFNoOutlines
     from pdfminer.pdfpage import PDFPage
     from pdfminer.pdfparser import PDFParser
@@ -167,7 +216,7 @@ def _pdfminer_toc(data: bytes) -> list[tuple[int, str, int | None]]:
 
     doc = PDFDocument(PDFParser(io.BytesIO(data)))
     pages = {p.pageid: i for i, p in enumerate(PDFPage.create_pages(doc))}
-    toc: list[tuple[int, str, int | None]] = []
+    toc: Toc = []
     try:
         outlines = list(doc.get_outlines())
     except PDFNoOutlines:
@@ -276,14 +325,14 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
         if primary.text.strip():
             return primary
     except ReaderError as exc:
-        if exc.code in ("encrypted", "timeout"):
+        if exc.code in FINAL_CODES:
             raise
     except Exception:  # pdfium refused the file: pdfminer is more lenient with damaged files
         primary = None
     try:
         fallback = extract_pdfminer(data, name, limits, deadline)
     except ReaderError as exc:
-        if exc.code in ("encrypted", "timeout") or primary is None:
+        if exc.code in FINAL_CODES or primary is None:
             raise
         fallback = None
     except Exception:

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     """Run `inspect` for parsed arguments; return the exit code."""
     # Imported here so `mcp-nextcloud --help` does not pay for the reader.
     from reader import DEFAULT_LIMITS, ReaderError, find, outline, page
-    from indexer.jobs.pool import ExtractionPool
+    from indexer.jobs.oneshot import extract_once
     from reader.slicing import DEFAULT_PAGE_CHARS
 
     path = Path(args.file)
@@ -68,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"cannot read {args.file}: {exc.strerror or exc}; check its permissions")
     try:
         # In a child with the reader's memory and time caps: the file may be hostile.
-        with ExtractionPool(1, limits=DEFAULT_LIMITS) as pool:
-            doc = pool.extract(data, path.name, None, rows=False).document
+        doc = extract_once(data, path.name, None, limits=DEFAULT_LIMITS)
     except ReaderError as exc:
         return _fail(f"{path.name}: {exc}")
 

@@ -33,13 +33,14 @@ def dump(obj: Any) -> str:
 
 
 # Sentences written for an agent ("Do not retry.", "stop and report it") say nothing useful to a person.
-_AGENT_ONLY = re.compile(r"\s*[^.]*\b(?:[Dd]o not retry|[Rr]etry once|stop and report|[Cc]all (?:files|deck|mail)_"
-                         r"\w+|tools/list|the tool's schema)[^.]*\.")
+# Compiled on first use (re caches it): only a failure needs it.
+_AGENT_ONLY = (r"\s*[^.]*\b(?:[Dd]o not retry|[Rr]etry once|stop and report|[Cc]all (?:files|deck|mail)_"
+               r"\w+|tools/list|the tool's schema)[^.]*\.")
 
 
 def for_person(text: str) -> str:
     """An instruction written for an agent, as a person at a terminal reads it."""
-    out = _AGENT_ONLY.sub("", text).strip()
+    out = re.sub(_AGENT_ONLY, "", text).strip()
     return out or text
 
 

@@ -10,12 +10,10 @@ manifest cannot describe an option the parser does not have.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 
-@dataclass
-class Declared:
+class Declared(NamedTuple):
     """One argument as declared: its flags, and argparse's own action (type, default, choices, help)."""
 
     flags: tuple[str, ...]

@@ -35,6 +35,7 @@ from server.envelope import envelope
 from server.errors import from_nextcloud, misuse
 from server.tools.coverage import (ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings,
                                    read_state)
+from server.tools.grep_hit import hit_entry
 from server.tools.freshness import Freshness, check_folder, freshen, timed_out
 from server.tools.resolve import check_path, file_entry
 from server.tools.server_search import augment
@@ -202,18 +203,6 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
                "hint": " ".join([*(n + "." for n in res.notes), grep_hint(res, folder, cover, is_file=fresh.is_file)]),
                "warnings": warnings}
     return envelope(payload)
-
-
-def hit_entry(h: Any) -> dict[str, Any]:
-    """One grep hit as files_grep and `mcp-nextcloud grep --json` both show it (one shape for one thing).
-
-    Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false. A
-    handle the index does not know (fileId of a plain local file) is left out, never sent as null.
-    """
-    hit = {"path": h.path, "fileId": h.fileId, "modified": iso_time(h.mtime), "more": h.more,
-           "passages": [p.to_dict() for p in h.passages], "phrase": False if not h.phrase else None,
-           "folder": h.folder}
-    return {k: v for k, v in hit.items() if v is not None}
 
 
 def _deleted_since(ctx: ServerContext) -> list[str]:

@@ -23,6 +23,11 @@ HEAVY = ("icalendar", "vobject", "mcp", "apsw", "pypdfium2", "pdfminer", "openpy
 # the network, the calendar, the Office and image readers, the watcher.
 NOT_FOR_READING = ("mcp", "pydantic", "httpx", "anyio", "uvicorn", "starlette", "icalendar", "vobject",
                    "openpyxl", "docx", "pptx", "PIL", "watchdog", "platformdirs")
+# Standard-library modules the read paths (grep, inspect's reading) have no use for, each a millisecond or
+# more of every call (issue 17): dataclasses (and the inspect/ast/dis/tokenize it loads), logging (and its
+# traceback, textwrap, string), the hashing and base64 of cursors (a first page needs none), csv.
+LEAN_STDLIB = ("dataclasses", "inspect", "ast", "dis", "tokenize", "logging", "traceback", "textwrap", "string",
+               "hashlib", "hmac", "base64", "csv", "uuid")
 
 
 def _python(code: str) -> str:
@@ -73,8 +78,16 @@ def test_grep_on_an_index_imports_only_the_read_side(tmp_path: Path, fixture_doc
     heavy = sorted({m.split(".")[0] for m in loaded} & {*NOT_FOR_READING, "nextcloud", "sqlite3"})
     assert heavy == [], f"grep imported {heavy}"
     ours = sorted(loaded & {"indexer.store.writer", "indexer.jobs.pool", "reader.extract", "reader.outline",
-                            "reader.slicing", "hashlib"})
+                            "reader.slicing"})
     assert ours == [], f"grep imported {ours}: keep them behind the functions that need them"
+    lean = sorted(loaded & set(LEAN_STDLIB))
+    assert lean == [], f"grep imported {lean}: plain classes or NamedTuples, imports on first use (issue 17)"
+    # --json gives the hits in files_grep's shape without loading files_grep's module (the MCP stack).
+    as_json = _modules_after(["grep", "install", "--index", str(db), "--json", "--fields", "passages"])
+    assert as_json["rc"] == 0 and json.loads(as_json["out"])["items"][0]["passages"]
+    heavy = sorted({m.split(".")[0] for m in as_json["modules"]} & {*NOT_FOR_READING, "nextcloud", "sqlite3"})
+    assert heavy == [], f"grep --json imported {heavy}"
+    assert not set(as_json["modules"]) & {"logging", "dataclasses"}, "grep --json imported logging or dataclasses"
 
 
 def test_inspect_of_a_pdf_imports_nothing_of_the_server(fixture_docs: Path) -> None:
@@ -86,6 +99,49 @@ def test_inspect_of_a_pdf_imports_nothing_of_the_server(fixture_docs: Path) -> N
     # platformdirs is allowed here: inspect looks for the warm process next to the default index.
     heavy = sorted(tops & ({*NOT_FOR_READING, "pdfminer", "apsw"} - {"platformdirs"}))
     assert heavy == [], f"inspect imported {heavy}"
+
+
+def test_the_read_path_loads_pdfium_alone(fixture_docs: Path) -> None:
+    """What `inspect FILE` runs to read a PDF (parse, extract, slice, find, outline): the raw PDFium bindings and
+    the reader only, none of pypdfium2's helpers (logging, uuid, argparse of their own) nor LEAN_STDLIB."""
+    out = _python(
+        "import json, sys\n"
+        "from server.cli import build_parser\n"
+        "from server.cli.logs import quiet_libraries\n"
+        f"args = build_parser('inspect').parse_args(['inspect', {str(fixture_docs / 'manual.pdf')!r}])\n"
+        "quiet_libraries()\n"
+        "from reader import extract, find, outline, page\n"
+        "doc = extract(open(args.file, 'rb').read(), 'manual.pdf')\n"
+        "shown = [page(doc, offset=0, limit=500).to_dict(), find(doc, 'install').to_dict(), outline(doc).to_dict()]\n"
+        "print(json.dumps({'engine': doc.engine, 'found': shown[1]['total'], 'entries': len(shown[2]['entries']),\n"
+        "                  'modules': sorted(sys.modules)}))\n")
+    run = json.loads(out.splitlines()[-1])
+    assert run["engine"] == "pypdfium2" and run["found"] > 0 and run["entries"] > 0   # it really read the PDF
+    loaded = set(run["modules"])
+    assert "pypdfium2_raw" in loaded
+    helpers = sorted(m for m in loaded if m == "pypdfium2" or m.startswith(("pypdfium2.", "pypdfium2_cfg")))
+    assert helpers == [], f"reading a PDF imported pypdfium2's helpers {helpers[:5]}: use the raw bindings"
+    lean = sorted(loaded & set(LEAN_STDLIB))
+    assert lean == [], f"the read path imported {lean}: plain classes or NamedTuples, imports on first use"
+    heavy = sorted({m.split(".")[0] for m in loaded} & {*NOT_FOR_READING, "pdfminer", "apsw", "indexer", "nextcloud"})
+    assert heavy == [], f"the read path imported {heavy}"
+
+
+def test_library_levels_are_set_when_a_chatty_library_loads(fixture_docs: Path) -> None:
+    """quiet_libraries() imports no logging; pdfminer, loaded later for a damaged PDF, is quiet all the same."""
+    code = ("import sys\n"
+            "from server.cli.logs import quiet_libraries\n"
+            "quiet_libraries()\n"
+            "assert 'logging' not in sys.modules\n"
+            "from reader import extract\n"
+            f"doc = extract(open({str(fixture_docs.parent / 'bad' / 'damaged.pdf')!r}, 'rb').read(), 'damaged.pdf')\n"
+            "assert doc.engine == 'pdfminer.six', doc.engine   # the fallback ran: pdfminer was imported\n"
+            "import logging\n"
+            "assert logging.getLogger('pdfminer').level == logging.ERROR\n"
+            "assert logging.getLogger('httpx').level == logging.WARNING\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "MediaBox" not in proc.stderr, f"pdfminer's warnings reached the terminal: {proc.stderr[:300]}"
 
 
 def test_client_imports_app_clients_on_first_use(emulator: Emulator) -> None:
