@@ -11,6 +11,12 @@ ReaderError with its reason; a healthy run pays one process start per
 worker, not one per file. Workers also prepare the index rows
 (`indexer.store.prepare`), so the writer thread only INSERTs.
 
+Between files a worker hands back what the last one used and says whether it
+stays; one still fat after that leaves and the next file goes to a fresh one
+(`indexer.jobs.worker_memory`), so a build's memory follows the document in
+hand, not the largest one seen. Closing the pool on an exception (Ctrl-C) kills
+the workers at once instead of waiting for the extractions in hand.
+
 The indexer (local folders, remote sync, watch) and files_read (server) both
 extract through this pool; the reader itself stays pure (no processes).
 pebble's ProcessPool was tried and set aside: a worker that dies while
@@ -31,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 from reader.limits import RETRY_WHEN_CHANGED
 
+from indexer.jobs.worker_memory import RECYCLE_ABOVE_FRESH
 from indexer.models import FileRecord, too_large_reason
 from indexer.store.prepare import Prepared, prepare
 
@@ -40,11 +47,15 @@ if TYPE_CHECKING:   # annotations only: `inspect` extracts through this pool wit
 DEFAULT_MEMORY_BYTES = 1536 * 1024 * 1024  # 1.5 GiB of address space per worker
 GRACE_SECONDS = 2.0          # on top of Limits.max_seconds before a worker is killed
 RECYCLE_AFTER = 500          # files per worker before a fresh one
+# A worker's word after a file (staying or leaving) comes once it has handed that file's memory back:
+# milliseconds. One silent this long is replaced (the next file is not lost: it goes to the fresh one).
+SETTLE_SECONDS = 5.0
 # forkserver: workers never inherit the indexer's threads and open databases.
 _CONTEXT = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
-# What the fork server imports once, so every worker forks with the parsers loaded (a worker that
-# imported them itself would pay ~0.3 s of CPU at each start and recycle).
-_PRELOAD = ["reader.extract", "indexer.jobs.pool", "indexer.store.prepare"]
+# What the fork server imports once, so every worker forks with the reader loaded (a worker that imported
+# it itself would pay it again at each start and recycle). The format parsers (openpyxl, pdfium...) load on
+# a worker's first file of their kind: preloaded, they would sit in the fork server too, counted once more.
+_PRELOAD = ["reader.extract", "indexer.jobs.pool", "indexer.jobs.worker_memory", "indexer.store.prepare", "ctypes"]
 _context_lock = threading.Lock()
 _context: Any = None
 
@@ -171,27 +182,45 @@ def _work(data: bytes, name: str, mime: str | None, limits: Limits, with_rows: b
                                    RETRY_WHEN_CHANGED, "")
 
 
-def _serve(conn: Any, limits: Limits, memory_bytes: int | None) -> None:
-    """Worker main loop: receive (data, name, mime, rows), answer `_work`'s outcome; None or EOF ends it."""
+def _serve(conn: Any, limits: Limits, memory_bytes: int | None, recycle_above: int | None = RECYCLE_ABOVE_FRESH,
+           release: bool = True) -> None:
+    """Worker main loop: receive (data, name, mime, rows), answer `_work`'s outcome, then say whether it stays.
+
+    After each answer the worker hands back the memory that file used and sends True (ready for another)
+    or False (still fat, or its heap is suspect): then it exits, and the parent, which reads that word
+    before it sends the next file, starts a fresh worker for it. None or EOF ends the loop.
+    """
     import reader.extract  # noqa: F401 - already loaded by the fork server; with "spawn", loaded before the cap
+    from indexer.jobs.worker_memory import Settler
 
     _cap_memory(memory_bytes)
     import signal
 
     # Ctrl-C reaches the whole process group: the parent decides when this worker ends (no traceback here).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    settler = Settler(recycle_above, release=release)
     while True:
         try:
-            msg = conn.recv()
+            fit = _answer(conn, limits)
+            if fit is None:
+                return
+            fit = fit and settler.settle()   # the file's objects died with `_answer`'s frame
+            conn.send(fit)
         except (EOFError, OSError):
             return
-        if msg is None:
+        if not fit:
             return
-        data, name, mime, rows = msg
-        out = _work(data, name, mime, limits, rows)
-        conn.send(out)
-        if out[0] == "error" and out[1] == "memory":
-            return  # the heap may be in a bad state: the parent starts a fresh worker
+
+
+def _answer(conn: Any, limits: Limits) -> bool | None:
+    """Receive one file and send its outcome; None when told to stop, False when the heap may be in a bad state."""
+    msg = conn.recv()
+    if msg is None:
+        return None
+    data, name, mime, rows = msg
+    out = _work(data, name, mime, limits, rows)
+    conn.send(out)
+    return not (out[0] == "error" and out[1] == "memory")
 
 
 def _reader_error(code: str, parts: Any) -> ReaderError:
@@ -202,19 +231,36 @@ def _reader_error(code: str, parts: Any) -> ReaderError:
     return ReaderError(cause, action, retry_text=retry_text or None, code=code)
 
 
-class _Worker:
-    """One capped child process, used by one thread at a time."""
+POOL_CLOSED = "extraction pool is closed"
 
-    def __init__(self, ctx: Any, limits: Limits, memory_bytes: int | None, grace: float, recycle_after: int) -> None:
+
+class ExtractionStopped(RuntimeError):
+    """The pool was closed (without waiting: Ctrl-C, an error) before this file's extraction could end.
+
+    Not a verdict on the file: `store_outcome` leaves its record as it was (pending), for the next run.
+    """
+
+
+class _Worker:
+    """One capped child process, used by one thread at a time (`halt` may come from another)."""
+
+    def __init__(self, ctx: Any, limits: Limits, memory_bytes: int | None, grace: float, recycle_after: int,
+                 memory: tuple[int | None, bool]) -> None:
         self.ctx, self.limits, self.memory_bytes, self.grace = ctx, limits, memory_bytes, grace
         self.recycle_after = recycle_after
+        self.memory = memory   # (recycle_above, release): what the worker does with its memory between files
         self.proc: Any = None
         self.conn: Any = None
         self.used = 0
+        self.settling = False   # a file was answered; the worker's word on staying not read yet
+        self.recycled_fat = 0   # workers that left after a file (still fat, or out of memory)
+        self.halted = False
+        self._lock = threading.Lock()   # proc start/stop against `halt`
 
     def _start(self) -> None:
         parent, child = self.ctx.Pipe(duplex=True)
-        proc = self.ctx.Process(target=_serve, args=(child, self.limits, self.memory_bytes), daemon=True)
+        proc = self.ctx.Process(target=_serve, args=(child, self.limits, self.memory_bytes, *self.memory),
+                                daemon=True)
         try:
             proc.start()
         except BaseException:
@@ -223,29 +269,63 @@ class _Worker:
         finally:
             child.close()
         # Only a started worker is recorded, so stop() never meets half a worker.
-        self.proc, self.conn, self.used = proc, parent, 0
+        self.proc, self.conn, self.used, self.settling = proc, parent, 0, False
 
     def stop(self, kill: bool = False) -> None:
-        if self.proc is None:
-            return
-        try:
-            if kill:
+        with self._lock:
+            if self.proc is None:
+                return
+            try:
+                if kill:
+                    self.proc.kill()
+                else:
+                    self.conn.send(None)
+            except (OSError, ValueError):   # gone already (it left after a file, or died)
                 self.proc.kill()
-            else:
-                self.conn.send(None)
-        except (OSError, ValueError):
-            self.proc.kill()
-        self.proc.join(5)
-        if self.proc.is_alive():  # pragma: no cover - a child that ignores the stop message
-            self.proc.kill()
-            self.proc.join()
-        self.conn.close()
-        self.proc = self.conn = None
+            self.proc.join(5)
+            if self.proc.is_alive():  # pragma: no cover - a child that ignores the stop message
+                self.proc.kill()
+                self.proc.join()
+            self.conn.close()
+            self.proc = self.conn = None
+
+    def halt(self) -> None:
+        """Kill the worker now (from any thread) and never start another: the pool is closing without waiting."""
+        with self._lock:
+            self.halted = True
+            if self.proc is not None:
+                self.proc.kill()
+
+    def _fit(self) -> bool:
+        """Whether the running worker may take a file: alive, not used up, and staying after its last file."""
+        if self.proc is None:
+            return False
+        if self.settling:
+            self.settling = False
+            try:
+                # Sent right after the file's answer, once its memory is handed back: milliseconds.
+                stays = self.conn.recv() if self.conn.poll(SETTLE_SECONDS) else None
+            except (EOFError, OSError):
+                stays = None
+            if stays is False:
+                self.recycled_fat += 1
+            if not stays:
+                return False
+        return self.proc.is_alive() and self.used < self.recycle_after
+
+    def _ready(self) -> None:
+        """A worker fit for the next file: this one, or a fresh one (none once halted)."""
+        if self.halted:
+            raise ExtractionStopped(POOL_CLOSED)
+        if not self._fit():
+            self.stop()
+            with self._lock:
+                if self.halted:
+                    raise ExtractionStopped(POOL_CLOSED)
+                self._start()
 
     def extract(self, data: bytes, name: str, mime: str | None, rows: bool) -> Extracted:
-        if self.proc is None or not self.proc.is_alive() or self.used >= self.recycle_after:
-            self.stop()
-            self._start()
+        self._ready()
         self.used += 1
         try:
             self.conn.send((data, name, mime, rows))
@@ -254,6 +334,8 @@ class _Worker:
         except (EOFError, OSError):
             code = self.proc.exitcode if self.proc is not None else None
             self.stop(kill=True)
+            if self.halted:
+                raise ExtractionStopped(f"{name}: extraction stopped (the pool was closed)") from None
             limit = f", limit {self.memory_bytes // (1024 * 1024)} MiB" if self.memory_bytes else ""
             raise ReaderError(
                 f"{name}: the extraction process died (out of memory or a crash in a parser; exit code {code}"
@@ -262,6 +344,7 @@ class _Worker:
             self.stop(kill=True)
             raise ReaderError(f"{name}: extraction took longer than {self.limits.max_seconds:g} s and was stopped",
                               RETRY_WHEN_CHANGED, code="timeout")
+        self.settling = True
         status, value, extra = outcome
         if status == "ok":
             return Extracted(value, extra)
@@ -273,12 +356,16 @@ class ExtractionPool:
 
     def __init__(self, workers: int | None = None, *, limits: Limits = DEFAULT_LIMITS,
                  memory_bytes: int | None = DEFAULT_MEMORY_BYTES, grace_seconds: float = GRACE_SECONDS,
-                 recycle_after: int = RECYCLE_AFTER) -> None:
+                 recycle_after: int = RECYCLE_AFTER, recycle_above: int | None = RECYCLE_ABOVE_FRESH,
+                 release_memory: bool = True) -> None:
+        """`recycle_above`: bytes a worker may hold above its fresh size after a file (None: no limit);
+        `release_memory`: hand memory back between files (off only to measure what that saves)."""
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.limits = limits
         self.memory_bytes = memory_bytes
         self._ctx = _worker_context()
         self._grace, self._recycle_after = grace_seconds, recycle_after
+        self._memory = (recycle_above, release_memory)
         self._all: list[_Worker] = []
         self._idle = [self._new_worker() for _ in range(self.workers)]
         self._lock = threading.Lock()
@@ -289,7 +376,7 @@ class ExtractionPool:
         """Extract `data` (named `name`) in a worker; `rows` also prepares its index rows there."""
         with self._lock:
             if self._closed:
-                raise RuntimeError("extraction pool is closed")
+                raise ExtractionStopped(POOL_CLOSED)
         return self._threads.submit(self.extract, data, name, mime, rows=rows)
 
     def extract(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> Extracted:
@@ -298,7 +385,7 @@ class ExtractionPool:
             raise ReaderError(f"{name}: " + too_large_reason(len(data), self.limits.max_bytes), code="too_large")
         with self._lock:
             if self._closed:
-                raise RuntimeError("extraction pool is closed")
+                raise ExtractionStopped(POOL_CLOSED)
             # More callers than workers (files_read calls next to the pool's threads): one more worker.
             worker = self._idle.pop() if self._idle else self._new_worker()
         try:
@@ -308,12 +395,31 @@ class ExtractionPool:
                 self._idle.append(worker)
 
     def _new_worker(self) -> _Worker:
-        worker = _Worker(self._ctx, self.limits, self.memory_bytes, self._grace, self._recycle_after)
+        worker = _Worker(self._ctx, self.limits, self.memory_bytes, self._grace, self._recycle_after, self._memory)
         self._all.append(worker)
         return worker
 
-    def close(self) -> None:
-        """Let running extractions finish, then stop every worker process."""
+    @property
+    def recycled_fat(self) -> int:
+        """How many workers left after a file because they stayed fat (or ran out of memory) and were replaced."""
+        return sum(w.recycled_fat for w in list(self._all))
+
+    def pids(self) -> list[int]:
+        """The process ids of the workers running now."""
+        return [p.pid for p in (w.proc for w in list(self._all)) if p is not None and p.is_alive()]
+
+    def close(self, *, wait: bool = True) -> None:
+        """Stop every worker process, once running extractions finish; without `wait` (Ctrl-C, an error) at once.
+
+        Without `wait` the workers are killed: an extraction in hand fails with ExtractionStopped (the file
+        is left as it was), one not started is cancelled, and nothing is left running.
+        """
+        if not wait:
+            with self._lock:
+                self._closed = True
+                workers = list(self._all)
+            for w in workers:
+                w.halt()
         self._threads.shutdown(wait=True, cancel_futures=True)
         with self._lock:
             self._closed = True
@@ -324,8 +430,9 @@ class ExtractionPool:
     def __enter__(self) -> "ExtractionPool":
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        # A build that fails or is interrupted has no use for the extractions in hand: do not wait for them.
+        self.close(wait=exc_type is None)
 
 
 def status_for(err: ReaderError) -> str:
@@ -338,7 +445,13 @@ def status_for(err: ReaderError) -> str:
 
 
 def store_outcome(tx: WriteTx, rec: FileRecord, outcome: Extracted | BaseException) -> FileRecord:
-    """Store an extraction outcome (writer thread): the rows, or the failure with its reason."""
+    """Store an extraction outcome (writer thread): the rows, or the failure with its reason.
+
+    An extraction stopped or cancelled by closing the pool says nothing about the file: its record is
+    left as it was (pending), to be extracted by the next run.
+    """
+    if isinstance(outcome, (ExtractionStopped, cf.CancelledError)):
+        return rec
     if isinstance(outcome, ReaderError):
         out = tx.record_failure(rec.id, status_for(outcome), str(outcome))
     elif isinstance(outcome, BaseException):
