@@ -127,10 +127,10 @@ def _child_main(fd: int, job: Callable[[], Any], memory_bytes: int | None, secon
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole group; the parent kills us
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # held by the parent while forking
-        from indexer.jobs.pool import _cap_memory
+        from indexer.jobs.child import cap_memory
         import reader.extract  # noqa: F401 - loaded before the cap, as in the pool's workers
 
-        _cap_memory(memory_bytes)
+        cap_memory(memory_bytes)
         _cap_cpu(seconds)
         if keep_heap:
             _keep_heap()

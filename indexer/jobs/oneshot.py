@@ -5,7 +5,7 @@ multiprocessing's resource tracker (another one), then forks its worker: most of
 A process with one thread can fork the extraction child itself (indexer.jobs.forked) with the pool's
 protections: the address space capped, the time limit enforced by the parent (the child is killed at
 `limits.max_seconds` plus the pool's grace), the answer pickled through a pipe, the same ReaderErrors
-(memory, timeout, crash: indexer.jobs.child_errors), nothing left running afterwards, Ctrl-C honoured.
+(memory, timeout, crash: indexer.jobs.child), nothing left running afterwards, Ctrl-C honoured.
 A process with threads, or a platform that cannot fork safely, goes through the pool as before.
 
 A big PDF may be read by several children at once, each one run of its pages with the reader's own
@@ -21,10 +21,9 @@ from typing import Any, Callable
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 
 from indexer.jobs import forked
-from indexer.jobs.child_errors import died, overran
+from indexer.jobs.child import DEFAULT_MEMORY_BYTES, GRACE_SECONDS, died, overran, reader_error, work
 # The children need the pool module anyway (its memory cap and work function): importing it here costs
 # nothing extra; l4 was asked to make it lighter (multiprocessing and concurrent.futures, ~10 ms).
-from indexer.jobs.pool import DEFAULT_MEMORY_BYTES, GRACE_SECONDS, ExtractionPool, _reader_error, _work
 
 # Pages per child from which a split is worth a process: CPU of the children, manual-like pages, one child
 # against two: 8 pages 8-12 ms / 6-8 ms each, 16 pages 18-20 / 10-14, 32 pages 37 / 17-22, 51 pages
@@ -48,6 +47,8 @@ def extract_once(data: bytes, name: str, mime: str | None = None, *, limits: Lim
 
         raise ReaderError(f"{name}: " + too_large_reason(len(data), limits.max_bytes), code="too_large")
     if not forked.can_fork():
+        from indexer.jobs.pool import ExtractionPool   # multiprocessing and friends: only on this route
+
         with ExtractionPool(1, limits=limits, memory_bytes=memory_bytes, grace_seconds=grace_seconds) as pool:
             return pool.extract(data, name, mime, rows=False).document
     _preload(data)
@@ -122,15 +123,15 @@ class _Runner:
 
 
 def _single(run: _Runner, data: bytes, mime: str | None) -> Document:
-    """The whole file in one child, exactly as a pool worker extracts it (indexer.jobs.pool._work)."""
+    """The whole file in one child, exactly as a pool worker extracts it (indexer.jobs.child.work)."""
     def job() -> Any:
-        return _work(data, run.name, mime, run.limits, False)
+        return work(data, run.name, mime, run.limits, False)
 
     status, value, extra = run([job])[0]
     if status == "ok":
         assert isinstance(value, Document)
         return value
-    raise _reader_error(value, extra)
+    raise reader_error(value, extra)
 
 
 def _split_pdf(run: _Runner, data: bytes, count: int) -> Document | None:
@@ -141,7 +142,7 @@ def _split_pdf(run: _Runner, data: bytes, count: int) -> Document | None:
     answers = run([job(k) for k in range(count)])
     for status, value, extra in answers:
         if status == "error":
-            raise _reader_error(value, extra)
+            raise reader_error(value, extra)
     if any(status != "ok" for status, _value, _extra in answers):
         return None
     from reader.extract import finish

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
-from reader.limits import RETRY_WHEN_CHANGED
 
+from indexer.jobs.child import DEFAULT_MEMORY_BYTES, GRACE_SECONDS, cap_memory, died, overran, reader_error, work
 from indexer.jobs.worker_memory import RECYCLE_ABOVE_FRESH
 from indexer.models import FileRecord, too_large_reason
 from indexer.store.prepare import Prepared, prepare
@@ -44,8 +44,6 @@ from indexer.store.prepare import Prepared, prepare
 if TYPE_CHECKING:   # annotations only: `inspect` extracts through this pool without loading the index
     from indexer.store.writer import IndexWriter, WriteTx
 
-DEFAULT_MEMORY_BYTES = 1536 * 1024 * 1024  # 1.5 GiB of address space per worker
-GRACE_SECONDS = 2.0          # on top of Limits.max_seconds before a worker is killed
 RECYCLE_AFTER = 500          # files per worker before a fresh one
 # A worker's word after a file (staying or leaving) comes once it has handed that file's memory back:
 # milliseconds. One silent this long is replaced (the next file is not lost: it goes to the fresh one).
@@ -55,7 +53,8 @@ _CONTEXT = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spaw
 # What the fork server imports once, so every worker forks with the reader loaded (a worker that imported
 # it itself would pay it again at each start and recycle). The format parsers (openpyxl, pdfium...) load on
 # a worker's first file of their kind: preloaded, they would sit in the fork server too, counted once more.
-_PRELOAD = ["reader.extract", "indexer.jobs.pool", "indexer.jobs.worker_memory", "indexer.store.prepare", "ctypes"]
+_PRELOAD = ["reader.extract", "indexer.jobs.child", "indexer.jobs.pool", "indexer.jobs.worker_memory",
+            "indexer.store.prepare", "ctypes"]
 _context_lock = threading.Lock()
 _context: Any = None
 
@@ -149,42 +148,9 @@ class InProcess:
 IN_PROCESS = InProcess()
 
 
-def _cap_memory(memory_bytes: int | None) -> None:
-    if not memory_bytes:
-        return
-    try:
-        import resource
-
-        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        cap = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    except (ImportError, ValueError, OSError):  # not on this platform: the time cap still applies
-        pass
-
-
-def _work(data: bytes, name: str, mime: str | None, limits: Limits, with_rows: bool) -> tuple[str, Any, Any]:
-    """One file, in a worker: ("ok", Document, Prepared | None) or ("error", code, (cause, action, retry)).
-
-    A ReaderError travels as plain parts; the parent rebuilds it (`_reader_error`), so the front ends can
-    word the cause, the next step and the retry statement for their audience.
-    """
-    from reader.extract import extract
-
-    try:
-        doc = extract(data, name, mime, limits=limits)
-        return "ok", doc, prepare(doc) if with_rows else None
-    except ReaderError as exc:
-        return "error", exc.code.value, (exc.cause, exc.action, exc.retry_text)
-    except MemoryError:
-        return "error", "memory", (f"{name}: extraction ran out of memory", RETRY_WHEN_CHANGED, "")
-    except Exception as exc:  # a reader bug costs one file, not the run
-        return "error", "failed", (f"{name}: the reader failed ({type(exc).__name__}: {exc})",
-                                   RETRY_WHEN_CHANGED, "")
-
-
 def _serve(conn: Any, limits: Limits, memory_bytes: int | None, recycle_above: int | None = RECYCLE_ABOVE_FRESH,
            release: bool = True) -> None:
-    """Worker main loop: receive (data, name, mime, rows), answer `_work`'s outcome, then say whether it stays.
+    """Worker main loop: receive (data, name, mime, rows), answer `work`'s outcome, then say whether it stays.
 
     After each answer the worker hands back the memory that file used and sends True (ready for another)
     or False (still fat, or its heap is suspect): then it exits, and the parent, which reads that word
@@ -193,7 +159,7 @@ def _serve(conn: Any, limits: Limits, memory_bytes: int | None, recycle_above: i
     import reader.extract  # noqa: F401 - already loaded by the fork server; with "spawn", loaded before the cap
     from indexer.jobs.worker_memory import Settler
 
-    _cap_memory(memory_bytes)
+    cap_memory(memory_bytes)
     import signal
 
     # Ctrl-C reaches the whole process group: the parent decides when this worker ends (no traceback here).
@@ -218,17 +184,9 @@ def _answer(conn: Any, limits: Limits) -> bool | None:
     if msg is None:
         return None
     data, name, mime, rows = msg
-    out = _work(data, name, mime, limits, rows)
+    out = work(data, name, mime, limits, rows)
     conn.send(out)
     return not (out[0] == "error" and out[1] == "memory")
-
-
-def _reader_error(code: str, parts: Any) -> ReaderError:
-    """The ReaderError a worker reported as plain parts (a whole message from an older worker still works)."""
-    if isinstance(parts, str):
-        return ReaderError(parts, code=code)
-    cause, action, retry_text = parts
-    return ReaderError(cause, action, retry_text=retry_text or None, code=code)
 
 
 POOL_CLOSED = "extraction pool is closed"
@@ -336,19 +294,15 @@ class _Worker:
             self.stop(kill=True)
             if self.halted:
                 raise ExtractionStopped(f"{name}: extraction stopped (the pool was closed)") from None
-            limit = f", limit {self.memory_bytes // (1024 * 1024)} MiB" if self.memory_bytes else ""
-            raise ReaderError(
-                f"{name}: the extraction process died (out of memory or a crash in a parser; exit code {code}"
-                f"{limit})", RETRY_WHEN_CHANGED, code="memory") from None
+            raise died(name, code, self.memory_bytes) from None
         if outcome is None:
             self.stop(kill=True)
-            raise ReaderError(f"{name}: extraction took longer than {self.limits.max_seconds:g} s and was stopped",
-                              RETRY_WHEN_CHANGED, code="timeout")
+            raise overran(name, self.limits)
         self.settling = True
         status, value, extra = outcome
         if status == "ok":
             return Extracted(value, extra)
-        raise _reader_error(value, extra)
+        raise reader_error(value, extra)
 
 
 class ExtractionPool:

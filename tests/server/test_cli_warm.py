@@ -161,9 +161,10 @@ def _client_run(env: dict[str, str], entry: str, argv: list[str]) -> tuple[int, 
     warm process answers can succeed): exit code, stdout, and the modules it imported."""
     start = ("from server.cli import main\nrc = main(argv)\n" if entry == "server.cli" else
              "import mcp_nextcloud\nsys.argv[1:] = argv\nrc = mcp_nextcloud.main()\n")
-    code = (f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nargv = {argv!r}\nbefore = set(sys.modules)\n"
-            f"{start}sys.stdout.flush()\n"
-            "print(repr(sorted(set(sys.modules) - before)), file=sys.stderr)\nsys.exit(rc)\n")
+    # Printed by an atexit handler: the console script's process ends in os._exit once those ran.
+    code = (f"import atexit, sys\nsys.path.insert(0, {str(ROOT)!r})\nargv = {argv!r}\nbefore = set(sys.modules)\n"
+            "atexit.register(lambda: print(repr(sorted(set(sys.modules) - before)), file=sys.stderr))\n"
+            f"{start}sys.stdout.flush()\nsys.exit(rc)\n")
     done = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=60)
     return done.returncode, done.stdout, eval(done.stderr.splitlines()[-1])   # our own repr of a list of names

@@ -152,12 +152,13 @@ def test_the_reader_names_no_tool_and_the_tool_answer_adds_one():
 
 
 def test_reader_errors_keep_their_parts_across_the_process_boundary():
-    from indexer.jobs.pool import ExtractionPool, _reader_error, _work
+    from indexer.jobs.child import reader_error, work
+    from indexer.jobs.pool import ExtractionPool
 
     legacy = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512     # an OLE container: a .doc-era file
-    status, code, parts = pickle.loads(pickle.dumps(_work(legacy, "old.doc", None, DEFAULT_LIMITS, False)))
+    status, code, parts = pickle.loads(pickle.dumps(work(legacy, "old.doc", None, DEFAULT_LIMITS, False)))
     assert status == "error"
-    err = _reader_error(code, parts)
+    err = reader_error(code, parts)
     assert err.code is ReaderCode.UNSUPPORTED and err.cause.startswith("legacy Office format")
     assert err.action == "save it as docx, xlsx, pptx or PDF to read it" and err.retry_text == "do not retry"
     assert str(err) == f"{err.cause}: {err.action}; {err.retry_text}"
@@ -166,6 +167,6 @@ def test_reader_errors_keep_their_parts_across_the_process_boundary():
         pool.extract(legacy, "old.doc", None, rows=False)
     assert caught.value.action == err.action and caught.value.code is ReaderCode.UNSUPPORTED
     # A reader bug reported as one text: a fault, never a crash of the caller.
-    bug = _reader_error("failed", "x.pdf: the reader failed (KeyError: 'x'); do not retry")
+    bug = reader_error("failed", "x.pdf: the reader failed (KeyError: 'x'); do not retry")
     assert bug.code is ReaderCode.FAILED and bug.category == "fault"
     assert as_tool_failure(bug).kind == "fault"
