@@ -65,6 +65,8 @@ def _preload(data: bytes) -> None:
     """Import here what the children need, once: forked children share it (copy-on-write), and a
     long-lived caller (`mcp-nextcloud warm`) keeps it for every later call instead of each child
     importing it again."""
+    import pickle  # noqa: F401 - each child pickles its answer (the parent unpickles it anyway)
+
     import reader.extract  # noqa: F401
 
     if data.startswith(b"%PDF-"):
