@@ -98,6 +98,9 @@ def test_inspect_of_a_pdf_imports_nothing_of_the_server(fixture_docs: Path) -> N
     tops = {m.split(".")[0] for m in run["modules"]}
     heavy = sorted(tops & {*NOT_FOR_READING, "pdfminer", "apsw"})
     assert heavy == [], f"inspect imported {heavy}"
+    # The one-shot fork (indexer/jobs/oneshot.py), not the pool: no multiprocessing, no thread pool.
+    lean = sorted(set(run["modules"]) & {*LEAN_STDLIB, "multiprocessing", "concurrent.futures", "indexer.jobs.pool"})
+    assert lean == [], f"inspect imported {lean}"
 
 
 def test_the_read_path_loads_pdfium_alone(fixture_docs: Path) -> None:
