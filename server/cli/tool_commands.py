@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.cli import toolspec
-from server.cli.parser import Subcommands
+from server.cli.parser import RawDescriptionFormatter, Subcommands
 
 # Collection conventions (one owner): --fields splits on this, cursors are opaque.
 FIELDS_SEPARATOR = ","
@@ -219,7 +219,7 @@ def register(subparsers: Subcommands) -> None:
         rules = "".join(f"Rule: {c}\n" for c in cmd.constraints)
         p = where.add_parser(cmd.name, help=summary[:1].lower() + summary[1:], description=spec["description"],
                              epilog=rules + "Example: mcp-nextcloud " + " ".join(_quote(a) for a in cmd.example),
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+                             formatter_class=RawDescriptionFormatter)
         _declare(p, cmd, spec)
         p.set_defaults(func=tool_run.runner(cmd))
     from server.cli import batch

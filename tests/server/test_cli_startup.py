@@ -6,9 +6,11 @@ process has long since imported everything.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -28,11 +30,21 @@ NOT_FOR_READING = ("mcp", "pydantic", "httpx", "anyio", "uvicorn", "starlette", 
 # traceback, textwrap, string), the hashing and base64 of cursors (a first page needs none), csv.
 LEAN_STDLIB = ("dataclasses", "inspect", "ast", "dis", "tokenize", "logging", "traceback", "textwrap", "string",
                "hashlib", "hmac", "base64", "csv", "uuid")
+# What argparse would import for the terminal's width at every add_argument, were it not told the width
+# (server/cli/warm_client.py terminal_columns): shutil, and the compression modules shutil loads.
+NOT_FOR_PARSING = ("shutil", "bz2", "lzma")
+
+
+# The development interpreter's site-packages runs start-up hooks (.pth files) a user's install does not have,
+# and they import shutil, typing, pathlib, re, threading: a fresh interpreter here starts without site
+# (-S), the libraries found by a plain path entry instead, as benchmarks/installed.py's venv finds them.
+_LIBRARIES = os.pathsep.join(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
 
 
 def _python(code: str) -> str:
-    """Run code in a fresh interpreter from the project root; its stdout."""
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    """Run code in a fresh interpreter from the project root (without this machine's start-up hooks); its stdout."""
+    done = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": _LIBRARIES})
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -80,7 +92,7 @@ def test_grep_on_an_index_imports_only_the_read_side(tmp_path: Path, fixture_doc
     ours = sorted(loaded & {"indexer.store.writer", "indexer.jobs.pool", "reader.extract", "reader.outline",
                             "reader.slicing"})
     assert ours == [], f"grep imported {ours}: keep them behind the functions that need them"
-    lean = sorted(loaded & set(LEAN_STDLIB))
+    lean = sorted(loaded & {*LEAN_STDLIB, *NOT_FOR_PARSING})
     assert lean == [], f"grep imported {lean}: plain classes or NamedTuples, imports on first use (issue 17)"
     # --json gives the hits in files_grep's shape without loading files_grep's module (the MCP stack).
     as_json = _modules_after(["grep", "install", "--index", str(db), "--json", "--fields", "passages"])
@@ -127,6 +139,29 @@ def test_the_read_path_loads_pdfium_alone(fixture_docs: Path) -> None:
     assert lean == [], f"the read path imported {lean}: plain classes or NamedTuples, imports on first use"
     heavy = sorted({m.split(".")[0] for m in loaded} & {*NOT_FOR_READING, "pdfminer", "apsw", "indexer", "nextcloud"})
     assert heavy == [], f"the read path imported {heavy}"
+
+
+def test_every_parser_wraps_help_to_the_terminal_without_shutil() -> None:
+    """Every command's help is laid out by our formatter: $COLUMNS wide (shutil's rule), shutil never imported."""
+    out = json.loads(_python(
+        "import json, os, sys\n"
+        "from server.cli import build_parser, iter_commands\n"
+        "from server.cli.parser import Formatter\n"
+        "os.environ['COLUMNS'] = '52'\n"
+        "parser = build_parser()\n"
+        "commands = iter_commands(parser)\n"
+        "helps = [p.format_help().split('\\n\\n', 1)[1] for _, p in commands   # past the usage lines\n"
+        "         if p.formatter_class is Formatter]   # (the raw one keeps a description's lines as written)\n"
+        "print(json.dumps({'others': sorted(n for n, p in commands if not issubclass(p.formatter_class, Formatter)),\n"
+        "                  'lines': [line for h in helps for line in h.splitlines()],\n"
+        "                  'modules': sorted(sys.modules)}))\n"))
+    assert out["others"] == [], f"these commands' help ignores the terminal width: {out['others'][:5]}"
+    loaded = sorted(set(out["modules"]) & set(NOT_FOR_PARSING))
+    assert loaded == [], f"laying out the help imported {loaded}"
+    # Wrapped to 52 columns (the root's help is an index of one line per command; usage lines keep an option's
+    # alternatives together, whatever the width; examples and rules are written out whole on purpose).
+    wrapped = [line for line in out["lines"] if not line.startswith(("Example: ", "Rule: "))]
+    assert len(wrapped) > 100 and max(map(len, wrapped)) <= 52, max(wrapped, key=len)
 
 
 def test_library_levels_are_set_when_a_chatty_library_loads(fixture_docs: Path) -> None:
