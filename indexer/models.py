@@ -8,10 +8,13 @@ reader/document.py).
 from __future__ import annotations
 
 import time
-from typing import Callable
 
-# progress(done, total, current path): how indexing and sync report progress; only the CLI draws it.
-ProgressFn = Callable[[int, int, str], None]
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Callable
+
+    # progress(done, total, current path): how indexing and sync report progress; only the CLI draws it.
+    ProgressFn = Callable[[int, int, str], None]
 
 STATUSES = ("indexed", "pending", "too_large", "unsupported", "failed")
 

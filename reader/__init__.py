@@ -13,13 +13,15 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import TYPE_CHECKING, Any
 
 from .document import DEFAULT_LIMITS, Document, ImageData, Limits, OutlineEntry, ReaderCode, ReaderError
 from .find import FindResult, Match, find
 from .normalize import NormalizedText, normalize, normalize_query
 
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .extract import extract
     from .outline import Outline, outline
     from .slicing import Slice, page

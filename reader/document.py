@@ -10,7 +10,12 @@ module, and `dataclasses` (with the `inspect` it loads) plus the code each
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from .records import NamedTuple
 
 
 class ReaderCode(StrEnum):

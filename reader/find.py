@@ -19,16 +19,20 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from typing import Any, Literal
 
 from .document import Document
 from .normalize import _SPACING_ACCENTS, NormalizedText, normalize, normalize_query
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    MatchMode = Literal["substring", "word_start", "whole_word"]
 
 DEFAULT_LIMIT = 20
 DEFAULT_CONTEXT = 240  # characters a passage holds at most (match included)
 MIN_PASSAGE = 60       # a passage shorter than this grows to the next sentence or line
 MAX_CONTEXT = 2_000    # more would defeat the budget
-MatchMode = Literal["substring", "word_start", "whole_word"]
 MATCH_MODES = ("substring", "word_start", "whole_word")
 
 # Where a sentence or a line ends: the passage is cut there when it can be.

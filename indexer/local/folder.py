@@ -26,14 +26,17 @@ from collections import deque
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from indexer.local.desktop_config import RemotePathError, normalize_remote_path
 from indexer.local.journal import Journal, open_journal
-from indexer.models import FileMeta, FileRecord, ProgressFn, Root, too_large_reason
+from indexer.models import FileMeta, FileRecord, Root, too_large_reason
 from indexer.jobs.pool import Extracted, ExtractionPool, Extractor, store_outcome
 from indexer.store.index import Index, IndexWriter
 from indexer.store.writer import PathCollision, WriteTx
+
+if TYPE_CHECKING:
+    from indexer.models import ProgressFn
 
 # Not user documents: client state, partial downloads, editor lock/backup files.
 IGNORED_PATTERNS = (

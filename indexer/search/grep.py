@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import time
 import zlib
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from indexer.models import iso_time
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
@@ -30,8 +29,13 @@ from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_m
 from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause
 from indexer.store.rows import account_clause
 
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, NamedTuple
+
     from indexer.store.index import Index
+else:
+    from reader.records import NamedTuple
 
 __all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "grep", "make_cursor",
            "read_cursor", "coverage"]

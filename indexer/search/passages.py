@@ -10,12 +10,19 @@ start of a word, or whole words only (never "here" inside "there").
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 from reader.document import Document
-from reader.find import Match, MatchMode, find, passage_bounds
+from reader.find import Match, find, passage_bounds
 
-from indexer.search.query import Mode, ParsedQuery, QTerm, Tier
+from indexer.search.query import ParsedQuery, QTerm, Tier
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
+    from indexer.search.query import Mode
+    from reader.find import MatchMode
+else:
+    from reader.records import NamedTuple
 
 PASSAGES_PER_FILE = 1        # by default: the best one; `passages` asks for more (up to MAX_PASSAGES)
 CONTEXT = 90                 # characters a passage holds at most (a line or a sentence)

@@ -24,13 +24,20 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from typing import Literal, NamedTuple
 
 import apsw
 
 from reader.normalize import fold_words
 
 from indexer.search.syntax import Syntax, Term, read_query
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Literal, NamedTuple
+
+    Mode = Literal["whole_word", "word_start"]   # how a term matches a word (whole, or its start)
+else:
+    from reader.records import NamedTuple
 
 MAX_VARIANTS = 8         # phrases OR-ed together; more costs time for little recall
 MAX_GLUED = 40           # longest S we try to segment
@@ -41,7 +48,6 @@ MAX_EXPANSION = 64       # indexed words a word may expand to (the first ones in
 MAX_EXPANDED = 6         # terms expanded at word start in one query; a longer query matches whole words
 MAX_PHRASE_WORDS = 6     # longer unquoted queries are not also ranked as a phrase (costly, rarely there)
 
-Mode = Literal["whole_word", "word_start"]
 _INNER_PUNCT = re.compile(r"[^\w\s\u2010\u2011-]|_")
 
 

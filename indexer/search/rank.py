@@ -13,9 +13,14 @@ asked for grows by tiers, so the order of the files never depends on the page.
 from __future__ import annotations
 
 from collections import Counter
-from typing import NamedTuple
 
 from indexer.store.schema import CHUNK_BITS
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from reader.records import NamedTuple
 
 RANK_WINDOW = 2000           # matching chunks ranked by bm25 at most (the newest); widened when a page needs it
 # bm25 first counts the rows of every phrase in the expression (a walk of each

@@ -18,7 +18,6 @@ FTS5 as syntax: query.py quotes every token.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 MAX_QUERY_CHARS = 500    # the same cap in the CLI and in MCP (files_grep's query field)
 MAX_TERMS = 16           # terms (words, phrases, alternatives, exclusions) in one query
@@ -31,11 +30,17 @@ _LITERAL_OPERATORS = {"or": "OR", "not": "NOT or -word", "and": "nothing (all wo
 _NEAR = re.compile(r"\bNEAR\s*\(([^()]*)\)", re.IGNORECASE)
 
 
-class Term(NamedTuple):
+class Term:
     """One term as typed: `text` without quotes; `exact` when it was quoted (whole words in this order)."""
 
-    text: str
-    exact: bool = False
+    __slots__ = ("text", "exact")
+
+    def __init__(self, text: str, exact: bool = False) -> None:
+        self.text = text
+        self.exact = exact
+
+    def __repr__(self) -> str:
+        return f"Term({self.text!r}, exact={self.exact})"
 
 
 class Syntax:

@@ -28,8 +28,7 @@ Why this shape:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:   # annotations only: the extraction workers import this module for its constants
     import apsw
 

@@ -7,14 +7,12 @@ stdout (compact JSON with --json), diagnostics to stderr; errors exit 2.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import json
 import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable
 
 from indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
 from server.cli import sync
@@ -22,6 +20,10 @@ from server.cli.parser import Subcommands
 from server.cli.storage import index_problem
 
 from server.cli.output import plain
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 
 def _dump(obj: Any) -> str:
@@ -79,7 +81,11 @@ def _open(args: argparse.Namespace, *, create: bool = True):
     index = kept.open(path) if kept is not None else Index.open(path)
     for note in index.notes:   # file modes repaired on open
         print(f"note: {note}", file=sys.stderr)
-    return contextlib.nullcontext(index) if kept is not None else index   # a kept index stays open
+    if kept is None:
+        return index
+    import contextlib   # the warm process's (loaded there already): a one-off call's grep does without it
+
+    return contextlib.nullcontext(index)   # a kept index stays open
 
 
 _REMOTE_FROM = {"option": "--remote-path", "config": "the desktop client's config", "default": "assumed"}

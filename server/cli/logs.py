@@ -14,7 +14,10 @@ each time (issue 17).
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 QUIET = {"httpx": "WARNING", "httpcore": "WARNING", "pdfminer": "ERROR"}
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

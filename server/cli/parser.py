@@ -10,9 +10,12 @@ manifest cannot describe an option the parser does not have.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, NamedTuple
 
 from server.cli.warm_client import terminal_columns
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (~3 ms a CLI call; mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 
 class Formatter(argparse.HelpFormatter):
@@ -30,12 +33,15 @@ class RawDescriptionFormatter(Formatter, argparse.RawDescriptionHelpFormatter):
     """argparse.RawDescriptionHelpFormatter (a description kept as written), told the width like Formatter."""
 
 
-class Declared(NamedTuple):
+class Declared:
     """One argument as declared: its flags, and argparse's own action (type, default, choices, help)."""
 
-    flags: tuple[str, ...]
-    action: argparse.Action
-    repeatable: bool = False
+    __slots__ = ("flags", "action", "repeatable")
+
+    def __init__(self, flags: tuple[str, ...], action: argparse.Action, repeatable: bool = False) -> None:
+        self.flags = flags
+        self.action = action
+        self.repeatable = repeatable
 
 
 class CommandParser(argparse.ArgumentParser):

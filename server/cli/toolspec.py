@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import sys
-import typing
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 SNAPSHOT = Path(__file__).with_name("tools.json")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint")
@@ -45,6 +47,8 @@ def _clean_props(props: dict[str, Any]) -> dict[str, Any]:
 
 def _item_fields(output_model: Any) -> dict[str, list[str]]:
     """For each list-of-records field of an output model: the record's declared field names."""
+    import typing   # here, with pydantic: `grep --json --fields` reads the snapshot and needs neither
+
     from pydantic import BaseModel
 
     out: dict[str, list[str]] = {}

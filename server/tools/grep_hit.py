@@ -5,9 +5,11 @@ importing files_grep's module (the MCP SDK, pydantic, the HTTP client).
 """
 from __future__ import annotations
 
-from typing import Any
-
 from indexer.models import iso_time
+
+TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def hit_entry(h: Any) -> dict[str, Any]:
