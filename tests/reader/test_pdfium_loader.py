@@ -52,6 +52,15 @@ def test_the_library_file_is_found_without_importing_pypdfium2_raw() -> None:
     assert not isinstance(pdfium.pdfium_c, types.ModuleType), "this platform should use the direct loader"
 
 
+def test_both_loaders_share_one_library_instance() -> None:
+    """One PDFium per process: its state (initialisation included) is the same whichever loader made a call."""
+    def address(function: Any) -> int | None:
+        return ctypes.cast(function, ctypes.c_void_p).value
+
+    for name in ("FPDF_InitLibraryWithConfig", "FPDFText_GetText"):
+        assert address(getattr(pdfium.pdfium_c, name)) == address(getattr(pypdfium2_raw, name))
+
+
 @pytest.mark.parametrize("name", sorted(pdfium.PROTOTYPES))
 def test_each_prototype_matches_pypdfium2_raw(name: str) -> None:
     restype, argtypes = pdfium.PROTOTYPES[name]
