@@ -74,7 +74,7 @@ def _char_box_function() -> Any:
     """
     import ctypes
 
-    import pypdfium2_raw as pdfium_c
+    from .pdfium import pdfium_c
 
     proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, *([ctypes.c_void_p] * 4))
     address = ctypes.cast(pdfium_c.FPDFText_GetCharBox, ctypes.c_void_p).value
@@ -86,9 +86,7 @@ def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
     """Box of text[i]: the text index is the char index unless pdfium inserted or dropped characters."""
     import ctypes
 
-    import pypdfium2_raw as pdfium_c
-
-    from .pdfium import count_chars
+    from .pdfium import count_chars, pdfium_c
 
     same = len(text) == count_chars(textpage)
     handle = ctypes.cast(textpage, ctypes.c_void_p).value

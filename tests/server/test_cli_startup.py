@@ -44,6 +44,10 @@ TYPE_CHECKER_ONLY = ("typing", "unidecode")
 _LIBRARIES = os.pathsep.join(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
 
 
+# pypdfium2's raw bindings (~14 ms: thousands of ctypes prototypes) and what they import to find the library.
+PDFIUM_BINDINGS = ("pypdfium2_raw", "ctypes.util", "subprocess", "platform")
+
+
 def _python(code: str) -> str:
     """Run code in a fresh interpreter from the project root (without this machine's start-up hooks); its stdout."""
     done = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True,
@@ -117,11 +121,15 @@ def test_inspect_of_a_pdf_imports_nothing_of_the_server(fixture_docs: Path) -> N
     # The one-shot fork (indexer/jobs/oneshot.py), not the pool: no multiprocessing, no thread pool.
     lean = sorted(set(run["modules"]) & {*LEAN_STDLIB, "multiprocessing", "concurrent.futures", "indexer.jobs.pool"})
     assert lean == [], f"inspect imported {lean}"
+    assert "reader.formats.pdfium" in run["modules"]    # loaded before the fork, for the child
+    bindings = sorted(set(run["modules"]) & {*PDFIUM_BINDINGS, "pypdfium2"})
+    assert bindings == [], f"inspect imported {bindings}: reader/formats/pdfium.py opens the library itself"
 
 
 def test_the_read_path_loads_pdfium_alone(fixture_docs: Path) -> None:
-    """What `inspect FILE` runs to read a PDF (parse, extract, slice, find, outline): the raw PDFium bindings and
-    the reader only, none of pypdfium2's helpers (logging, uuid, argparse of their own) nor LEAN_STDLIB."""
+    """What `inspect FILE` runs to read a PDF (parse, extract, slice, find, outline): PDFium's library and the
+    reader only: none of pypdfium2's helpers (logging, uuid, argparse of their own), its raw bindings nor
+    LEAN_STDLIB."""
     out = _python(
         "import json, sys\n"
         "from server.cli import build_parser\n"
@@ -136,7 +144,8 @@ def test_the_read_path_loads_pdfium_alone(fixture_docs: Path) -> None:
     run = json.loads(out.splitlines()[-1])
     assert run["engine"] == "pypdfium2" and run["found"] > 0 and run["entries"] > 0   # it really read the PDF
     loaded = set(run["modules"])
-    assert "pypdfium2_raw" in loaded
+    bindings = sorted(loaded & set(PDFIUM_BINDINGS))
+    assert bindings == [], f"reading a PDF imported {bindings}: reader/formats/pdfium.py opens the library itself"
     helpers = sorted(m for m in loaded if m == "pypdfium2" or m.startswith(("pypdfium2.", "pypdfium2_cfg")))
     assert helpers == [], f"reading a PDF imported pypdfium2's helpers {helpers[:5]}: use the raw bindings"
     lean = sorted(loaded & set(LEAN_STDLIB))
