@@ -36,16 +36,13 @@ NOT_FOR_PARSING = ("shutil", "bz2", "lzma")
 # What a grep for plain words needs nothing of (~3 ms): typing (annotations are for the type checker only; the
 # search path's records are reader/records.py's), and unidecode, which imports typing and folds rare letters only.
 TYPE_CHECKER_ONLY = ("typing", "unidecode")
-
+# pypdfium2's raw bindings (~14 ms: thousands of ctypes prototypes) and what they import to find the library.
+PDFIUM_BINDINGS = ("pypdfium2_raw", "ctypes.util", "subprocess", "platform")
 
 # The development interpreter's site-packages runs start-up hooks (.pth files) a user's install does not have,
 # and they import shutil, typing, pathlib, re, threading: a fresh interpreter here starts without site
 # (-S), the libraries found by a plain path entry instead, as benchmarks/installed.py's venv finds them.
 _LIBRARIES = os.pathsep.join(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
-
-
-# pypdfium2's raw bindings (~14 ms: thousands of ctypes prototypes) and what they import to find the library.
-PDFIUM_BINDINGS = ("pypdfium2_raw", "ctypes.util", "subprocess", "platform")
 
 
 def _python(code: str) -> str:
