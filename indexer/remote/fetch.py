@@ -141,6 +141,10 @@ class Fetcher:
         try:
             if finish_started:
                 self.flush()
+            elif self._own_pool is not None:
+                # Failing or interrupted (Ctrl-C): the extractions in hand are not waited for (a big file may
+                # take a minute); they end as ExtractionStopped and their files stay pending for the next run.
+                self._own_pool.close(wait=False)
             self.drain()
         finally:
             for _, _, fut in self.downloads:

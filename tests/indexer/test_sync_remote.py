@@ -340,3 +340,24 @@ def test_partial_or_subtree_syncs_do_not_move_the_mark(tree_emulator, index):
         assert sync(client, index, pool=IN_PROCESS, root="/a").complete
         assert index.get_meta("changes_since") == old
         assert sync(client, index, pool=IN_PROCESS).complete and index.get_meta("changes_since") != old
+
+
+def test_ctrl_c_during_a_sync_does_not_wait_for_the_extraction_in_hand(tree_emulator, index):
+    """Ctrl-C while a worker extracts a big file: the sync ends without waiting for it (the worker is killed),
+    and the file stays pending, not failed, for the next sync. Clock-free: a sync that waited would have
+    finished the extraction and stored the file as indexed."""
+    from tests.indexer.test_worker_memory import large_text
+
+    tree_emulator.state.put_file("alice", "/a-large.txt", large_text(300_000))   # seconds of CPU in a worker
+
+    def progress(done: int, total: int, path: str) -> None:
+        if path == "/a-large.txt":     # downloaded and handed to a worker: now the user presses Ctrl-C
+            raise KeyboardInterrupt
+
+    with client_for(tree_emulator) as client:
+        with pytest.raises(KeyboardInterrupt):
+            sync(client, index, progress=progress)            # its own pool: the one it may stop
+        large = next(r for r in index.files_under("/") if r.path == "/a-large.txt")
+        assert large.status == "pending", (large.status, large.reason)
+        report = sync(client, index)
+    assert report.complete and paths(index) == {*TREE, "/a-large.txt"}
