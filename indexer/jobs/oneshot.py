@@ -22,8 +22,6 @@ from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 
 from indexer.jobs import forked
 from indexer.jobs.child import DEFAULT_MEMORY_BYTES, GRACE_SECONDS, died, overran, reader_error, work
-# The children need the pool module anyway (its memory cap and work function): importing it here costs
-# nothing extra; l4 was asked to make it lighter (multiprocessing and concurrent.futures, ~10 ms).
 
 # Pages per child from which a split is worth a process: CPU of the children, manual-like pages, one child
 # against two: 8 pages 8-12 ms / 6-8 ms each, 16 pages 18-20 / 10-14, 32 pages 37 / 17-22, 51 pages
@@ -32,6 +30,7 @@ MIN_PAGES_PER_PART = 16
 # A PDF smaller than this is not split (a cheap look before any child: a few pages of text weigh less).
 MIN_SPLIT_BYTES = 64 * 1024
 MAX_PARTS = 4
+IDLE_CPUS_TO_SPLIT = 0.5     # see _parts_for
 
 
 def extract_once(data: bytes, name: str, mime: str | None = None, *, limits: Limits = DEFAULT_LIMITS,
@@ -85,8 +84,11 @@ def _parts_for(data: bytes, parts: int | None) -> int:
     """How many children read this file: one, unless it is a PDF big enough to share between idle CPUs.
 
     Two children read the manual in 31-33 ms of CPU each against ~60 ms for one, but together they
-    spend ~5% more CPU: on a machine whose CPUs are all busy (1-minute load average within one of the
-    CPU count) they would only take time from others, and the wall time does not improve.
+    spend ~5% more CPU: on a machine whose CPUs are all busy they would only take time from others,
+    and the wall time does not improve (measured at load 3-6 on 2 CPUs: 0.93-1.09x). So they split
+    while the 1-minute load average leaves at least half a CPU idle (IDLE_CPUS_TO_SPLIT). Half, not
+    one: the load average counts the caller itself, and an agent running one call after another keeps
+    it near 1 on its own while the other CPU idles (2 CPUs at load 0.9: 0.79x the one-child wall time).
     """
     if not data.startswith(b"%PDF-"):
         return 1
@@ -99,7 +101,7 @@ def _parts_for(data: bytes, parts: int | None) -> int:
         idle = cpus - os.getloadavg()[0]
     except OSError:   # no load average on this platform: assume the CPUs are there
         idle = cpus
-    return min(MAX_PARTS, cpus) if idle >= 1 else 1
+    return min(MAX_PARTS, cpus) if idle >= IDLE_CPUS_TO_SPLIT else 1
 
 
 class _Runner:
