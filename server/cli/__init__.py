@@ -29,6 +29,7 @@ __all__ = ["COMMAND_MODULES", "CommandParser", "OWN_MODULE", "RootParser", "buil
 # makes by the hundred. Tearing the interpreter down (freeing every module and object one by one) costs such
 # a call ~6 ms, 10-15% of it, and does nothing the system does not do when the process ends.
 QUICK_EXIT = ("grep", "inspect")
+WRITE_FAILED = 120   # CPython's exit status when flushing the standard streams at exit fails
 
 
 def __getattr__(name: str) -> object:
@@ -73,8 +74,10 @@ def _end_process(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):   # the reader went away (`| head`): nothing left to write to
+        except BrokenPipeError:         # the reader went away (`| head`): nothing left to write to
             pass
+        except (OSError, ValueError):   # output lost (a full disk...): fail as the interpreter's own exit does
+            code = code or WRITE_FAILED
     os._exit(code)
 
 

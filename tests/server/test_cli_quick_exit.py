@@ -77,3 +77,13 @@ def test_a_reader_that_goes_away_early_is_not_an_error(index: Path) -> None:
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 0
     assert b"Traceback" not in err and b"Exception ignored" not in err
+
+
+def test_output_that_cannot_be_written_is_a_failure(index: Path) -> None:
+    """stdout on a full device: the answer is lost, so the exit status says so (as a normal exit's does)."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this platform")
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "server.cli", "grep", "quarterly", "--index", str(index)],
+                              cwd=ROOT, env=ENV, stdout=full, stderr=subprocess.PIPE, timeout=120)
+    assert done.returncode != 0, done.stderr
