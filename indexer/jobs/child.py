@@ -47,12 +47,17 @@ def work(data: bytes, name: str, mime: str | None, limits: Limits, with_rows: bo
 
         return "ok", doc, prepare(doc)
     except ReaderError as exc:
-        return "error", exc.code.value, (exc.cause, exc.action, exc.retry_text)
+        return reported(exc)
     except MemoryError:
         return "error", "memory", (f"{name}: extraction ran out of memory", RETRY_WHEN_CHANGED, "")
     except Exception as exc:  # a reader bug costs one file, not the run
         return "error", "failed", (f"{name}: the reader failed ({type(exc).__name__}: {exc})",
                                    RETRY_WHEN_CHANGED, "")
+
+
+def reported(exc: ReaderError) -> tuple[str, Any, Any]:
+    """A ReaderError as a child sends it: ("error", code, (cause, action, retry)); `reader_error` undoes it."""
+    return "error", exc.code.value, (exc.cause, exc.action, exc.retry_text)
 
 
 def reader_error(code: str, parts: Any) -> ReaderError:

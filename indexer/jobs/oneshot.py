@@ -21,7 +21,8 @@ from typing import Any, Callable
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 
 from indexer.jobs import forked
-from indexer.jobs.child import DEFAULT_MEMORY_BYTES, GRACE_SECONDS, died, overran, reader_error, work
+from indexer.jobs.child import (DEFAULT_MEMORY_BYTES, GRACE_SECONDS, died, overran, reader_error, reported,
+                                 work)
 
 # Pages per child from which a split is worth a process: CPU of the children, manual-like pages, one child
 # against two: 8 pages 8-12 ms / 6-8 ms each, 16 pages 18-20 / 10-14, 32 pages 37 / 17-22, 51 pages
@@ -166,7 +167,7 @@ def _read_part(data: bytes, name: str, limits: Limits, part: int, parts: int) ->
         return "ok", read_part(data, name, limits, part, parts, min_pages=MIN_PAGES_PER_PART), None
     except ReaderError as exc:
         if exc.code in FINAL_CODES:
-            return "error", exc.code.value, (exc.cause, exc.action, exc.retry_text)
+            return reported(exc)
     except Exception:  # noqa: BLE001 - pdfium refused the file: the single route tries pdfminer
         pass
     return "whole", None, None
