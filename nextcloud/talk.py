@@ -1,7 +1,7 @@
-"""Talk (spreed) OCS: rooms v4 (list, create, get, add participant) and chat v1 (post)."""
+"""Talk (spreed) OCS: rooms v4 (list, create, get, add participant) and chat v1 (post, read a page)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .http import Transport
@@ -41,6 +41,10 @@ class ChatMessage:
     actor_name: str
     message: str
     timestamp: int
+    system: str = ""          # systemMessage ("user_added", ...); "" for what a person wrote
+    kind: str = "comment"     # messageType: comment, system, command, comment_deleted, ...
+    actor_type: str = "users"
+    parameters: dict = field(default_factory=dict)   # {mention-user1: {type, id, name}, ...}
 
 
 def room_from_json(d: dict, base_url: str = "") -> Room:
@@ -61,7 +65,9 @@ def participant_from_json(d: dict) -> Participant:
 def message_from_json(d: dict) -> ChatMessage:
     return ChatMessage(id=int(d.get("id") or 0), token=str(d.get("token") or ""), actor_id=str(d.get("actorId") or ""),
                        actor_name=str(d.get("actorDisplayName") or ""), message=str(d.get("message") or ""),
-                       timestamp=int(d.get("timestamp") or 0))
+                       timestamp=int(d.get("timestamp") or 0), system=str(d.get("systemMessage") or ""),
+                       kind=str(d.get("messageType") or "comment"), actor_type=str(d.get("actorType") or ""),
+                       parameters=params if isinstance(params := d.get("messageParameters"), dict) else {})
 
 
 class Talk:
@@ -125,3 +131,23 @@ class Talk:
         data = self._call("GET", f"{CHAT}/{token}", path=f"room {token}",
                           params={"lookIntoFuture": 0, "limit": max(1, min(int(limit), 200))})
         return [message_from_json(m) for m in data or []]
+
+    def chat_page(self, token: str, *, limit: int = 50,
+                  before: int | None = None) -> tuple[list[ChatMessage], int | None]:
+        """One page of history, newest first: messages older than `before` (a message id), at most `limit`.
+
+        Returns (messages, the X-Chat-Last-Given id to pass as `before` for the next page, or None). Talk
+        answers 304 with an empty body when nothing older is left (seen on Nextcloud 34).
+        """
+        params: dict[str, Any] = {"lookIntoFuture": 0, "limit": max(1, min(int(limit), 200)),
+                                  "setReadMarker": 0}
+        if before is not None:
+            params["lastKnownMessageId"] = int(before)
+        path = f"room {token}"
+        resp = self._t.request("GET", f"{CHAT}/{token}", source=SOURCE, path=path, params=params,
+                               ok=(200, 304))
+        if resp.status_code == 304:
+            return [], None
+        data = self._t.ocs_data(resp, source=SOURCE, path=path)
+        last = resp.headers.get("x-chat-last-given")
+        return [message_from_json(m) for m in data or []], int(last) if last and last.isdigit() else None

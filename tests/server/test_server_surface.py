@@ -30,6 +30,16 @@ EXPECTED_ARGS = {
     "contacts_search": {"query", "limit"},
     "meet_create_room": {"name", "participants"},
     "meet_schedule": {"title", "start", "end", "participants", "attendees", "description"},
+    "talk_rooms": {"query", "limit"},
+    "talk_read": {"token", "limit", "since", "cursor"},
+    "talk_post": {"token", "message", "mentions"},
+    "tasks_list": {"list", "dueBefore", "priority", "completed", "limit"},
+    "tasks_create": {"title", "due", "priority", "description", "list"},
+    "tasks_update": {"uid", "done", "title", "due", "priority", "description", "list"},
+    "files_move": {"path", "fileId", "to", "copy", "replace"},
+    "files_delete": {"path", "fileId"},
+    "files_restore": {"path", "fileId", "version"},
+    "files_history": {"path", "fileId", "limit"},
 }
 
 # category, needs approval: the issue's table applied through the policy.
@@ -52,6 +62,16 @@ EXPECTED_POLICY = {
     "contacts_search": ("data", False),
     "meet_create_room": ("action", True),
     "meet_schedule": ("action", True),
+    "talk_rooms": ("data", False),
+    "talk_read": ("data", False),
+    "talk_post": ("action", True),          # a message others read cannot be unsaid: a person approves
+    "tasks_list": ("data", False),
+    "tasks_create": ("action", True),
+    "tasks_update": ("action", True),       # destructive: it can replace a description or a due date
+    "files_move": ("action", True),         # destructive: replace=true trashes what is at the destination
+    "files_delete": ("action", True),       # reversible (trash bin), still a person's decision
+    "files_restore": ("action", True),      # a version restore replaces the content (kept as a version)
+    "files_history": ("data", False),
 }
 
 # files_write's createFolders (issue 9) costs ~11 bytes a tool; the brief's target (600) needs a cut of its own.
@@ -135,7 +155,7 @@ def test_results_are_compact_json_equal_to_structured_content(call, ok):
 
 
 def test_unknown_tool_is_a_misuse_naming_tools_list(call, err, ctx):
-    text = err(call("files_delete", {"path": "/x"}))
+    text = err(call("files_shred", {"path": "/x"}))
     assert "tools/list" in text and "do not retry" in text
     assert ctx.telemetry.rows()[-1]["kind"] == "misuse"
 

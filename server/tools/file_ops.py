@@ -1,0 +1,218 @@
+"""files_move, files_delete, files_restore, files_history: organising files, and undoing it.
+
+Everything here is reversible on Nextcloud: a move keeps the fileId; a
+delete (and a file replaced by a move) goes to the trash bin, which keeps
+the fileId too; an overwrite keeps the previous content as a version. Each
+answer says how to undo it. Every path a tool touches, source, destination
+or where a restore lands, passes through `_resolve_target` (one place to
+confine the tools to a folder).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from nextcloud import webdav as dav
+from nextcloud.errors import NextcloudError, NotFoundError
+from server.context import ServerContext
+from server.errors import from_nextcloud, misuse, refused
+from server.tools.resolve import check_path, file_ref, forget, resolve
+
+
+def _resolve_target(ctx: ServerContext, path: str) -> str:
+    """The normalised user-relative path a file tool may touch (the one gate for source and destination)."""
+    return check_path(path)
+
+
+def _nc(call: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return call(*args, **kwargs)
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def _item(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
+    """The file or folder named by path or fileId, checked by _resolve_target either way."""
+    item = resolve(ctx, _resolve_target(ctx, path) if path else None, file_id)
+    _resolve_target(ctx, item.path)
+    return item
+
+
+def _unindex(ctx: ServerContext, path: str, is_dir: bool) -> None:
+    """Drop a path that no longer holds what the index says (the next sync adds the new place). Best effort."""
+    if not is_dir:
+        forget(ctx, path=path)
+        return
+    try:
+        ctx.index.writer().remove_under(path, source="remote")
+    except Exception:  # noqa: BLE001 - a stale hit is corrected by the next sync; files_read says so
+        pass
+
+
+def _stat_or_none(ctx: ServerContext, path: str) -> Any:
+    try:
+        return ctx.client().webdav.stat(path)
+    except NotFoundError:
+        return None
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
+
+
+def _destination(ctx: ServerContext, item: Any, to: str) -> str:
+    """`to` as the full new path: an existing folder (or a trailing /) means "into it, same name"."""
+    target = _resolve_target(ctx, to)
+    if target == "/" or to.strip().endswith("/"):
+        return _resolve_target(ctx, target.rstrip("/") + "/" + item.name)
+    there = _stat_or_none(ctx, target)
+    if there is not None and there.is_dir and there.file_id != item.file_id:
+        return _resolve_target(ctx, target.rstrip("/") + "/" + item.name)
+    return target
+
+
+def move(ctx: ServerContext, *, path: str | None, file_id: int | None, to: str, copy: bool,
+         replace: bool) -> dict[str, Any]:
+    """MOVE or COPY; an existing destination is refused unless `replace` (it then goes to the trash bin)."""
+    item = _item(ctx, path, file_id)
+    target = _destination(ctx, item, to)
+    if target == item.path:
+        raise misuse(f"{item.path} is already there: give a new name or folder in `to`. Do not retry unchanged.",
+                     status="same_place")
+    existing = _stat_or_none(ctx, target)
+    if existing is not None and not replace:
+        raise misuse(f"{target} already exists (fileId {existing.file_id}). Choose another name in `to`, or pass "
+                     "replace=true to put that one in the trash bin and take its place. Do not retry unchanged.",
+                     status="exists")
+    webdav = ctx.client().webdav
+    _nc(webdav.copy if copy else webdav.move, item.path, target, overwrite=existing is not None)
+    if not copy:
+        _unindex(ctx, item.path, item.is_dir)
+    moved = _nc(webdav.stat, target)
+    out: dict[str, Any] = {**file_ref(moved), "from": item.path}
+    if copy:
+        out["copied"] = True
+        out["hint"] = "A copy has a new fileId; the original is unchanged."
+    elif moved.file_id != item.file_id:
+        out["warnings"] = [f"The server gave the moved item a new fileId ({moved.file_id}, was {item.file_id})."]
+    if existing is not None:
+        out["replaced"] = existing.file_id
+        out["hint"] = (f"The item that was at {target} is in the trash bin: files_restore with fileId "
+                       f"{existing.file_id} brings it back.")
+    return out
+
+
+def _require_trash(ctx: ServerContext) -> None:
+    """A delete is only reversible with the trash bin app: without it, refuse rather than delete for good."""
+    try:
+        dav.trash(ctx.client().webdav, depth="0")
+    except NextcloudError as exc:
+        if exc.kind in ("not_found", "app_missing", "forbidden"):
+            raise refused("This server has no trash bin (the Deleted files app is off), so a delete could not be "
+                          "undone. Tell the user to delete it in Nextcloud if they are sure. Do not retry.",
+                          status="no_trash") from None
+        raise from_nextcloud(exc) from None
+
+
+def delete(ctx: ServerContext, *, path: str | None, file_id: int | None) -> dict[str, Any]:
+    """DELETE into the trash bin; the answer names the handle files_restore takes."""
+    item = _item(ctx, path, file_id)
+    if item.path == "/":
+        raise misuse("The root folder cannot be deleted. Name a file or folder. Do not retry.", status="bad_path")
+    _require_trash(ctx)
+    _nc(ctx.client().webdav.delete, item.path)
+    _unindex(ctx, item.path, item.is_dir)
+    return {**file_ref(item), "trashed": True,
+            "hint": f"In the trash bin: files_restore with fileId {item.file_id} (or this path) brings it back."}
+
+
+def _trash_entries(ctx: ServerContext) -> list[Any]:
+    """The trash bin, only entries whose original place _resolve_target accepts."""
+    out = []
+    for entry in _nc(dav.trash, ctx.client().webdav):
+        try:
+            _resolve_target(ctx, entry.original_path)
+        except Exception:  # noqa: BLE001 - outside what the tools may touch: not listed
+            continue
+        out.append(entry)
+    return out
+
+
+def _from_trash(ctx: ServerContext, path: str | None, file_id: int | None) -> dict[str, Any]:
+    wanted = _resolve_target(ctx, path) if path else None
+    entries = [e for e in _trash_entries(ctx)
+               if (file_id is not None and e.file_id == file_id) or (wanted and e.original_path == wanted)]
+    if not entries:
+        what = f"fileId {file_id}" if file_id is not None else wanted
+        raise misuse(f"Nothing in the trash bin matches {what}. files_history without a file lists the trash bin; "
+                     "to go back to earlier content of a file that exists, give version (from files_history). "
+                     "Do not retry unchanged.", status="not_in_trash")
+    entry = entries[0]   # the newest deletion
+    webdav = ctx.client().webdav
+    _nc(dav.restore_trash, webdav, entry)
+    back = _stat_or_none(ctx, entry.original_path)
+    if back is None or (entry.file_id is not None and back.file_id != entry.file_id):
+        back = _nc(webdav.find_by_id, entry.file_id) if entry.file_id is not None else back
+    out: dict[str, Any] = {**file_ref(back), "restored": "trash"}
+    if back is not None and back.path != entry.original_path:
+        out["warnings"] = [f"Restored to {back.path}: {entry.original_path} was taken or its folder is gone."]
+    return out
+
+
+def _version_rows(ctx: ServerContext, item: Any) -> list[dict[str, Any]]:
+    rows = []
+    for v in _nc(dav.versions, ctx.client().webdav, int(item.file_id)):
+        row: dict[str, Any] = {"version": v.id, "modified": _iso(v.mtime), "size": v.size}
+        if v.author:
+            row["author"] = v.author
+        if v.label:
+            row["label"] = v.label
+        if int(v.mtime) == int(item.mtime):
+            row["current"] = True
+        rows.append(row)
+    return rows
+
+
+def restore(ctx: ServerContext, *, path: str | None, file_id: int | None, version: str | None) -> dict[str, Any]:
+    """Without version: bring the file back from the trash bin. With one: make that version the content."""
+    if not path and file_id is None:
+        raise misuse("Give path or fileId (from files_delete or files_history). Do not retry without one.",
+                     status="missing_file")
+    if not version:
+        return _from_trash(ctx, path, file_id)
+    item = _item(ctx, path, file_id)
+    if item.is_dir:
+        raise misuse(f"{item.path} is a folder: only files have versions. Do not retry.", status="is_folder")
+    rows = _version_rows(ctx, item)
+    row = next((r for r in rows if r["version"] == version.strip()), None)
+    if row is None:
+        known = ", ".join(r["version"] for r in rows[:10]) or "none"
+        raise misuse(f"{item.path} has no version {version!r}. Its versions: {known}. Do not retry unchanged.",
+                     status="unknown_version")
+    if row.get("current"):
+        raise misuse(f"Version {version} is the current content of {item.path}: nothing to restore. "
+                     "Do not retry.", status="current_version")
+    _nc(dav.restore_version, ctx.client().webdav, int(item.file_id), row["version"])
+    now = _nc(ctx.client().webdav.stat, item.path)
+    return {**file_ref(now), "etag": now.etag, "restored": row["version"],
+            "hint": "The content it replaced is kept as a version: files_history lists it."}
+
+
+def history(ctx: ServerContext, *, path: str | None, file_id: int | None, limit: int) -> dict[str, Any]:
+    """A file's versions, newest first; without a file, the trash bin, newest deletion first."""
+    if not path and file_id is None:
+        entries = _trash_entries(ctx)
+        rows = [{"name": e.name, "path": e.original_path, "fileId": e.file_id, "deleted": _iso(e.deleted_at),
+                 **({"folder": True} if e.is_dir else {"size": e.size})} for e in entries[:limit]]
+        out: dict[str, Any] = {"trash": rows, "truncated": len(entries) > limit}
+        out["hint"] = "files_restore with an entry's fileId brings it back." if rows else "The trash bin is empty."
+        return out
+    item = _item(ctx, path, file_id)
+    if item.is_dir:
+        raise misuse(f"{item.path} is a folder: only files have versions. Omit path and fileId for the trash bin. "
+                     "Do not retry unchanged.", status="is_folder")
+    rows = _version_rows(ctx, item)
+    return {**file_ref(item), "versions": rows[:limit], "truncated": len(rows) > limit,
+            "hint": "files_restore with path and version makes that version the content."}
