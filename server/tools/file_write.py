@@ -20,6 +20,8 @@ from server.errors import ToolFailure, from_nextcloud, misuse, refused
 from server.tools.resolve import check_path, file_ref, resolve, resolve_account
 from server.tools.write_guard import entity_tag_or_none, refuse_binary_content, refuse_binary_name
 
+# Nextcloud keeps the content an overwrite replaced as a version (the files_versions app).
+UNDO_HINT = " The previous content is kept as a version: files_history lists it, files_restore brings it back."
 PERMISSIONS = {"read": 1, "edit_file": 1 | 2, "edit_folder": 1 | 2 | 4 | 8}
 
 
@@ -55,7 +57,8 @@ def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content:
     _reindex(ctx, item, data)
     payload = {**file_ref(item), "etag": item.etag, "size": len(data), "created": tag is None,
                "createdFolders": made or None,
-               "hint": "Pass this etag to files_write for the next edit of this file."}
+               "hint": "Pass this etag to files_write for the next edit of this file."
+                       + (UNDO_HINT if tag is not None else "")}
     return envelope(payload)
 
 

@@ -1,0 +1,148 @@
+"""files_move, files_delete, files_restore, files_history through the real MCP server against the emulator."""
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+
+FILES = "/remote.php/dav/files/alice"
+
+
+@pytest.fixture
+def folder(pim) -> str:
+    name = f"/ops-{uuid.uuid4().hex[:8]}"
+    with pim.http() as client:
+        assert client.request("MKCOL", FILES + name).status_code == 201
+    return name
+
+
+def _put(pim, path: str, data: bytes, mtime: int | None = None) -> int:
+    with pim.http() as client:
+        resp = client.put(FILES + path, content=data, headers={"X-OC-Mtime": str(mtime)} if mtime else {})
+        assert resp.status_code in (201, 204), resp.text
+        return int(resp.headers["oc-fileid"][:8])
+
+
+def _get(pim, path: str) -> tuple[int, bytes]:
+    with pim.http() as client:
+        resp = client.get(FILES + path)
+        return resp.status_code, resp.content
+
+
+def _fileid(pim, path: str) -> int:
+    with pim.http() as client:
+        resp = client.request("PROPFIND", FILES + path, headers={"Depth": "0"},
+                              content=b'<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>'
+                                      b"<oc:fileid/></d:prop></d:propfind>")
+        assert resp.status_code == 207, resp.text
+        return int(re.search(r"<oc:fileid>(\d+)<", resp.text).group(1))
+
+
+def test_a_rename_keeps_the_file_id(pim, ok, folder):
+    fid = _put(pim, f"{folder}/a.txt", b"alpha")
+    out = ok(pim.call("files_move", {"path": f"{folder}/a.txt", "to": f"{folder}/b.txt"}))
+    assert out == {**out, "path": f"{folder}/b.txt", "fileId": fid, "from": f"{folder}/a.txt"}
+    assert _get(pim, f"{folder}/b.txt") == (200, b"alpha") and _get(pim, f"{folder}/a.txt")[0] == 404
+    assert _fileid(pim, f"{folder}/b.txt") == fid
+
+
+def test_a_move_into_a_folder_keeps_the_name(pim, ok, folder):
+    fid = _put(pim, f"{folder}/report.md", b"# r")
+    with pim.http() as client:
+        client.request("MKCOL", FILES + f"{folder}/Archive")
+    out = ok(pim.call("files_move", {"fileId": fid, "to": f"{folder}/Archive"}))
+    assert out["path"] == f"{folder}/Archive/report.md" and out["fileId"] == fid
+
+
+def test_an_existing_name_is_refused_unless_replace_and_then_it_is_in_the_trash(pim, ok, err, folder):
+    _put(pim, f"{folder}/a.txt", b"new")
+    old = _put(pim, f"{folder}/b.txt", b"old")
+    text = err(pim.call("files_move", {"path": f"{folder}/a.txt", "to": f"{folder}/b.txt"}))
+    assert "already exists" in text and "replace=true" in text and "Do not retry" in text
+    assert _get(pim, f"{folder}/b.txt") == (200, b"old")
+    out = ok(pim.call("files_move", {"path": f"{folder}/a.txt", "to": f"{folder}/b.txt", "replace": True}))
+    assert out["replaced"] == old and "files_restore" in out["hint"]
+    assert _get(pim, f"{folder}/b.txt") == (200, b"new")
+    trash = ok(pim.call("files_history", {}))["trash"]
+    assert any(t["fileId"] == old and t["path"] == f"{folder}/b.txt" for t in trash)
+
+
+def test_a_copy_has_a_new_id_and_leaves_the_original(pim, ok, folder):
+    fid = _put(pim, f"{folder}/a.txt", b"alpha")
+    out = ok(pim.call("files_move", {"path": f"{folder}/a.txt", "to": f"{folder}/copy.txt", "copy": True}))
+    assert out["copied"] is True and out["fileId"] != fid
+    assert _get(pim, f"{folder}/a.txt") == (200, b"alpha") and _get(pim, f"{folder}/copy.txt") == (200, b"alpha")
+
+
+def test_delete_goes_to_the_trash_and_restore_brings_it_back_with_its_id(pim, ok, folder):
+    fid = _put(pim, f"{folder}/gone.txt", b"keep me")
+    out = ok(pim.call("files_delete", {"path": f"{folder}/gone.txt"}))
+    assert out["trashed"] is True and out["fileId"] == fid and f"fileId {fid}" in out["hint"]
+    assert _get(pim, f"{folder}/gone.txt")[0] == 404
+    listed = ok(pim.call("files_history", {}))["trash"]
+    assert listed[0]["fileId"] == fid and listed[0]["path"] == f"{folder}/gone.txt"
+    back = ok(pim.call("files_restore", {"fileId": fid}))
+    assert back["path"] == f"{folder}/gone.txt" and back["fileId"] == fid and back["restored"] == "trash"
+    assert _get(pim, f"{folder}/gone.txt") == (200, b"keep me")
+
+
+def test_restore_by_the_original_path(pim, ok, folder):
+    _put(pim, f"{folder}/p.txt", b"p")
+    ok(pim.call("files_delete", {"path": f"{folder}/p.txt"}))
+    assert ok(pim.call("files_restore", {"path": f"{folder}/p.txt"}))["path"] == f"{folder}/p.txt"
+
+
+def test_restore_of_something_not_in_the_trash_says_where_to_look(pim, err, folder):
+    text = err(pim.call("files_restore", {"path": f"{folder}/never.txt"}))
+    assert "Nothing in the trash bin" in text and "files_history" in text
+
+
+def test_versions_are_listed_and_one_restored_has_the_old_content(pim, ok, err, folder):
+    path = f"{folder}/notes.md"
+    fid = _put(pim, path, b"first draft", mtime=1790000000)   # versions are named by mtime seconds
+    written = ok(pim.call("files_write", {"path": path, "content": "second draft", "etag": _etag(pim, path)}))
+    assert "files_history" in written["hint"] and "files_restore" in written["hint"]
+    hist = ok(pim.call("files_history", {"path": path}))
+    assert hist["fileId"] == fid and len(hist["versions"]) >= 2
+    current = [v for v in hist["versions"] if v.get("current")]
+    older = [v for v in hist["versions"] if not v.get("current")]
+    assert len(current) == 1 and older
+    text = err(pim.call("files_restore", {"path": path, "version": current[0]["version"]}))
+    assert "current content" in text
+    out = ok(pim.call("files_restore", {"path": path, "version": older[0]["version"]}))
+    assert out["fileId"] == fid and out["restored"] == older[0]["version"]
+    assert _get(pim, path) == (200, b"first draft")
+    again = ok(pim.call("files_history", {"path": path}))["versions"]
+    assert any(v["size"] == len(b"second draft") for v in again)    # the replaced content is a version
+
+
+def _etag(pim, path: str) -> str:
+    with pim.http() as client:
+        resp = client.request("PROPFIND", FILES + path, headers={"Depth": "0"})
+        return re.search(r"<d:getetag>&quot;([^&]+)&quot;<", resp.text).group(1)
+
+
+def test_a_folder_has_no_versions(pim, err, folder):
+    text = err(pim.call("files_history", {"path": folder}))
+    assert "folder" in text and "trash bin" in text
+
+
+def test_every_path_goes_through_one_gate(monkeypatch, pim, err, folder):
+    """The folder jail will hook _resolve_target: source and destination both pass through it."""
+    from server.errors import refused
+    from server.tools import file_ops
+
+    seen: list[str] = []
+
+    def gate(ctx, path):
+        seen.append(path)
+        if path.startswith("/outside"):
+            raise refused("outside the folder", status="jail")
+        return path
+
+    monkeypatch.setattr(file_ops, "_resolve_target", gate)
+    _put(pim, f"{folder}/in.txt", b"x")
+    text = err(pim.call("files_move", {"path": f"{folder}/in.txt", "to": "/outside/in.txt"}))
+    assert "outside the folder" in text and f"{folder}/in.txt" in seen and "/outside/in.txt" in seen
+    assert _get(pim, f"{folder}/in.txt")[0] == 200
