@@ -431,8 +431,9 @@ def restore_trash(webdav: WebDAV, item: TrashItem) -> None:
     root = _dav_root(webdav, "trashbin")
     src = root + "/trash" + paths.encode("/" + item.entry)
     dst = root + "/restore" + paths.encode("/" + item.entry)
+    # No "Overwrite: F": Nextcloud 34 answers it with 412 here (restore/<entry> counts as existing).
     webdav._t.request("MOVE", src, source=SOURCE, path=item.original_path, dav=True,
-                      headers={"Destination": webdav._t.base_url + dst, "Overwrite": "F"})
+                      headers={"Destination": webdav._t.base_url + dst})
 
 
 def versions(webdav: WebDAV, file_id: int) -> builtins.list[Version]:
