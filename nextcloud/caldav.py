@@ -263,8 +263,35 @@ class CalDAV:
         url = self._cal_url(calendar) + paths.encode(object_name)[1:]
         self._t.request("DELETE", url, source=SOURCE, path=f"{calendar}/{object_name}", dav=True, headers=headers)
 
+    # -- tasks (VTODO), as the Tasks app stores them: one VTODO per object -------------------
+    def todos(self, calendar: str, *, open_only: bool = False) -> list[CalendarObject]:
+        """The stored objects holding a VTODO in `calendar` (open_only: without COMPLETED), unparsed."""
+        return self.query(calendar, _todo_filter(open_only=open_only))
 
-# -- tasks (VTODO), as the Tasks app stores them: one VTODO per object, its UID the object's name -----------
+    def todo_by_uid(self, calendar: str, uid: str) -> CalendarObject | None:
+        """The stored object holding the task `uid`, or None."""
+        found = self.query(calendar, _todo_filter(uid=uid))
+        return found[0] if found else None
+
+    def put_todo(self, calendar: str, uid: str, ics: str, *, etag: str | None = None,
+                 object_name: str | None = None) -> str:
+        """Create (If-None-Match *) or replace (If-Match) a task object; returns the new etag or ''.
+
+        A calendar whose supported-calendar-component-set lacks VTODO answers 403
+        (Sabre's InvalidComponentType): kind "forbidden", which callers explain.
+        """
+        headers = {"Content-Type": "text/calendar; charset=utf-8"}
+        if etag:
+            headers["If-Match"] = etag if etag.startswith('"') else f'"{etag}"'
+        else:
+            headers["If-None-Match"] = "*"
+        url = self._cal_url(calendar) + paths.encode(object_name or f"{uid}.ics")[1:]
+        resp = self._t.request("PUT", url, source=SOURCE, path=f"{calendar}/{uid}", dav=True, headers=headers,
+                               content=ics.encode("utf-8"), conditions={} if etag else {412: "exists"})
+        return (resp.headers.get("etag") or "").strip('"')
+
+
+# -- the task filters of CalDAV.todos / todo_by_uid --------------------------------------------------------
 def _todo_filter(uid: str | None = None, open_only: bool = False) -> str:
     inner = ""
     if uid is not None:
@@ -273,33 +300,3 @@ def _todo_filter(uid: str | None = None, open_only: bool = False) -> str:
     if open_only:   # Nextcloud evaluates is-not-defined on the server (seen on 34): completed tasks stay there
         inner += '<c:prop-filter name="COMPLETED"><c:is-not-defined/></c:prop-filter>'
     return f'<c:comp-filter name="VTODO">{inner}</c:comp-filter>'
-
-
-def todos(caldav: CalDAV, calendar: str, *, open_only: bool = False) -> list[CalendarObject]:
-    """The stored objects holding a VTODO in `calendar` (open_only: without COMPLETED), unparsed."""
-    return caldav.query(calendar, _todo_filter(open_only=open_only))
-
-
-def todo_by_uid(caldav: CalDAV, calendar: str, uid: str) -> CalendarObject | None:
-    """The stored object holding the task `uid`, or None."""
-    found = caldav.query(calendar, _todo_filter(uid=uid))
-    return found[0] if found else None
-
-
-def put_todo(caldav: CalDAV, calendar: str, uid: str, ics: str, *, etag: str | None = None,
-             object_name: str | None = None) -> str:
-    """Create (If-None-Match *) or replace (If-Match) a task object; returns the new etag or ''.
-
-    A calendar whose supported-calendar-component-set lacks VTODO answers 403
-    (Sabre's InvalidComponentType): kind "forbidden", which callers explain.
-    """
-    headers = {"Content-Type": "text/calendar; charset=utf-8"}
-    if etag:
-        headers["If-Match"] = etag if etag.startswith('"') else f'"{etag}"'
-    else:
-        headers["If-None-Match"] = "*"
-    url = caldav._cal_url(calendar) + paths.encode(object_name or f"{uid}.ics")[1:]
-    resp = caldav._t.request("PUT", url, source=SOURCE, path=f"{calendar}/{uid}", dav=True, headers=headers,
-                             content=ics.encode("utf-8"), conditions={} if etag else {412: "exists"})
-    return (resp.headers.get("etag") or "").strip('"')
-

@@ -369,9 +369,65 @@ class WebDAV:
             raise error_for(SOURCE, None, condition="bad_path", path="/")
         self._dav("DELETE", norm)
 
+    # -- the trash bin and versions (the Deleted files and Versions apps) ----------------
+    def _dav_root(self, area: str) -> str:
+        """'/remote.php/dav/trashbin/<user>' or '/remote.php/dav/versions/<user>'."""
+        return f"/remote.php/dav/{area}" + paths.encode(self._user_id())
+
+    def trash(self, *, depth: str = "1") -> builtins.list["TrashItem"]:
+        """The trash bin (PROPFIND on trashbin/<user>/trash), newest deletion first; depth "0" only checks it exists."""
+        base = self._dav_root("trashbin") + "/trash/"
+        resp = self._t.request("PROPFIND", base, source=SOURCE, path="trash bin", dav=True,
+                               headers={"Depth": depth, "Content-Type": "application/xml; charset=utf-8"},
+                               content=_TRASH_BODY, ok=(207,))
+        out = []
+        for r in parse_multistatus(resp.content, path="trash bin"):
+            entry = paths.href_to_path(r.href, base.rstrip("/"))
+            if not entry or entry == "/":
+                continue
+            rtype = r.props.get(q(DAV, "resourcetype"))
+            out.append(TrashItem(entry=entry.lstrip("/"), name=r.text(NC, "trashbin-filename") or "",
+                                 original_path="/" + (r.text(NC, "trashbin-original-location") or "").lstrip("/"),
+                                 deleted_at=_int(r.text(NC, "trashbin-deletion-time")) or 0,
+                                 file_id=_int(r.text(OC, "fileid")), size=_int(r.text(DAV, "getcontentlength")) or 0,
+                                 is_dir=rtype is not None and rtype.find(q(DAV, "collection")) is not None))
+        return sorted(out, key=lambda t: -t.deleted_at)
+
+    def restore_trash(self, item: "TrashItem") -> None:
+        """MOVE the entry to trashbin/<user>/restore/: Nextcloud puts it back where it was deleted from."""
+        root = self._dav_root("trashbin")
+        src = root + "/trash" + paths.encode("/" + item.entry)
+        dst = root + "/restore" + paths.encode("/" + item.entry)
+        # No "Overwrite: F": Nextcloud 34 answers it with 412 here (restore/<entry> counts as existing).
+        self._t.request("MOVE", src, source=SOURCE, path=item.original_path, dav=True,
+                        headers={"Destination": self._t.base_url + dst})
+
+    def versions(self, file_id: int) -> builtins.list["Version"]:
+        """The file's versions, newest first (PROPFIND Depth 1 on versions/<user>/versions/<fileid>)."""
+        base = self._dav_root("versions") + f"/versions/{int(file_id)}"
+        resp = self._t.request("PROPFIND", base + "/", source=SOURCE, path=f"versions of {int(file_id)}", dav=True,
+                               headers={"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
+                               content=_VERSIONS_BODY, ok=(207,))
+        out = []
+        for r in parse_multistatus(resp.content, path="versions"):
+            vid = paths.href_to_path(r.href, base)
+            if not vid or vid == "/":
+                continue
+            out.append(Version(id=vid.lstrip("/"), size=_int(r.text(DAV, "getcontentlength")) or 0,
+                               mtime=_mtime(r.text(DAV, "getlastmodified")), author=r.text(NC, "version-author") or "",
+                               label=r.text(NC, "version-label") or ""))
+        return sorted(out, key=lambda v: -v.mtime)
+
+    def restore_version(self, file_id: int, version_id: str) -> None:
+        """MOVE the version to versions/<user>/restore/target: it becomes the file's content (the current one is kept
+        as a version)."""
+        root = self._dav_root("versions")
+        src = root + f"/versions/{int(file_id)}" + paths.encode("/" + version_id)
+        self._t.request("MOVE", src, source=SOURCE, path=f"version {version_id}", dav=True,
+                        headers={"Destination": self._t.base_url + root + "/restore/target"})
 
 
-# -- the trash bin and versions (files_trash / files_versions apps): module functions over one WebDAV ----------
+# -- what the trash bin and versions methods of WebDAV read and return ---------------------------------------
 _TRASH_BODY = (f'<?xml version="1.0" encoding="UTF-8"?><d:propfind {_NS}><d:prop><nc:trashbin-filename/>'
                "<nc:trashbin-original-location/><nc:trashbin-deletion-time/><oc:fileid/><d:getcontentlength/>"
                "<d:resourcetype/></d:prop></d:propfind>").encode()
@@ -399,64 +455,3 @@ class Version:
     mtime: float
     author: str = ""
     label: str = ""
-
-
-def _dav_root(webdav: WebDAV, area: str) -> str:
-    """'/remote.php/dav/trashbin/<user>' or '/remote.php/dav/versions/<user>'."""
-    return f"/remote.php/dav/{area}" + paths.encode(webdav._user_id())
-
-
-def trash(webdav: WebDAV, *, depth: str = "1") -> builtins.list[TrashItem]:
-    """The trash bin (PROPFIND on trashbin/<user>/trash), newest deletion first; depth "0" only checks it exists."""
-    base = _dav_root(webdav, "trashbin") + "/trash/"
-    resp = webdav._t.request("PROPFIND", base, source=SOURCE, path="trash bin", dav=True,
-                             headers={"Depth": depth, "Content-Type": "application/xml; charset=utf-8"},
-                             content=_TRASH_BODY, ok=(207,))
-    out = []
-    for r in parse_multistatus(resp.content, path="trash bin"):
-        entry = paths.href_to_path(r.href, base.rstrip("/"))
-        if not entry or entry == "/":
-            continue
-        rtype = r.props.get(q(DAV, "resourcetype"))
-        out.append(TrashItem(entry=entry.lstrip("/"), name=r.text(NC, "trashbin-filename") or "",
-                             original_path="/" + (r.text(NC, "trashbin-original-location") or "").lstrip("/"),
-                             deleted_at=_int(r.text(NC, "trashbin-deletion-time")) or 0,
-                             file_id=_int(r.text(OC, "fileid")), size=_int(r.text(DAV, "getcontentlength")) or 0,
-                             is_dir=rtype is not None and rtype.find(q(DAV, "collection")) is not None))
-    return sorted(out, key=lambda t: -t.deleted_at)
-
-
-def restore_trash(webdav: WebDAV, item: TrashItem) -> None:
-    """MOVE the entry to trashbin/<user>/restore/: Nextcloud puts it back where it was deleted from."""
-    root = _dav_root(webdav, "trashbin")
-    src = root + "/trash" + paths.encode("/" + item.entry)
-    dst = root + "/restore" + paths.encode("/" + item.entry)
-    # No "Overwrite: F": Nextcloud 34 answers it with 412 here (restore/<entry> counts as existing).
-    webdav._t.request("MOVE", src, source=SOURCE, path=item.original_path, dav=True,
-                      headers={"Destination": webdav._t.base_url + dst})
-
-
-def versions(webdav: WebDAV, file_id: int) -> builtins.list[Version]:
-    """The file's versions, newest first (PROPFIND Depth 1 on versions/<user>/versions/<fileid>)."""
-    base = _dav_root(webdav, "versions") + f"/versions/{int(file_id)}"
-    resp = webdav._t.request("PROPFIND", base + "/", source=SOURCE, path=f"versions of {int(file_id)}", dav=True,
-                             headers={"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
-                             content=_VERSIONS_BODY, ok=(207,))
-    out = []
-    for r in parse_multistatus(resp.content, path="versions"):
-        vid = paths.href_to_path(r.href, base)
-        if not vid or vid == "/":
-            continue
-        out.append(Version(id=vid.lstrip("/"), size=_int(r.text(DAV, "getcontentlength")) or 0,
-                           mtime=_mtime(r.text(DAV, "getlastmodified")), author=r.text(NC, "version-author") or "",
-                           label=r.text(NC, "version-label") or ""))
-    return sorted(out, key=lambda v: -v.mtime)
-
-
-def restore_version(webdav: WebDAV, file_id: int, version_id: str) -> None:
-    """MOVE the version to versions/<user>/restore/target: it becomes the file's content (the current one is kept
-    as a version)."""
-    root = _dav_root(webdav, "versions")
-    src = root + f"/versions/{int(file_id)}" + paths.encode("/" + version_id)
-    webdav._t.request("MOVE", src, source=SOURCE, path=f"version {version_id}", dav=True,
-                      headers={"Destination": webdav._t.base_url + root + "/restore/target"})

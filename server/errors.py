@@ -66,6 +66,14 @@ def from_nextcloud(err: NextcloudError) -> ToolFailure:
     return ToolFailure(agent_text(err), kind=err.category, status=status, retry=err.retry, cause=err.cause)
 
 
+def nextcloud_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a client call; a NextcloudError becomes the tool failure carrying its instruction."""
+    try:
+        return fn(*args, **kwargs)
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
+
+
 # The reader knows no tools (it is pure); where a tool can do something about its refusal, the answer says so.
 _READER_TOOL_STEP = {
     ReaderCode.TOO_LARGE: "files_grep finds passages in it if it is indexed.",

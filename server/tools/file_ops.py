@@ -12,23 +12,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from nextcloud import webdav as dav
 from nextcloud.errors import NextcloudError, NotFoundError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse, refused
+from server.errors import nextcloud_call as _nc
 from server.tools.resolve import check_path, file_ref, forget, resolve
 
 
 def _resolve_target(ctx: ServerContext, path: str) -> str:
     """The normalised user-relative path a file tool may touch (the one gate for source and destination)."""
     return check_path(path)
-
-
-def _nc(call: Any, *args: Any, **kwargs: Any) -> Any:
-    try:
-        return call(*args, **kwargs)
-    except NextcloudError as exc:
-        raise from_nextcloud(exc) from None
 
 
 def _iso(ts: float) -> str:
@@ -107,7 +100,7 @@ def move(ctx: ServerContext, *, path: str | None, file_id: int | None, to: str, 
 def _require_trash(ctx: ServerContext) -> None:
     """A delete is only reversible with the trash bin app: without it, refuse rather than delete for good."""
     try:
-        dav.trash(ctx.client().webdav, depth="0")
+        ctx.client().webdav.trash(depth="0")
     except NextcloudError as exc:
         if exc.kind in ("not_found", "app_missing", "forbidden"):
             raise refused("This server has no trash bin (the Deleted files app is off), so a delete could not be "
@@ -131,7 +124,7 @@ def delete(ctx: ServerContext, *, path: str | None, file_id: int | None) -> dict
 def _trash_entries(ctx: ServerContext) -> list[Any]:
     """The trash bin, only entries whose original place _resolve_target accepts."""
     out = []
-    for entry in _nc(dav.trash, ctx.client().webdav):
+    for entry in _nc(ctx.client().webdav.trash):
         try:
             _resolve_target(ctx, entry.original_path)
         except Exception:  # noqa: BLE001 - outside what the tools may touch: not listed
@@ -151,7 +144,7 @@ def _from_trash(ctx: ServerContext, path: str | None, file_id: int | None) -> di
                      "Do not retry unchanged.", status="not_in_trash")
     entry = entries[0]   # the newest deletion
     webdav = ctx.client().webdav
-    _nc(dav.restore_trash, webdav, entry)
+    _nc(webdav.restore_trash, entry)
     back = _stat_or_none(ctx, entry.original_path)
     if back is None or (entry.file_id is not None and back.file_id != entry.file_id):
         back = _nc(webdav.find_by_id, entry.file_id) if entry.file_id is not None else back
@@ -163,7 +156,7 @@ def _from_trash(ctx: ServerContext, path: str | None, file_id: int | None) -> di
 
 def _version_rows(ctx: ServerContext, item: Any) -> list[dict[str, Any]]:
     rows = []
-    for v in _nc(dav.versions, ctx.client().webdav, int(item.file_id)):
+    for v in _nc(ctx.client().webdav.versions, int(item.file_id)):
         row: dict[str, Any] = {"version": v.id, "modified": _iso(v.mtime), "size": v.size}
         if v.author:
             row["author"] = v.author
@@ -194,7 +187,7 @@ def restore(ctx: ServerContext, *, path: str | None, file_id: int | None, versio
     if row.get("current"):
         raise misuse(f"Version {version} is the current content of {item.path}: nothing to restore. "
                      "Do not retry.", status="current_version")
-    _nc(dav.restore_version, ctx.client().webdav, int(item.file_id), row["version"])
+    _nc(ctx.client().webdav.restore_version, int(item.file_id), row["version"])
     now = _nc(ctx.client().webdav.stat, item.path)
     return {**file_ref(now), "etag": now.etag, "restored": row["version"],
             "hint": "The content it replaced is kept as a version: files_history lists it."}

@@ -57,7 +57,7 @@ def _nc(call: Any, *args: Any, **kwargs: Any) -> Any:
             raise misuse(f"No conversation with token {args[0]} that this account is in. Find the token with "
                          "talk_rooms (or meet_create_room's answer). Do not retry this token.",
                          status="unknown_room") from None
-        raise from_nextcloud(exc) from None
+        raise from_nextcloud(exc) from None   # not nextcloud_call: the 404 above needs Talk's own words
 
 
 def _iso(ts: int) -> str:

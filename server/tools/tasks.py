@@ -14,11 +14,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from nextcloud import caldav as dav
 from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import _Out, envelope
 from server.errors import from_nextcloud, misuse, refused
+from server.errors import nextcloud_call as _nc
 from server.tools.cal_common import CalendarRef, as_utc, bound, calendars, parse_when, pick_calendar
 from server.tools.task_ics import TaskFields, new_task, patch_task, summaries
 
@@ -43,13 +43,6 @@ class TasksOut(_Out):
 class TaskOut(_Out):
     uid: str
     list: str
-
-
-def _nc(call: Any, *args: Any, **kwargs: Any) -> Any:
-    try:
-        return call(*args, **kwargs)
-    except NextcloudError as exc:
-        raise from_nextcloud(exc) from None
 
 
 def task_lists(ctx: ServerContext, wanted: str | None = None) -> list[CalendarRef]:
@@ -85,7 +78,7 @@ def list_tasks(ctx: ServerContext, *, task_list: str | None, due_before: str | N
     caldav = ctx.client().caldav
     found: list[dict[str, Any]] = []
     for cal in lists:
-        for obj in _nc(dav.todos, caldav, cal.id, open_only=not completed):
+        for obj in _nc(caldav.todos, cal.id, open_only=not completed):
             for task in summaries(obj.ics):
                 task["list"] = cal.id
                 found.append(task)
@@ -119,7 +112,7 @@ def create(ctx: ServerContext, *, title: str, due: str | None, priority: str | N
         raise misuse(f"Task list {cal.id} is read-only. Name another with list. Do not retry unchanged.",
                      status="read_only")
     uid, ics = new_task(fields)
-    _nc(dav.put_todo, ctx.client().caldav, cal.id, uid, ics)
+    _nc(ctx.client().caldav.put_todo, cal.id, uid, ics)
     return {**summaries(ics)[0], "list": cal.id}
 
 
@@ -127,7 +120,7 @@ def _locate(ctx: ServerContext, uid: str, task_list: str | None) -> tuple[Calend
     caldav = ctx.client().caldav
     lists = task_lists(ctx, task_list)
     for cal in lists:
-        obj = _nc(dav.todo_by_uid, caldav, cal.id, uid)
+        obj = _nc(caldav.todo_by_uid, cal.id, uid)
         if obj is not None:
             return cal, obj
     raise misuse(f"No task with uid {uid!r} in {'list ' + lists[0].id if task_list else 'any task list'}. "
@@ -146,7 +139,7 @@ def update(ctx: ServerContext, *, uid: str, task_list: str | None, fields: TaskF
         cal, obj = _locate(ctx, uid, task_list)
         ics = patch_task(obj.ics, uid, fields)
         try:
-            dav.put_todo(caldav, cal.id, uid, ics, etag=obj.etag, object_name=obj.name)
+            caldav.put_todo(cal.id, uid, ics, etag=obj.etag, object_name=obj.name)
         except NextcloudError as exc:
             if exc.kind != "precondition" or attempt == 2:
                 raise from_nextcloud(exc) from None
