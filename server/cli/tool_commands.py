@@ -109,6 +109,8 @@ GROUP_HELP = {
     "calendar": "calendar events",
     "contacts": "people in the address books and the account directory",
     "meet": "Talk rooms and scheduled meetings",
+    "talk": "Talk conversations: find, read, post",
+    "tasks": "tasks (CalDAV VTODO) in the task lists",
 }
 
 
