@@ -74,6 +74,9 @@ def move(ctx: ServerContext, *, path: str | None, file_id: int | None, to: str, 
     if target == item.path:
         raise misuse(f"{item.path} is already there: give a new name or folder in `to`. Do not retry unchanged.",
                      status="same_place")
+    if item.is_dir and target.startswith(item.path.rstrip("/") + "/"):
+        raise misuse(f"{target} is inside {item.path}: a folder cannot go into itself. Do not retry unchanged.",
+                     status="into_itself")
     existing = _stat_or_none(ctx, target)
     if existing is not None and not replace:
         raise misuse(f"{target} already exists (fileId {existing.file_id}). Choose another name in `to`, or pass "
@@ -133,6 +136,14 @@ def _trash_entries(ctx: ServerContext) -> list[Any]:
     return out
 
 
+def _landing(ctx: ServerContext, entry: Any) -> str:
+    """Where Nextcloud will put the entry back: its folder, or the root when that folder is gone (seen on 34)."""
+    parent = entry.original_path.rsplit("/", 1)[0] or "/"
+    there = _stat_or_none(ctx, parent) if parent != "/" else None
+    landing = entry.original_path if parent == "/" or (there is not None and there.is_dir) else "/" + entry.name
+    return _resolve_target(ctx, landing)
+
+
 def _from_trash(ctx: ServerContext, path: str | None, file_id: int | None) -> dict[str, Any]:
     wanted = _resolve_target(ctx, path) if path else None
     entries = [e for e in _trash_entries(ctx)
@@ -143,6 +154,7 @@ def _from_trash(ctx: ServerContext, path: str | None, file_id: int | None) -> di
                      "to go back to earlier content of a file that exists, give version (from files_history). "
                      "Do not retry unchanged.", status="not_in_trash")
     entry = entries[0]   # the newest deletion
+    _landing(ctx, entry)
     webdav = ctx.client().webdav
     _nc(webdav.restore_trash, entry)
     back = _stat_or_none(ctx, entry.original_path)

@@ -146,3 +146,22 @@ def test_every_path_goes_through_one_gate(monkeypatch, pim, err, folder):
     text = err(pim.call("files_move", {"path": f"{folder}/in.txt", "to": "/outside/in.txt"}))
     assert "outside the folder" in text and f"{folder}/in.txt" in seen and "/outside/in.txt" in seen
     assert _get(pim, f"{folder}/in.txt")[0] == 200
+
+
+def test_a_folder_cannot_go_into_itself(pim, err, folder):
+    text = err(pim.call("files_move", {"path": folder, "to": f"{folder}/inner"}))
+    assert "into itself" in text
+
+
+def test_a_restore_whose_folder_is_gone_lands_in_the_root_and_says_so(pim, ok, folder):
+    with pim.http() as client:
+        client.request("MKCOL", FILES + f"{folder}/deep")
+    name = f"deep-{uuid.uuid4().hex[:6]}.txt"
+    fid = _put(pim, f"{folder}/deep/{name}", b"deep")
+    ok(pim.call("files_delete", {"fileId": fid}))
+    with pim.http() as client:
+        client.request("DELETE", FILES + f"{folder}/deep")
+    back = ok(pim.call("files_restore", {"fileId": fid}))
+    assert back["path"] == f"/{name}" and back["fileId"] == fid and "Restored to" in back["warnings"][0]
+    with pim.http() as client:
+        client.request("DELETE", FILES + f"/{name}")
