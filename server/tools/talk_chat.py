@@ -28,6 +28,7 @@ POST = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_
 PAGE = 100            # messages fetched per request while reading
 MAX_PAGES = 10        # a `since` reaches back at most this many pages in one call
 MAX_ROOMS_PROBED = 40  # participant lists fetched per talk_rooms call
+MAX_CHARS = 40_000     # message text per talk_read answer (files_read's largest slice)
 _PLACEHOLDER = re.compile(r"\{([a-z0-9-]+)\}")
 
 Token = Annotated[str, Field(description="Room token", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9]+$")]
@@ -113,6 +114,17 @@ def _cursor(cursor: str | None) -> int | None:
     return int(cursor)
 
 
+def _within_budget(pairs: list[tuple[dict[str, Any], int]]) -> list[tuple[dict[str, Any], int]]:
+    """The first entries whose text fits MAX_CHARS (at least one): long pastes page instead of flooding."""
+    total, out = 0, []
+    for entry, oldest in pairs:
+        total += len(entry.get("text") or entry.get("system") or "")
+        if out and total > MAX_CHARS:
+            break
+        out.append((entry, oldest))
+    return out
+
+
 def read(ctx: ServerContext, *, token: str, limit: int, cursor: str | None, since: str | None) -> dict[str, Any]:
     """Newest first, at most `limit` entries (a folded system run counts as one), back to `since` when given."""
     talk = ctx.client().talk
@@ -130,8 +142,8 @@ def read(ctx: ServerContext, *, token: str, limit: int, cursor: str | None, sinc
         if exhausted or len(fold(collected)) > limit:
             break
     pairs = fold(collected)
-    shown = pairs[:limit]
-    more = len(pairs) > limit or not exhausted
+    shown = _within_budget(pairs[:limit])
+    more = len(pairs) > len(shown) or not exhausted
     out: dict[str, Any] = {"token": token, "messages": [entry for entry, _ in shown], "truncated": more}
     if more and shown:
         out["nextCursor"] = str(shown[-1][1])   # Talk's own cursor: "older than this message"
@@ -139,7 +151,8 @@ def read(ctx: ServerContext, *, token: str, limit: int, cursor: str | None, sinc
     if floor is not None:
         out["since"] = _iso(floor)
     if not shown:
-        out["hint"] = "No messages" + (" since then." if floor is not None else " in this conversation.")
+        out["hint"] = ("No older messages." if cursor else "No messages"
+                       + (" since then." if floor is not None else " in this conversation."))
     return out
 
 

@@ -87,3 +87,13 @@ def test_rooms_found_by_name_and_by_participant(pim, ok):
 def test_an_unknown_room_says_what_to_do(pim, err):
     text = err(pim.call("talk_read", {"token": "zzzzzzzz"}))
     assert "talk_rooms" in text and "Do not retry" in text
+
+
+def test_long_messages_page_instead_of_flooding_the_answer(pim, ok):
+    token = _room(pim, ok, "Chat long")
+    for i in range(3):
+        ok(pim.call("talk_post", {"token": token, "message": f"{i}" + "x" * 25_000}))
+    read = ok(pim.call("talk_read", {"token": token, "limit": 10}))
+    assert len(read["messages"]) == 1 and read["truncated"] is True and read["messages"][0]["text"][0] == "2"
+    rest = ok(pim.call("talk_read", {"token": token, "cursor": read["nextCursor"]}))
+    assert rest["messages"][0]["text"][0] == "1"
