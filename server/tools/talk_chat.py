@@ -116,7 +116,8 @@ def _cursor(cursor: str | None) -> int | None:
 
 def _within_budget(pairs: list[tuple[dict[str, Any], int]]) -> list[tuple[dict[str, Any], int]]:
     """The first entries whose text fits MAX_CHARS (at least one): long pastes page instead of flooding."""
-    total, out = 0, []
+    total = 0
+    out: list[tuple[dict[str, Any], int]] = []
     for entry, oldest in pairs:
         total += len(entry.get("text") or entry.get("system") or "")
         if out and total > MAX_CHARS:
