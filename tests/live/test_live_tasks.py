@@ -1,6 +1,7 @@
 """tasks_* on a real Nextcloud: a task created and completed is a VTODO with STATUS:COMPLETED, read over CalDAV."""
 from __future__ import annotations
 
+import re
 import uuid
 
 import icalendar
@@ -56,3 +57,22 @@ def test_live_an_event_only_calendar_takes_no_task(server, live_http, live_accou
     """The account's own Personal calendar accepts events only (as after a first login): the tool says so."""
     text = call(server, "tasks_create", {"title": "x", "list": "personal"}, error=True)
     assert "not a task list" in text
+
+
+def test_live_an_account_without_a_task_list_is_told_how_to_make_one(live_member, live_http):
+    """The colleague has only the calendars of a first login (Personal: events only)."""
+    from tests.live.conftest import plain_client
+
+    with plain_client(live_member) as member_http:
+        body = ('<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop>'
+                "<c:supported-calendar-component-set/></d:prop></d:propfind>")
+        resp = member_http.request("PROPFIND", f"/remote.php/dav/calendars/{live_member.user}/",
+                                   headers={"Depth": "1"}, content=body)
+        blocks = re.findall(r"<d:response>(.*?)</d:response>", resp.text, re.S)
+        if any('name="VTODO"' in b and "app-generated--" not in b for b in blocks):
+            pytest.skip("the colleague has a task list on this server")
+    for server in tool_server(live_member):
+        listed = call(server, "tasks_list", {})
+        assert listed["tasks"] == [] and "Tasks app" in listed["hint"]
+        text = call(server, "tasks_create", {"title": "x"}, error=True)
+        assert "no task list" in text and "Do not retry" in text
