@@ -17,7 +17,7 @@ from pydantic import Field
 from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import _Out, envelope
-from server.errors import from_nextcloud, misuse, refused
+from server.errors import ToolFailure, from_nextcloud, misuse, refused
 from server.errors import nextcloud_call as _nc
 from server.tools.cal_common import CalendarRef, as_utc, bound, calendars, parse_when, pick_calendar
 from server.tools.task_ics import TaskFields, new_task, patch_task, summaries
@@ -70,8 +70,8 @@ def list_tasks(ctx: ServerContext, *, task_list: str | None, due_before: str | N
     """Open tasks (completed too when asked) of every task list, soonest due first."""
     try:
         lists = task_lists(ctx, task_list)
-    except Exception as exc:
-        if getattr(exc, "status", "") != "no_task_list":
+    except ToolFailure as exc:
+        if exc.status != "no_task_list":
             raise
         return {"tasks": [], "truncated": False, "lists": {}, "hint": NO_LIST.replace(" Do not retry now.", "")}
     limit_at = as_utc(bound(due_before, "dueBefore")) if due_before else None
@@ -105,9 +105,10 @@ def _due(value: str | None) -> Any:
 
 def create(ctx: ServerContext, *, title: str, due: str | None, priority: str | None, description: str | None,
            task_list: str | None) -> dict[str, Any]:
-    """PUT a new VTODO (If-None-Match) in the named list, else the first one."""
+    """PUT a new VTODO (If-None-Match) in the named list, else the first writable one."""
     fields = TaskFields(title=title, due=_due(due) or None, priority=priority, description=description)
-    cal = task_lists(ctx, task_list)[0]
+    lists = task_lists(ctx, task_list)
+    cal = next((c for c in lists if c.writable), lists[0])
     if not cal.writable:
         raise misuse(f"Task list {cal.id} is read-only. Name another with list. Do not retry unchanged.",
                      status="read_only")
