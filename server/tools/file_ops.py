@@ -154,6 +154,12 @@ def _from_trash(ctx: ServerContext, path: str | None, file_id: int | None) -> di
                      "to go back to earlier content of a file that exists, give version (from files_history). "
                      "Do not retry unchanged.", status="not_in_trash")
     entry = entries[0]   # the newest deletion
+    if any(e.entry == entry.entry and e.file_id != entry.file_id for e in _trash_entries(ctx)):
+        # Trash entries are named <name>.d<deletion second>: two same-named deletions in one second share it.
+        raise refused(f"Two items named {entry.name} were deleted from {entry.original_path} in the same second; "
+                      "the trash bin cannot tell them apart by name, so a restore could bring back the other one. "
+                      "Ask the user to restore it in Nextcloud's Deleted files. Do not retry.",
+                      status="ambiguous_trash")
     _landing(ctx, entry)
     webdav = ctx.client().webdav
     _nc(webdav.restore_trash, entry)

@@ -22,7 +22,8 @@ def task_list(live_http, live_account):
     try:
         yield name, url
     finally:
-        live_http.request("DELETE", url)
+        # Without this header the calendar only moves to the calendar trash bin (and stays listed as deleted).
+        live_http.request("DELETE", url, headers={"X-NC-CalDAV-No-Trashbin": "1"})
 
 
 @pytest.fixture

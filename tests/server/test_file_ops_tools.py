@@ -165,3 +165,15 @@ def test_a_restore_whose_folder_is_gone_lands_in_the_root_and_says_so(pim, ok, f
     assert back["path"] == f"/{name}" and back["fileId"] == fid and "Restored to" in back["warnings"][0]
     with pim.http() as client:
         client.request("DELETE", FILES + f"/{name}")
+
+
+def test_two_same_named_deletions_in_one_second_are_not_restored_blindly(pim, ok, err, folder):
+    first = _put(pim, f"{folder}/twin.txt", b"one")
+    ok(pim.call("files_delete", {"fileId": first}))
+    second = _put(pim, f"{folder}/twin.txt", b"two")
+    ok(pim.call("files_delete", {"fileId": second}))
+    twins = [t for t in pim.emulator.state.trash if t.original_path == f"{folder}/twin.txt".strip("/")]
+    for item in twins:   # as if both fell in one second (the clock may have ticked between them)
+        item.deleted_at = twins[0].deleted_at
+    text = err(pim.call("files_restore", {"fileId": first}))
+    assert "same second" in text and "Do not retry" in text
