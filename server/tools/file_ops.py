@@ -46,6 +46,24 @@ def _unindex(ctx: ServerContext, path: str, is_dir: bool) -> None:
         pass
 
 
+def _reindex_move(ctx: ServerContext, before: Any, after: Any) -> None:
+    """A moved file keeps its indexed text under the new path (no re-extraction); a folder waits for the sync."""
+    if before.is_dir:
+        _unindex(ctx, before.path, True)
+        return
+    try:
+        from indexer.models import FileMeta
+
+        rec = ctx.index.get_file(path=before.path)
+        if rec is None or rec.source != "remote":
+            return
+        meta = FileMeta(path=after.path, source="remote", file_id=after.file_id, etag=after.etag,
+                        size=int(after.size or 0), mtime=float(after.mtime or 0.0), mime=after.mime)
+        ctx.index.writer().call(lambda tx: tx.move(rec.id, meta))
+    except Exception:  # noqa: BLE001 - the move happened; the next sync puts the index right
+        _unindex(ctx, before.path, False)
+
+
 def _stat_or_none(ctx: ServerContext, path: str) -> Any:
     try:
         return ctx.client().webdav.stat(path)
@@ -84,9 +102,9 @@ def move(ctx: ServerContext, *, path: str | None, file_id: int | None, to: str, 
                      status="exists")
     webdav = ctx.client().webdav
     _nc(webdav.copy if copy else webdav.move, item.path, target, overwrite=existing is not None)
-    if not copy:
-        _unindex(ctx, item.path, item.is_dir)
     moved = _nc(webdav.stat, target)
+    if not copy:
+        _reindex_move(ctx, item, moved)
     out: dict[str, Any] = {**file_ref(moved), "from": item.path}
     if copy:
         out["copied"] = True

@@ -177,3 +177,16 @@ def test_two_same_named_deletions_in_one_second_are_not_restored_blindly(pim, ok
         item.deleted_at = twins[0].deleted_at
     text = err(pim.call("files_restore", {"fileId": first}))
     assert "same second" in text and "Do not retry" in text
+
+
+def test_a_moved_or_deleted_file_leaves_the_index_at_once(call, ok, ctx):
+    """files_grep must not offer the old path until the next sync: the tools drop it from the index."""
+    name = f"/ops-index-{uuid.uuid4().hex[:8]}.md"
+    ok(call("files_write", {"path": name, "content": "quokka migration notes"}))
+    assert ctx.index.get_file(path=name) is not None
+    moved = ok(call("files_move", {"path": name, "to": name.replace(".md", "-moved.md")}))
+    assert ctx.index.get_file(path=name) is None
+    hits = ok(call("files_grep", {"query": "quokka migration"}))["hits"]
+    assert moved["path"] in {h["path"] for h in hits} and name not in {h["path"] for h in hits}
+    ok(call("files_delete", {"path": moved["path"]}))
+    assert ctx.index.get_file(path=moved["path"]) is None
