@@ -42,6 +42,9 @@ INSTRUCTIONS = (
 def _classify(name: str, exc: ToolError) -> ToolFailure:
     """The instruction and telemetry kind for a failed call."""
     cause = exc.__cause__
+    if faultlog.stopped(cause):
+        return ToolFailure(f"{name} was stopped on purpose before its first write (a dry run): nothing was "
+                           "changed.", kind="refused", status="stopped")
     known = as_tool_failure(cause) if cause is not None else None
     if known is not None:
         return known

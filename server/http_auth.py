@@ -49,14 +49,10 @@ def ensure_token(config_path: Path) -> tuple[str, bool]:
             return token, False
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from indexer.store.filemodes import write_private
+
     token = secrets.token_urlsafe(32)
-    fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, (token + "\n").encode("ascii"))
-    finally:
-        os.close(fd)
+    write_private(path, (token + "\n").encode("ascii"))
     return token, True
 
 

@@ -124,7 +124,12 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"mcp-nextcloud serve: {note}", file=sys.stderr)
     faultlog.install((Path(args.telemetry).expanduser() if args.telemetry else default_telemetry_path()).parent,
                      stderr=True)
-    server = build_mail_server(ctx) if args.mail else build_server(ctx)
+    if args.mail:
+        mail_server = build_mail_server(ctx)
+        mail_server.mail_state()  # asked before the first session: its instructions then agree with its lists
+        server: Any = mail_server
+    else:
+        server = build_server(ctx)
     try:
         if not args.http:
             anyio.run(server.run_stdio_async)
