@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "jobs",            # jobs status/wait/cancel/resume/list
     "login",           # login URL
     "serve",           # serve, report, demo
+    "token",           # token add/list/remove: bearer tokens with their own profile
     "tool_commands",   # whoami, files, deck, calendar, contacts, meet, mail: one command per MCP tool
     "manifest",        # manifest, help COMMAND
     "warm",            # warm: a ready process answering grep and inspect
