@@ -119,7 +119,8 @@ def test_unknown_tools_and_bad_folders_are_refused_when_the_profile_is_built() -
 
 # -- the jail, by every file tool ---------------------------------------------------------------------
 
-def test_reading_outside_is_answered_as_a_missing_file(jail_ctx: Any) -> None:
+def test_reading_outside_is_answered_as_a_missing_file(jail_ctx: Any, jail_world: dict[str, Any]) -> None:
+    jail_world["emu"].reset_requests()
     run = _client(jail_ctx, JAIL)
     calls = [("files_read", {"path": p}) for p in OUTSIDE + ["/Projects/../Documents/secret.md"]]
     _, results = run(calls + [("files_read", {"path": "/Projects/Alpha/inside.md"})])
@@ -130,6 +131,8 @@ def test_reading_outside_is_answered_as_a_missing_file(jail_ctx: Any) -> None:
         assert result.is_error
         assert _text(result) == _text(missing).replace("/Nowhere/plan.md", path)   # word for word
     assert SECRET not in " ".join(_text(r) for r in outside)
+    asked = [p for _m, p, _s in jail_world["emu"].requests]
+    assert not any(name in p for p in asked for name in ("Projects-old", "secret.md", "/projects/"))  # never asked
 
 
 def test_file_ids_outside_are_answered_as_unknown_ids(jail_ctx: Any) -> None:
@@ -252,3 +255,21 @@ def test_refusals_are_counted_by_profile(jail_ctx: Any) -> None:
     assert row == {"profile": "scanner", "calls": 3, "toolNotOffered": 1, "outsideFolders": 1, "refusals": 2}
     statuses = [(r["tool"], r["kind"], r["status"]) for r in jail_ctx.telemetry.rows()]
     assert ("files_read", "refused", "outside_profile") in statuses
+
+
+def test_the_servers_own_search_hits_stay_inside_too(jail_world: dict[str, Any], tmp_path: Path) -> None:
+    """With an index never synced, grep adds the server's unified-search hits: those outside are never shown."""
+    from indexer.store.index import Index
+    from server.context import ServerContext, Settings
+
+    ctx = ServerContext(account=jail_world["account"], index=Index.open(tmp_path / "cold.db"),
+                        settings=Settings(freshness_interval_s=0.0, best_effort_s=5.0))
+    try:
+        # the emulator's unified search matches file names (as Nextcloud's does without full-text search)
+        _, (free,) = _client(ctx, Profile())([("files_grep", {"query": "secret"})])
+        _, (jailed,) = _client(ctx, JAIL)([("files_grep", {"query": "secret"})])
+    finally:
+        ctx.close()
+    assert any(h["path"] in OUTSIDE for h in _data(free)["hits"])      # the server's search does find them...
+    assert _data(jailed)["hits"] == []                                # ...and the jail never shows them
+    assert not any(p in _text(jailed) for p in OUTSIDE)
