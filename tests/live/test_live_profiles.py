@@ -122,3 +122,71 @@ def test_live_read_only_lists_only_read_only_tools_and_refuses_a_write(jailed, l
     gone = live_http.request("PROPFIND", f"/remote.php/dav/files/{live_account.user}{target}",
                              headers={"Depth": "0"})
     assert gone.status_code == 404
+
+
+def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http, tmp_path):
+    """serve --http --read-only on the real server, plus a token jailed in the scratch Projects folder."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import httpx
+
+    from tests.server.test_hostile_serve import _result, _rpc, _session
+    from tests.server.test_server_transports import _free_port
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
+    env.update({"NEXTCLOUD_URL": live_account.url, "NEXTCLOUD_USER": live_account.user,
+                "NEXTCLOUD_APP_PASSWORD": live_account.app_password, "PYTHONPATH": str(root),
+                "MCP_NEXTCLOUD_INDEX": str(tmp_path / "index.db"), "MCP_NEXTCLOUD_TELEMETRY": str(tmp_path / "c.db"),
+                "MCP_NEXTCLOUD_CONFIG": str(tmp_path / "config" / "account.json")})
+    jail, folder = jailed["jail"], jailed["folder"]
+    added = subprocess.run([sys.executable, "-m", "server", "token", "add", "--name", "live-scans", "--folder", jail,
+                            "--json"], env=env, cwd=str(root), capture_output=True, text=True, timeout=120)
+    assert added.returncode == 0, added.stderr
+    scans = json.loads(added.stdout)["token"]
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--http", "--port", str(port), "--interval",
+                             "0", "--read-only"], env=env, cwd=str(root), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        main = (tmp_path / "config" / "http-token").read_text().strip()
+
+        def call(headers, name, args, rid):
+            resp = httpx.post(url, json=_rpc("tools/call", {"name": name, "arguments": args}, rid), headers=headers,
+                              timeout=120)
+            assert resp.status_code == 200, resp.text
+            return _result(resp)["result"]
+
+        scanner, reader = _session(url, scans), _session(url, main)
+        outside = f"{folder}/Projects-old/outside.md"
+        assert call(scanner, "files_read", {"path": outside}, 2)["isError"]
+        assert not call(scanner, "files_read", {"path": f"{jail}/inside.md"}, 3)["isError"]
+        made = call(scanner, "files_write", {"path": f"{jail}/from-token.md", "content": "filed by the token"}, 4)
+        assert not made["isError"], made["content"][0]["text"]
+        assert call(scanner, "files_write", {"path": f"{folder}/escaped.md", "content": "x"}, 5)["isError"]
+        assert WORD in json.loads(call(reader, "files_read", {"path": outside}, 6)["content"][0]["text"])["content"]
+        refused = call(reader, "files_write", {"path": f"{jail}/from-main.md", "content": "x"}, 7)
+        assert refused["isError"] and "not available to this agent" in refused["content"][0]["text"]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    dav = f"/remote.php/dav/files/{live_account.user}"
+    assert live_http.get(f"{dav}{jail}/from-token.md").text == "filed by the token"
+    for never in (f"{folder}/escaped.md", f"{jail}/from-main.md"):
+        assert live_http.request("PROPFIND", dav + never, headers={"Depth": "0"}).status_code == 404
