@@ -129,13 +129,12 @@ def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http,
     import os
     import subprocess
     import sys
-    import time
     from pathlib import Path
 
     import httpx
 
     from tests.server.test_hostile_serve import _result, _rpc, _session
-    from tests.server.test_server_transports import _free_port
+    from tests.server.test_profiles_serve import serve_http
 
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
@@ -148,20 +147,7 @@ def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http,
                             "--json"], env=env, cwd=str(root), capture_output=True, text=True, timeout=120)
     assert added.returncode == 0, added.stderr
     scans = json.loads(added.stdout)["token"]
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--http", "--port", str(port), "--interval",
-                             "0", "--read-only"], env=env, cwd=str(root), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                httpx.get(url, timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+    with serve_http(env, "--read-only") as (url, _proc):
         main = (tmp_path / "config" / "http-token").read_text().strip()
 
         def call(headers, name, args, rid):
@@ -180,12 +166,6 @@ def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http,
         assert WORD in json.loads(call(reader, "files_read", {"path": outside}, 6)["content"][0]["text"])["content"]
         refused = call(reader, "files_write", {"path": f"{jail}/from-main.md", "content": "x"}, 7)
         assert refused["isError"] and "not available to this agent" in refused["content"][0]["text"]
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
     dav = f"/remote.php/dav/files/{live_account.user}"
     assert live_http.get(f"{dav}{jail}/from-token.md").text == "filed by the token"
     for never in (f"{folder}/escaped.md", f"{jail}/from-main.md"):

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -25,7 +26,9 @@ def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
-def _serve_http(env: dict[str, str], *options: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+@contextmanager
+def serve_http(env: dict[str, str], *options: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """`serve --http` with `options` as a subprocess, ready: (its URL, the process); stopped on leaving."""
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--http", "--port", str(port), "--interval",
                              "0", *options], env=env, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -55,7 +58,7 @@ def served(world: Any, tmp_path: Path) -> Iterator[dict[str, Any]]:
     added = _cli(env, "token", "add", "--name", "research", "--read-only", "--json")
     assert added.returncode == 0, added.stdout + added.stderr
     research = json.loads(added.stdout)["token"]
-    for url, proc in _serve_http(env, "--folder", "/Projects"):
+    with serve_http(env, "--folder", "/Projects") as (url, proc):
         main = (tmp_path / "config" / "http-token").read_text().strip()
         yield {"url": url, "proc": proc, "main": main, "research": research, "env": env, "tmp": tmp_path}
 
