@@ -142,8 +142,9 @@ class Document:
       have [0].
     - `page_unit`: what a page is called in this format: page, slide, sheet
       or section.
-    - `outline`: headings / bookmarks / sheet names / slide titles in text
-      order (may be empty; `reader.outline()` then derives one).
+    - `outline`: headings / bookmarks / sheet names / slide titles in
+      document order (a PDF's in its bookmark tree's order: a parent before
+      its children) (may be empty; `reader.outline()` then derives one).
     - `structure`: a small format-specific skeleton used by `reader.outline()`
       (CSV: {"header": [...], "rows": [[...]*5], "rowCount": n}; JSON:
       {"skeleton": ...}; XLSX/ODS: {"sheets": [{"name", "dimensions",

@@ -33,7 +33,7 @@ _FENCE = re.compile(r"^ {0,3}(```|~~~)", re.M)
 
 
 class Outline:
-    """Entries in text order, the format skeleton, and the document's size.
+    """Entries in document order, the format skeleton, and the document's size.
 
     (A plain class: see reader/document.py on why not a dataclass.)
     """
@@ -237,8 +237,14 @@ def _focus(entries: list[OutlineEntry], offset: int | None, section: str | None)
         raise ValueError(f"no outline entry titled {section!r}: look at the outline without a section first")
     if not offset or not entries:
         return None
-    index = bisect.bisect_right([e.offset for e in entries], offset) - 1
-    return index if index >= 0 else None
+    # The entry nearest before `offset`; of several at that offset, the first (a parent is listed before
+    # the children that share its offset, and expanding it must include them). A PDF whose bookmarks
+    # point back to an earlier page has offsets out of order, so this is a scan, not a bisection.
+    best: int | None = None
+    for i, e in enumerate(entries):
+        if e.offset <= offset and (best is None or e.offset > entries[best].offset):
+            best = i
+    return best
 
 
 def _sheet_in_focus(structure: dict[str, Any], offset: int | None) -> dict[str, Any]:

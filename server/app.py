@@ -42,6 +42,9 @@ INSTRUCTIONS = (
 def _classify(name: str, exc: ToolError) -> ToolFailure:
     """The instruction and telemetry kind for a failed call."""
     cause = exc.__cause__
+    if faultlog.stopped(cause):
+        return ToolFailure(f"{name} was stopped on purpose before its first write (a dry run): nothing was "
+                           "changed.", kind="refused", status="stopped")
     known = as_tool_failure(cause) if cause is not None else None
     if known is not None:
         return known
@@ -76,7 +79,10 @@ class NextcloudMCP(MCPServer):
         """tools/list without output schemas: paid for in every session, they told a caller nothing the answer
         does not (compact JSON, equal to structuredContent, validated here against each tool's output model):
         ~120 bytes per tool, a fifth of the 600-byte-per-tool budget of the whole product."""
-        tools = await super().list_tools()
+        from server import profile
+
+        offered = profile.current()
+        tools = [t for t in await super().list_tools() if offered.offers(t.name, t.annotations)]
         for tool in tools:
             tool.output_schema = None
         return tools
@@ -84,8 +90,13 @@ class NextcloudMCP(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         t0 = time.perf_counter()
         log = self.context.telemetry if self.context is not None else None
+        from server import profile
+
+        in_force = profile.current()
         try:
             tool = self._tool_manager.get_tool(name)
+            if tool is not None and not in_force.offers(name, tool.annotations):
+                raise profile.not_offered(name)
             if tool is not None:
                 check_arguments(name, self._argument_rules(name, tool), arguments)
             result = await super().call_tool(name, arguments, context)
@@ -95,11 +106,16 @@ class NextcloudMCP(MCPServer):
             if failure.kind == "fault" and failure.status == "internal":
                 faultlog.record(name, exc.__cause__ or exc)
             if log is not None:
-                log.record(name, failure.kind, failure.status, (time.perf_counter() - t0) * 1000, 0)
+                # A jail refusal reads as a missing file to the agent; the call log counts it as what it is.
+                kind, status = (("refused", profile.OUTSIDE) if profile.refused_by_profile(exc)
+                                else (failure.kind, failure.status))
+                log.record(name, kind, status, (time.perf_counter() - t0) * 1000, 0,
+                           profile=None if in_force.unrestricted else in_force.name)
             raise failure from exc
         if log is not None:
             size = result_bytes(result) if isinstance(result, CallToolResult) else 0
-            log.record(name, "ok", "ok", (time.perf_counter() - t0) * 1000, size)
+            log.record(name, "ok", "ok", (time.perf_counter() - t0) * 1000, size,
+                       profile=None if in_force.unrestricted else in_force.name)
         return result
 
 

@@ -68,6 +68,7 @@ class WhoamiOut(_Out):
     email: str | None = None
     serverVersion: str | None = None
     apps: dict[str, bool]
+    profile: dict[str, Any] | None = None   # the limits in force (server/profile.py); absent: none
 
 
 class FileItem(BaseModel):

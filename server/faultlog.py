@@ -66,8 +66,29 @@ class _Stderr(logging.StreamHandler):  # type: ignore[type-arg,unused-ignore]
         pass
 
 
+class CallStopped(Exception):
+    """Raised on purpose to end a call early (a dry run stopping at its first write): not a fault.
+
+    The code that raises it is the call's owner and expects it back; nothing failed, so it is never
+    logged as an internal fault and never answered as one (server.app classifies it).
+    """
+
+
+def stopped(exc: BaseException | None) -> bool:
+    """Whether `exc` or anything in its chain (cause, context) is a deliberate CallStopped."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, CallStopped):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def record(tool: str, exc: BaseException) -> None:
-    """Log one internal fault of `tool` with its traceback (never raises)."""
+    """Log one internal fault of `tool` with its traceback (never raises); a deliberate stop is not one."""
+    if stopped(exc):
+        return
     try:
         LOGGER.warning("internal fault in %s:\n%s", tool, describe(exc))
     except Exception:  # logging must never turn a fault answer into a crash
@@ -77,7 +98,9 @@ def record(tool: str, exc: BaseException) -> None:
 def install(data_dir: Path | str, *, stderr: bool = True) -> Path:
     """Log faults to `data_dir`/faults.log (rotating, 0600) and, if asked, to stderr. Returns the file's path."""
     path = Path(data_dir) / FILE_NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from indexer.store.filemodes import private_folder
+
+    private_folder(path.parent)
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     for handler in list(LOGGER.handlers):
         LOGGER.removeHandler(handler)

@@ -7,6 +7,7 @@ next to the account config with mode 0600, and compared in constant time.
 """
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import os
@@ -49,44 +50,132 @@ def ensure_token(config_path: Path) -> tuple[str, bool]:
             return token, False
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from indexer.store.filemodes import write_private
+
     token = secrets.token_urlsafe(32)
-    fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, (token + "\n").encode("ascii"))
-    finally:
-        os.close(fd)
+    write_private(path, (token + "\n").encode("ascii"))
     return token, True
 
 
-class BearerGuard:
-    """ASGI middleware: HTTP requests without `Authorization: Bearer <token>` get 401, nothing else runs."""
+# -- tokens with their own profile (`mcp-nextcloud token add`) ------------------------------------------
 
-    def __init__(self, app: Any, token: str) -> None:
+TOKENS_FILE = "http-tokens.json"
+
+
+def tokens_path(config_path: Path) -> Path:
+    """Where the added tokens' digests and profiles live: beside the account config, mode 0600."""
+    return Path(config_path).parent / TOKENS_FILE
+
+
+def digest(token: str | bytes) -> str:
+    """What is stored of a token: its SHA-256 (a 256-bit random token needs no slow hash)."""
+    return hashlib.sha256(token if isinstance(token, bytes) else token.encode("ascii")).hexdigest()
+
+
+def stored_tokens(config_path: Path) -> list[dict[str, Any]]:
+    """The added tokens: [{"name", "sha256", "profile": {...}}] (no token itself is ever stored)."""
+    try:
+        data = json.loads(tokens_path(config_path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    return [t for t in data.get("tokens", []) if isinstance(t, dict) and t.get("sha256") and t.get("name")]
+
+
+def save_tokens(config_path: Path, tokens: list[dict[str, Any]]) -> None:
+    from indexer.store.filemodes import write_private
+
+    write_private(tokens_path(config_path), json.dumps({"tokens": tokens}, indent=1).encode("utf-8"))
+
+
+def add_token(config_path: Path, name: str, limits: dict[str, Any]) -> str:
+    """A new token for a profile named `name`: stored as its digest, returned once to be printed."""
+    tokens = [t for t in stored_tokens(config_path) if t["name"] != name]
+    token = secrets.token_urlsafe(32)
+    tokens.append({"name": name, "sha256": digest(token), "profile": limits})
+    save_tokens(config_path, tokens)
+    return token
+
+
+def token_profiles(config_path: Path) -> dict[str, Any]:
+    """{sha256: Profile} of the added tokens."""
+    from server.profile import build
+
+    out = {}
+    for t in stored_tokens(config_path):
+        limits = t.get("profile") or {}
+        out[t["sha256"]] = build(t["name"], folders=limits.get("folders"), read_only=bool(limits.get("readOnly")),
+                                 tools=limits.get("tools"))
+    return out
+
+
+# -- the guard ----------------------------------------------------------------------------------------
+
+SESSION_HEADER = b"mcp-session-id"
+
+
+class BearerGuard:
+    """ASGI middleware: HTTP requests without a known `Authorization: Bearer <token>` get 401, nothing else runs.
+
+    The serve token runs under the process's profile; an added token under its own, for the whole request
+    (server/profile.py reads it). A session belongs to the token that opened it: another token naming it
+    gets the SDK's answer for an unknown session (404), never the other profile.
+    """
+
+    def __init__(self, app: Any, token: str, profiles: dict[str, Any] | None = None) -> None:
         self.app = app
         self._expected = token.encode("ascii")
+        self._profiles = dict(profiles or {})
+        self._sessions: dict[bytes, str] = {}   # session id -> digest of the token that opened it
+
+    def _who(self, credentials: bytes) -> tuple[str, Any] | None:
+        """(digest, profile or None for the process's) of a known token, else None."""
+        if hmac.compare_digest(credentials, self._expected):
+            return "", None
+        wanted = digest(credentials)
+        for known, prof in self._profiles.items():
+            if hmac.compare_digest(known, wanted):
+                return known, prof
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":  # lifespan (and anything else) passes through
             await self.app(scope, receive, send)
             return
-        given = b""
-        for key, value in scope.get("headers") or []:
-            if key.lower() == b"authorization":
-                given = value
-                break
+        headers = dict((k.lower(), v) for k, v in scope.get("headers") or [])
         # RFC 7235: the scheme is case-insensitive ("bearer x" is "Bearer x"); the token is compared exactly.
-        scheme, _, credentials = given.strip().partition(b" ")
-        if scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._expected):
-            await self.app(scope, receive, send)
+        scheme, _, credentials = headers.get(b"authorization", b"").strip().partition(b" ")
+        who = self._who(credentials.strip()) if scheme.lower() == b"bearer" else None
+        if who is None:
+            await _answer(send, 401, "unauthorized", "Missing or wrong bearer token. Send 'Authorization: Bearer "
+                          "<token>' with the token printed by `mcp-nextcloud serve --http` (stored in the config "
+                          "folder as http-token) or by `mcp-nextcloud token add`. Do not retry without it.")
             return
-        body = json.dumps({"error": "unauthorized",
-                           "message": "Missing or wrong bearer token. Send 'Authorization: Bearer <token>' with "
-                                      "the token printed by `mcp-nextcloud serve --http` (stored in the config "
-                                      "folder as http-token). Do not retry without it."},
-                          separators=(",", ":")).encode()
-        await send({"type": "http.response.start", "status": 401,
-                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        owner, prof = who
+        session = headers.get(SESSION_HEADER)
+        if session is not None and self._sessions.get(session, owner) != owner:
+            await _answer(send, 404, "session_not_found", "No such session for this token: start a new one "
+                          "(initialize) without mcp-session-id. Do not retry this session id.")
+            return
+
+        async def remember(message: dict[str, Any]) -> None:
+            if message.get("type") == "http.response.start":
+                for key, value in message.get("headers") or []:
+                    if key.lower() == SESSION_HEADER:
+                        self._sessions.setdefault(value, owner)
+            await send(message)
+
+        if prof is None:
+            await self.app(scope, receive, remember)
+            return
+        from server.profile import using
+
+        with using(prof):
+            await self.app(scope, receive, remember)
+
+
+async def _answer(send: Send, status: int, error: str, message: str) -> None:
+    body = json.dumps({"error": error, "message": message}, separators=(",", ":")).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

@@ -29,10 +29,13 @@ CREATE TABLE IF NOT EXISTS calls(
     kind TEXT NOT NULL CHECK (kind IN ('ok','refused','misuse','fault')),
     status TEXT NOT NULL,
     duration_ms REAL NOT NULL,
-    bytes_out INTEGER NOT NULL
+    bytes_out INTEGER NOT NULL,
+    profile TEXT
 );
 CREATE INDEX IF NOT EXISTS calls_tool ON calls(tool, kind);
 """
+# Statuses that are a profile's refusals (server/profile.py): a tool it does not offer, a path outside it.
+PROFILE_REFUSALS = ("not_in_profile", "outside_profile")
 
 
 def default_telemetry_path() -> Path:
@@ -56,19 +59,36 @@ class CallLog:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=2000")
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(calls)")}
+        if "profile" not in columns:   # a log written before profiles existed
+            self._db.execute("ALTER TABLE calls ADD COLUMN profile TEXT")
 
-    def record(self, tool: str, kind: str, status: str | int, duration_ms: float, bytes_out: int) -> None:
-        """Store one call. Never raises: losing a telemetry row must not fail the tool call."""
+    def record(self, tool: str, kind: str, status: str | int, duration_ms: float, bytes_out: int,
+               profile: str | None = None) -> None:
+        """Store one call (`profile`: the restricted profile it ran under). Never raises: losing a row must
+        not fail the tool call."""
         if kind not in KINDS:
             kind = "fault"
         try:
             with self._lock:
                 self._db.execute(
-                    "INSERT INTO calls(at, tool, kind, status, duration_ms, bytes_out) VALUES (?,?,?,?,?,?)",
-                    (time.time(), tool, kind, str(status), float(duration_ms), int(bytes_out)),
+                    "INSERT INTO calls(at, tool, kind, status, duration_ms, bytes_out, profile) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    (time.time(), tool, kind, str(status), float(duration_ms), int(bytes_out), profile),
                 )
         except sqlite3.Error:
             pass
+
+    def profile_refusals(self) -> list[dict[str, Any]]:
+        """Per profile: calls, and the refusals of its limits (tools it does not offer, paths outside it)."""
+        marks = ",".join("?" * len(PROFILE_REFUSALS))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT profile, COUNT(*), SUM(status='not_in_profile'), SUM(status='outside_profile'), "
+                f"SUM(status IN ({marks})) FROM calls WHERE profile IS NOT NULL GROUP BY profile ORDER BY profile",
+                PROFILE_REFUSALS).fetchall()
+        return [{"profile": r[0], "calls": int(r[1]), "toolNotOffered": int(r[2] or 0),
+                 "outsideFolders": int(r[3] or 0), "refusals": int(r[4] or 0)} for r in rows]
 
     def rows(self) -> list[dict[str, Any]]:
         """Every recorded call, oldest first (for tests and exports)."""

@@ -1,5 +1,8 @@
 """Private file modes for what holds a person's documents: the data folder 0700, databases 0600.
 
+Every folder and file of ours that holds a person's data is made here: `private_folder`,
+`write_private` (artifacts, tokens) and `secure_database` (index, call log, jobs, batches).
+
 The index is the full text of every document; the call log and job store sit
 beside it. `secure_database(path)` runs before a database is opened: it
 creates the folder 0700 (and the file 0600, so SQLite's -wal and -shm, which
@@ -30,14 +33,50 @@ def default_data_dir() -> Path:
     return Path(user_data_dir(DATA_DIR_NAME))
 
 
+def private_folder(folder: Path | str) -> Path:
+    """Create `folder` and any missing parents 0700 (the umask does not apply); an existing one is left as is.
+
+    The one way our files' folders are made (data folder, artifacts, logs, tokens): `mkdir(parents=True)`
+    would give the parents, and under a usual umask the folder itself, 0755.
+    """
+    target = Path(folder)
+    missing = []
+    probe = target
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    for level in reversed(missing):
+        try:
+            level.mkdir(mode=DIR_MODE)
+        except FileExistsError:   # made meanwhile by another process: its maker decided its mode
+            continue
+        os.chmod(level, DIR_MODE)
+    return target
+
+
+def write_private(path: Path | str, data: bytes) -> None:
+    """Write `data` to `path` (replacing it atomically) as a 0600 file in a 0700 folder made if missing."""
+    target = Path(path)
+    private_folder(target.parent)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
+
+
 def secure_database(path: Path | str) -> list[str]:
     """Make `path`'s folder (when it is ours) and the database with its side files private; notes on repairs."""
     db = Path(path)
     notes: list[str] = []
     folder = db.parent
     if not folder.exists():
-        folder.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        os.chmod(folder, DIR_MODE)  # mkdir's mode is filtered by the umask
+        private_folder(folder)
     elif folder.name == DATA_DIR_NAME and _same(folder, default_data_dir()):
         notes += _tighten(folder, DIR_MODE, "data folder")
     if not db.exists():

@@ -1,7 +1,8 @@
 """PDF: pypdfium2 first (fast), pdfminer.six as the fallback when pdfium fails or finds no text.
 
-Page start offsets are kept; bookmarks become outline entries pointing at the
-heading's offset on its page (or the page start when the title is not found).
+Page start offsets are kept; bookmarks become outline entries, in the bookmark tree's order, pointing
+at the heading's offset on its page (or where the bookmark before it on that page points, else the page
+start, when the title is not found).
 
 Artefacts of PDF text repaired here, page by page, before any offset is taken
 (so pages, lines, bookmarks, find and grep all refer to the repaired text), the
@@ -108,19 +109,24 @@ def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
 
 
 def _place(out: PagedText, page_texts: list[str], toc: Toc) -> None:
-    """Turn (level, title, 0-based page) bookmarks into outline entries with offsets."""
-    cursor: dict[int, int] = {}
+    """Turn (level, title, 0-based page) bookmarks into outline entries with offsets, in bookmark order.
+
+    The bookmark tree's order is kept (a parent before its children): sorting by offset would put a
+    child whose title is not on its page (placed at the page start) before the parent found lower on
+    that page, and the outline would hang it under the previous chapter. On one page, a bookmark's
+    title is looked for after the previous bookmark's, and a title not found there is placed at the
+    previous bookmark's offset, so offsets never go back in the bookmark order on a page.
+    """
+    last: dict[int, int] = {}   # per page: the previous bookmark's offset in the page text
     for level, title, index in toc:
         if index is None or not 0 <= index < len(page_texts):
             continue
-        page_text = page_texts[index]
-        start = out.pages[index]
-        found = page_text.find(title.strip(), cursor.get(index, 0)) if title.strip() else -1
-        offset = start + found if found >= 0 else start
-        if found >= 0:
-            cursor[index] = found + 1
-        out.outline.append(OutlineEntry(title=title.strip(), level=level, offset=offset, page=index + 1))
-    out.outline.sort(key=lambda e: e.offset)
+        wanted, previous = title.strip(), last.get(index)
+        since = 0 if previous is None else previous + 1
+        found = page_texts[index].find(wanted, since) if wanted else -1
+        last[index] = found if found >= 0 else previous or 0
+        out.outline.append(OutlineEntry(title=wanted, level=level, offset=out.pages[index] + last[index],
+                                        page=index + 1))
 
 
 class PdfPart:

@@ -33,7 +33,9 @@ class Journal:
     """Item states of batches, keyed by (batch id, caller's item id)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from indexer.store.filemodes import secure_database
+
+        secure_database(path)   # 0700 folder, 0600 file and side files: it names the cards being made
         self._db = sqlite3.connect(str(path), timeout=10, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")   # a `done` row must survive a power cut

@@ -15,7 +15,7 @@ from server.cli.warm_client import terminal_columns
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (~3 ms a CLI call; mypy knows the name)
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, NoReturn
 
 
 class Formatter(argparse.HelpFormatter):
@@ -44,6 +44,14 @@ class Declared:
         self.repeatable = repeatable
 
 
+class UsageError(Exception):
+    """Arguments argparse could not parse: which command, argparse's message, and the usage line."""
+
+    def __init__(self, prog: str, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.prog, self.message, self.usage = prog, message, usage
+
+
 class CommandParser(argparse.ArgumentParser):
     """An ArgumentParser that remembers its sub-commands and their summaries.
 
@@ -58,6 +66,10 @@ class CommandParser(argparse.ArgumentParser):
         self.commands: list[tuple[str, str, CommandParser]] = []
         self.arguments: list[Declared] = []
         self.manifest_extra: dict[str, Any] = {}    # what a command adds to its manifest entry (e.g. a schema)
+
+    def error(self, message: str) -> NoReturn:
+        """A usage error raised, not printed: `server.cli.root.parse` words it (JSON with --json)."""
+        raise UsageError(self.prog, message, self.format_usage())
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)

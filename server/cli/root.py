@@ -13,7 +13,7 @@ import sys
 from server.cli.parser import CommandParser, RootParser, iter_commands
 
 __all__ = ["COMMAND_MODULES", "CommandParser", "OWN_MODULE", "RootParser", "build_parser", "iter_commands",
-           "run_command", "run_parsed"]
+           "parse", "run_command", "run_parsed"]
 
 # Command modules (server.cli.NAME), in the order root help lists them. Imported when the parser is built.
 COMMAND_MODULES = [
@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "jobs",            # jobs status/wait/cancel/resume/list
     "login",           # login URL
     "serve",           # serve, report, demo
+    "token",           # token add/list/remove: bearer tokens with their own profile
     "tool_commands",   # whoami, files, deck, calendar, contacts, meet, mail: one command per MCP tool
     "manifest",        # manifest, help COMMAND
     "warm",            # warm: a ready process answering grep and inspect
@@ -54,7 +55,44 @@ def build_parser(command: str | None = None) -> RootParser:
 def run_command(argv: list[str]) -> int:
     """Parse argv and run its command in this process."""
     parser = build_parser(argv[0] if argv else None)
-    return run_parsed(parser, parser.parse_args(argv))
+    return run_parsed(parser, parse(parser, argv))
+
+
+def parse(parser: RootParser, argv: list[str]) -> argparse.Namespace:
+    """argparse's parse, with its usage errors worded like every other misuse (exit 2, nothing done).
+
+    With --json the error is {"error": {message, kind, status, retry}} on stdout, as a program reads
+    every other error; without it, argparse's own usage line and message on stderr.
+    """
+    from server.cli.parser import UsageError
+
+    try:
+        args, extra = parser.parse_known_args(argv)
+        if extra:   # argparse would blame the root: name the command that was given them
+            command = _command_of(parser, argv)
+            raise UsageError(command.prog, f"unrecognized arguments: {' '.join(extra)}", command.format_usage())
+        return args
+    except UsageError as err:
+        options = argv[: argv.index("--")] if "--" in argv else argv
+        if "--json" in options:
+            from server.cli.output import CliError, fail
+
+            fail(CliError(f"{err.prog}: {err.message}. Run '{err.prog} --help' for its options.", usage=True),
+                 as_json=True)
+        else:
+            sys.stderr.write(err.usage)
+            sys.stderr.write(f"{err.prog}: error: {err.message}\n")
+        raise SystemExit(2) from None
+
+
+def _command_of(parser: CommandParser, argv: list[str]) -> CommandParser:
+    """The deepest command parser the leading words of argv name (the root when none)."""
+    for word in argv:
+        child = next((c for name, _, c in parser.commands if name == word), None)
+        if child is None:
+            break
+        parser = child
+    return parser
 
 
 def run_parsed(parser: RootParser, args: argparse.Namespace) -> int:

@@ -37,6 +37,10 @@ def register(subparsers: Subcommands) -> None:
                    help="files_read refuses larger files without downloading them (default 10)")
     p.add_argument("--telemetry", metavar="PATH", help="call log database (default: $MCP_NEXTCLOUD_TELEMETRY "
                    "or the platform data directory)")
+    p.add_argument("--folder", action="append", metavar="PATH",
+                   help="every tool sees only this folder (repeatable); a file elsewhere is answered as missing")
+    p.add_argument("--read-only", action="store_true", help="list and allow only tools that change nothing")
+    p.add_argument("--tools", metavar="A,B", help="list and allow only these tools (unknown names are refused)")
     p.set_defaults(func=run_serve)
 
     r = subparsers.add_parser(
@@ -124,7 +128,20 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"mcp-nextcloud serve: {note}", file=sys.stderr)
     faultlog.install((Path(args.telemetry).expanduser() if args.telemetry else default_telemetry_path()).parent,
                      stderr=True)
-    server = build_mail_server(ctx) if args.mail else build_server(ctx)
+    if args.mail:
+        mail_server = build_mail_server(ctx)
+        server: Any = mail_server
+    else:
+        server = build_server(ctx)
+    problem = _apply_profile(args, server)
+    if problem:
+        print(f"mcp-nextcloud serve: {problem}", file=sys.stderr)
+        ctx.close()
+        if sock is not None:
+            sock.close()
+        return 2
+    if args.mail:
+        mail_server.mail_state()  # asked before the first session: its instructions then agree with its lists
     try:
         if not args.http:
             anyio.run(server.run_stdio_async)
@@ -134,6 +151,20 @@ def run_serve(args: argparse.Namespace) -> int:
         return 130
     finally:
         ctx.close()
+
+
+def _apply_profile(args: argparse.Namespace, server: Any) -> str | None:
+    """Put serve's --folder / --read-only / --tools in force for this process; the problem, if any."""
+    from server import profile
+
+    names = [t.name for t in server._tool_manager.list_tools()]
+    try:
+        chosen = profile.build("serve", folders=args.folder, read_only=args.read_only,
+                               tools=args.tools.split(",") if args.tools is not None else None, known_tools=names)
+    except ValueError as exc:
+        return str(exc)
+    profile.set_process_profile(chosen)
+    return None
 
 
 def _is_storage_error(exc: BaseException) -> bool:
@@ -183,8 +214,14 @@ def _serve_http(server: Any, port: int, config_path: Path, sock: Any) -> int:
         print(f"mcp-nextcloud: serving http://127.0.0.1:{port}/mcp; bearer token in {token_path(config_path)}",
               file=sys.stderr)
     # host="127.0.0.1" makes the SDK switch on its DNS-rebinding protection (Host/Origin allow-lists).
+    from server.http_auth import token_profiles
+
+    profiles = token_profiles(config_path)
+    if profiles:
+        print(f"mcp-nextcloud: {len(profiles)} added token(s) accepted, each with its own profile "
+              "(mcp-nextcloud token list)", file=sys.stderr)
     app = BodyLimit(BearerGuard(server.streamable_http_app(host="127.0.0.1", max_request_body_size=MAX_BODY_BYTES),
-                                token))
+                                token, profiles))
     uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")).run(sockets=[sock])
     return 0
 
@@ -210,6 +247,7 @@ def run_report(args: argparse.Namespace) -> int:
         return 1
     try:
         summary = log.summary()
+        by_profile = log.profile_refusals()
     except sqlite3.Error as exc:  # opens, but damaged further in
         print(f"mcp-nextcloud report: the call log {path} is damaged ({exc}); move it aside and `serve` "
               "starts a new one", file=sys.stderr)
@@ -217,9 +255,12 @@ def run_report(args: argparse.Namespace) -> int:
     finally:
         log.close()
     if args.json:
-        print(json.dumps({"tools": summary}, separators=(",", ":")))
+        print(json.dumps({"tools": summary, "profiles": by_profile}, separators=(",", ":")))
     else:
         print(format_table(summary))
+        for row in by_profile:
+            print(f"profile {row['profile']}: {row['calls']} calls, {row['refusals']} refused by its limits "
+                  f"({row['toolNotOffered']} tools it does not offer, {row['outsideFolders']} outside its folders)")
     return 0
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from server.cli.output import CliError
+from server.faultlog import CallStopped
 from server.cli.tool_commands import ARTIFACT_BYTES, ToolCommand, needs_confirm
 
 # HTTP methods that never change anything on a Nextcloud (WebDAV SEARCH and REPORT are queries).
@@ -32,8 +33,12 @@ class Outcome:
     plan: dict[str, Any] | None = None
 
 
-class WriteBlocked(Exception):
-    """Raised on the HTTP layer in a dry run at the first request that could change something."""
+class WriteBlocked(CallStopped):
+    """Raised on the HTTP layer in a dry run at the first request that could change something.
+
+    A CallStopped: the server's call path answers it as a stop, not as an internal fault (no traceback
+    logged), and ToolSession.call turns it into the plan.
+    """
 
 
 class DryRun:
@@ -200,8 +205,7 @@ def _open_index(path: str | None) -> Any:
     if path and not target.exists():
         raise CliError(f"no index at {target}: check the path, or build one with 'mcp-nextcloud index sync "
                        f"--index {target}'", usage=True, status="no_index")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    return Index.open(target)
+    return Index.open(target)   # it makes the folder 0700 and the database 0600
 
 
 def _server(spec: dict[str, Any], ctx: Any) -> Any:
@@ -224,13 +228,11 @@ def artifact_dir() -> Path:
 
 def write_artifact(data: bytes, media_type: str, summary: str, suffix: str) -> dict[str, Any]:
     """Store bytes under a content-addressed name; the record says where, what, how big."""
-    folder = artifact_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
+    from indexer.store.filemodes import write_private
+
+    path = artifact_dir() / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
     if not path.exists():
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        write_private(path, data)   # 0600 in a 0700 folder: it is a document's text or image
     return {"path": str(path), "mediaType": media_type, "size": len(data), "summary": summary}
 
 

@@ -138,7 +138,7 @@ class WarmCalls:
         import contextlib
         import io
 
-        from server.cli.root import run_parsed
+        from server.cli.root import parse, run_parsed
 
         out, err = io.StringIO(), io.StringIO()
         saved_env = {k: os.environ.get(k, UNSET) for k in APPLIED_ENV}
@@ -150,7 +150,7 @@ class WarmCalls:
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 parser = self.parser(argv[0])
-                args = parser.parse_args(argv)
+                args = parse(parser, argv)
                 declined = self._other_index(args)
                 if declined:
                     return declined, 2, "", ""

@@ -14,6 +14,7 @@ from typing import Any
 from mcp.types import CallToolResult
 
 from nextcloud.errors import NextcloudError, NotFoundError
+from server import profile
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, misuse, refused
@@ -38,7 +39,7 @@ def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content:
     """The files_write tool: see the module docstring."""
     existing = None
     if path:
-        target = check_path(path)
+        target = profile.writable(check_path(path))
     elif file_id is not None:
         existing = resolve(ctx, None, file_id)
         target = existing.path

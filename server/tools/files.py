@@ -17,6 +17,7 @@ from indexer.search.syntax import MAX_QUERY_CHARS
 from server.tools import file_read
 from server.tools import file_search
 from server.tools import file_write
+from server.tools.jail import jailed
 from server.context import MAX_WRITE_BYTES, ServerContext
 from server.envelope import GrepOut, ReadOut, SearchOut, ShareOut, WriteOut
 
@@ -56,8 +57,9 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Find files by name, type or date; never by contents (files_grep)."""
-        return file_search.search(ctx, name=name, mime=mime, modified_after=modifiedAfter, path=path,
-                                  limit=limit, cursor=cursor)
+        return jailed(lambda folder: file_search.search(ctx, name=name, mime=mime, modified_after=modifiedAfter,
+                                                        path=folder, limit=limit, cursor=cursor),
+                      path, "files", limit, cursor)
 
     @server.tool(annotations=READ_ONLY)
     def files_grep(
@@ -68,7 +70,8 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, GrepOut]:
         """Search inside documents by word start: ranked files, passages."""
-        return file_search.grep(ctx, query=query, path=path, limit=limit, cursor=cursor)
+        return jailed(lambda folder: file_search.grep(ctx, query=query, path=folder, limit=limit, cursor=cursor),
+                      path, "hits", limit, cursor)
 
     @server.tool(annotations=READ_ONLY)
     def files_read(

@@ -35,9 +35,11 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
     if not path and file_id is None:
         raise misuse("Give either path or fileId (from files_search or files_grep). Do not retry without one.",
                      status="missing_file")
+    from server import profile
+
     webdav = ctx.client().webdav
     if path:
-        norm = check_path(path)
+        norm = profile.require(check_path(path))   # outside the profile's folders: a missing file's answer
         try:
             item = webdav.stat(norm)
         except NotFoundError:
@@ -52,12 +54,15 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
         return item
     assert file_id is not None   # checked above: no path means a fileId
     try:
-        return webdav.find_by_id(int(file_id))
+        item = webdav.find_by_id(int(file_id))
     except NotFoundError:
         forget(ctx, file_id=int(file_id))
         raise unknown_file_id(int(file_id)) from None
     except NextcloudError as exc:
         raise from_nextcloud(exc) from None
+    if not profile.current().allows(item.path):   # a fileId outside the profile's folders: as an unknown one
+        raise profile.as_missing(unknown_file_id(int(file_id)))
+    return item
 
 
 def forget(ctx: ServerContext, *, path: str | None = None, file_id: int | None = None) -> bool:

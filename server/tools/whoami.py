@@ -47,4 +47,15 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True))
     def nextcloud_whoami() -> Annotated[CallToolResult, WhoamiOut]:
         """Who you act as, and which apps this server has."""
-        return envelope(ctx.cached("whoami", WHOAMI_TTL_S, lambda: whoami_payload(ctx)))
+        from server import profile
+
+        payload = dict(ctx.cached("whoami", WHOAMI_TTL_S, lambda: whoami_payload(ctx)))
+        in_force = profile.current()
+        if not in_force.unrestricted:   # per request (a bearer token's own): never cached with the account
+            payload["profile"] = in_force.describe()
+            limits = ("only " + ", ".join(in_force.folders) if in_force.folders is not None else "every folder",
+                      "read-only" if in_force.read_only else "reads and writes")
+            note = (f"Profile {in_force.name!r}: {limits[0]}, {limits[1]}; files outside its folders are "
+                    "answered as missing.")
+            payload["hint"] = " ".join(filter(None, [payload.get("hint"), note]))
+        return envelope(payload)
