@@ -19,9 +19,16 @@ from server.errors import nextcloud_call as _nc
 from server.tools.resolve import check_path, file_ref, forget, resolve
 
 
-def _resolve_target(ctx: ServerContext, path: str) -> str:
-    """The normalised user-relative path a file tool may touch (the one gate for source and destination)."""
-    return check_path(path)
+def _resolve_target(ctx: ServerContext, path: str, *, write: bool = False) -> str:
+    """The normalised user-relative path a file tool may touch (the one gate for source and destination).
+
+    Under a folder jail (server/profile.py) a source outside gets a missing file's answer and a
+    destination outside the one refusal that tells nothing about what is there.
+    """
+    from server import profile
+
+    norm = check_path(path)
+    return profile.writable(norm) if write else profile.require(norm)
 
 
 def _iso(ts: float) -> str:
@@ -75,12 +82,12 @@ def _stat_or_none(ctx: ServerContext, path: str) -> Any:
 
 def _destination(ctx: ServerContext, item: Any, to: str) -> str:
     """`to` as the full new path: an existing folder (or a trailing /) means "into it, same name"."""
-    target = _resolve_target(ctx, to)
+    target = _resolve_target(ctx, to, write=True)
     if target == "/" or to.strip().endswith("/"):
-        return _resolve_target(ctx, target.rstrip("/") + "/" + item.name)
+        return _resolve_target(ctx, target.rstrip("/") + "/" + item.name, write=True)
     there = _stat_or_none(ctx, target)
     if there is not None and there.is_dir and there.file_id != item.file_id:
-        return _resolve_target(ctx, target.rstrip("/") + "/" + item.name)
+        return _resolve_target(ctx, target.rstrip("/") + "/" + item.name, write=True)
     return target
 
 
@@ -159,7 +166,7 @@ def _landing(ctx: ServerContext, entry: Any) -> str:
     parent = entry.original_path.rsplit("/", 1)[0] or "/"
     there = _stat_or_none(ctx, parent) if parent != "/" else None
     landing = entry.original_path if parent == "/" or (there is not None and there.is_dir) else "/" + entry.name
-    return _resolve_target(ctx, landing)
+    return _resolve_target(ctx, landing, write=True)
 
 
 def _from_trash(ctx: ServerContext, path: str | None, file_id: int | None) -> dict[str, Any]:

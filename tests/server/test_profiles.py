@@ -273,3 +273,29 @@ def test_the_servers_own_search_hits_stay_inside_too(jail_world: dict[str, Any],
     assert any(h["path"] in OUTSIDE for h in _data(free)["hits"])      # the server's search does find them...
     assert _data(jailed)["hits"] == []                                # ...and the jail never shows them
     assert not any(p in _text(jailed) for p in OUTSIDE)
+
+
+def test_organising_tools_never_reach_outside(jail_ctx: Any, jail_world: dict[str, Any]) -> None:
+    """files_move/delete/restore/history: a source outside is a missing file, a destination outside changes nothing."""
+    emu = jail_world["emu"]
+    emu.state.put_file("alice", "/Projects/Alpha/movable.md", b"# Movable\n")
+    emu.reset_requests()
+    run = _client(jail_ctx, JAIL)
+    _, (out_src, out_dst, copy_out, delete_out, restore_out, history, missing_move) = run([
+        ("files_move", {"path": "/Documents/secret.md", "to": "/Projects/Alpha/stolen.md"}),
+        ("files_move", {"path": "/Projects/Alpha/movable.md", "to": "/Projects-old/movable.md"}),
+        ("files_move", {"path": "/Projects/Alpha/movable.md", "to": "/Documents/", "copy": True}),
+        ("files_delete", {"path": f"{LOOKALIKE}/plan.md"}),
+        ("files_restore", {"path": "/Documents/secret.md"}),
+        ("files_history", {}),
+        ("files_move", {"path": "/Projects/Alpha/nothing-here.md", "to": "/Projects/Alpha/x.md"}),
+    ])
+    assert all(r.is_error for r in (out_src, out_dst, copy_out, delete_out, restore_out))
+    assert _text(out_src) == _text(missing_move).replace("/Projects/Alpha/nothing-here.md", "/Documents/secret.md")
+    assert "outside the folders" in _text(out_dst) and "outside the folders" in _text(copy_out)
+    assert SECRET not in " ".join(_text(r) for r in (out_src, delete_out, restore_out, history))
+    writes = [(m, p) for m, p, _ in emu.requests if m in ("PUT", "MKCOL", "COPY", "DELETE", "MOVE")]
+    assert writes == []
+    assert emu.state.find("alice", "/Projects/Alpha/movable.md") is not None
+    assert emu.state.find("alice", "/Documents/movable.md") is None
+    assert emu.state.find("alice", f"{LOOKALIKE}/plan.md") is not None
