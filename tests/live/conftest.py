@@ -27,7 +27,20 @@ import httpx
 import pytest
 
 LIVE_VARS = ("NEXTCLOUD_URL", "NEXTCLOUD_USER", "NEXTCLOUD_APP_PASSWORD")
-OCC_SH = Path(__file__).resolve().parents[2].parent / "shared" / "nextcloud-34" / "server" / "occ.sh"
+
+
+def _find_occ_sh() -> Path:
+    """../shared/nextcloud-34/server/occ.sh beside the clone, or beside a folder above it (a git worktree
+    under the clone's parent has the shared folder higher up)."""
+    here = Path(__file__).resolve().parents[2]
+    for folder in here.parents:
+        candidate = folder / "shared" / "nextcloud-34" / "server" / "occ.sh"
+        if candidate.is_file():
+            return candidate
+    return here.parent / "shared" / "nextcloud-34" / "server" / "occ.sh"
+
+
+OCC_SH = _find_occ_sh()
 
 
 def live_configured() -> bool:
