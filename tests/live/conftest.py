@@ -153,3 +153,181 @@ def scratch_folder(live_account) -> Iterator[str]:
             yield folder
         finally:
             client.webdav.delete(folder)
+
+
+# --- the tools and the CLI, on the live account --------------------------------------------------
+
+TREE = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class LiveTools:
+    """The MCP server (main, or mail with `mail=True`) on the live account, called as an MCP client does."""
+
+    server: object
+    ctx: object
+
+    def call(self, name: str, args: dict | None = None):
+        import anyio
+        from mcp import Client
+
+        async def go():
+            async with Client(self.server, mode="legacy") as c:
+                return await c.call_tool(name, args or {})
+        return anyio.run(go)
+
+    def ok(self, name: str, args: dict | None = None) -> dict:
+        import json
+
+        result = self.call(name, args)
+        assert not result.is_error, result.content[0].text
+        return json.loads(result.content[0].text)
+
+    def error(self, name: str, args: dict | None = None) -> str:
+        """The error text of a call that must fail (the assertion names the answer when it did not)."""
+        result = self.call(name, args)
+        assert result.is_error, result.content[0].text
+        return result.content[0].text
+
+    def list_tools(self) -> list[str]:
+        import anyio
+        from mcp import Client
+
+        async def go():
+            async with Client(self.server, mode="legacy") as c:
+                return [t.name for t in (await c.list_tools()).tools]
+        return anyio.run(go)
+
+
+def build_live_tools(account, tmp_path: Path, *, mail: bool = False, root: str | None = None) -> LiveTools:
+    """A server context on `account` with its own index in tmp_path; `root` syncs that folder into it first."""
+    from indexer.remote.sync import sync
+    from indexer.store.index import Index
+    from nextcloud.client import NextcloudClient
+    from server.app import build_server
+    from server.context import ServerContext, Settings
+    from server.mail_app import build_mail_server
+    from server.telemetry import CallLog
+
+    client = NextcloudClient(account)
+    index = Index.open(tmp_path / "index.db")
+    if root is not None:
+        sync(client, index, root=root)
+    ctx = ServerContext(account=account, index=index, telemetry=CallLog(tmp_path / "calls.sqlite"),
+                        settings=Settings(freshness_interval_s=0), client_factory=lambda: client)
+    return LiveTools(build_mail_server(ctx) if mail else build_server(ctx), ctx)
+
+
+@pytest.fixture
+def live_tools(live_account, tmp_path) -> Iterator[LiveTools]:
+    """The main server's tools on the live account (an empty index: files tools answer from the server)."""
+    tools = build_live_tools(live_account, tmp_path)
+    try:
+        yield tools
+    finally:
+        tools.ctx.close()  # type: ignore[attr-defined]
+
+
+def cli_env(tmp_path: Path, account=None) -> dict[str, str]:
+    """The environment for `python -m server ...`: the live account, every data file under tmp_path."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
+    if account is not None:
+        env.update(NEXTCLOUD_URL=account.url, NEXTCLOUD_USER=account.user,
+                   NEXTCLOUD_APP_PASSWORD=account.app_password)
+        if account.public_url:
+            env["NEXTCLOUD_PUBLIC_URL"] = account.public_url
+    env.update(MCP_NEXTCLOUD_INDEX=str(tmp_path / "cli-index.db"),
+               MCP_NEXTCLOUD_JOURNAL=str(tmp_path / "batches.sqlite"),
+               MCP_NEXTCLOUD_ARTIFACTS=str(tmp_path / "artifacts"), MCP_NEXTCLOUD_CONFIG=str(tmp_path / "config.json"),
+               MCP_NEXTCLOUD_WARM="0", XDG_DATA_HOME=str(tmp_path / "data"), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_STATE_HOME=str(tmp_path / "state"))
+    return env
+
+
+@pytest.fixture
+def live_cli(live_account, tmp_path):
+    """Run the CLI of this tree on the live account: live_cli("files", "read", ...) -> CompletedProcess."""
+    env = cli_env(tmp_path, live_account)
+
+    def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        import sys
+
+        return subprocess.run([sys.executable, "-m", "server", *args], cwd=str(TREE), env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    return run
+
+
+@pytest.fixture
+def tools_factory(live_account, tmp_path):
+    """build(root=..., mail=..., account=...) -> LiveTools; `root` is synced into the index first. Closed at the end."""
+    made: list[LiveTools] = []
+
+    def build(*, root: str | None = None, mail: bool = False, account=None) -> LiveTools:
+        where = tmp_path / f"tools-{len(made)}"
+        where.mkdir()
+        tools = build_live_tools(account or live_account, where, mail=mail, root=root)
+        made.append(tools)
+        return tools
+    yield build
+    for tools in made:
+        tools.ctx.close()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def member_http(live_member):
+    """A plain client as the colleague (to see what a share or an invitation gave her)."""
+    with plain_client(live_member) as client:
+        yield client
+
+
+class LiveDav:
+    """Plain WebDAV on the live account (through `live_http`): what the server holds, our code not in the path."""
+
+    PROPS = ('<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>'
+             '<oc:fileid/><d:getetag/><d:getcontentlength/><d:resourcetype/></d:prop></d:propfind>')
+
+    def __init__(self, http: httpx.Client, user: str) -> None:
+        self.http, self.user = http, user
+
+    def url(self, path: str) -> str:
+        return f"/remote.php/dav/files/{self.user}{path}"
+
+    def put(self, path: str, data: bytes) -> None:
+        resp = self.http.put(self.url(path), content=data)
+        assert resp.status_code in (201, 204), resp.status_code
+
+    def get(self, path: str) -> bytes:
+        resp = self.http.get(self.url(path))
+        assert resp.status_code == 200, resp.status_code
+        return resp.content
+
+    def mkcol(self, path: str) -> None:
+        assert self.http.request("MKCOL", self.url(path)).status_code == 201
+
+    def move(self, src: str, dst: str) -> None:
+        resp = self.http.request("MOVE", self.url(src), headers={"Destination": str(self.http.base_url).rstrip("/")
+                                                                  + self.url(dst), "Overwrite": "F"})
+        assert resp.status_code == 201, resp.status_code
+
+    def delete(self, path: str) -> None:
+        assert self.http.request("DELETE", self.url(path)).status_code == 204
+
+    def props(self, path: str) -> dict[str, str]:
+        """fileId, etag, size and type of one path by a PROPFIND Depth 0 ({} when it is not there)."""
+        import xml.etree.ElementTree as ET
+
+        resp = self.http.request("PROPFIND", self.url(path), content=self.PROPS, headers={"Depth": "0"})
+        if resp.status_code == 404:
+            return {}
+        assert resp.status_code == 207, resp.status_code
+        prop = ET.fromstring(resp.content).find("{DAV:}response/{DAV:}propstat/{DAV:}prop")
+        assert prop is not None
+        folder = prop.find("{DAV:}resourcetype/{DAV:}collection") is not None
+        return {"fileId": prop.findtext("{http://owncloud.org/ns}fileid") or "",
+                "etag": (prop.findtext("{DAV:}getetag") or "").strip('"'),
+                "size": prop.findtext("{DAV:}getcontentlength") or "", "type": "folder" if folder else "file"}
+
+
+@pytest.fixture
+def live_dav(live_http, live_account) -> LiveDav:
+    return LiveDav(live_http, live_account.user)
