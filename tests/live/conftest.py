@@ -122,12 +122,15 @@ class ServerAdmin:
         """A position in the access log; requests_since(mark) lists what was asked after it."""
         return self.access_log.stat().st_size
 
-    def requests_since(self, mark: int) -> list[str]:
-        """The request lines ('METHOD /path HTTP/1.1') logged after `mark`."""
+    def requests_since(self, mark: int, *, ours: bool = False, containing: str = "") -> list[str]:
+        """The request lines ('METHOD /path HTTP/1.1') logged after `mark`. `ours`: only those our code sent
+        (its User-Agent is mcp-nextcloud/..., a plain client's is python-httpx); `containing`: only those
+        whose line has this text (a test's unique folder: the server is shared)."""
         with self.access_log.open("rb") as fh:
             fh.seek(mark)
             lines = fh.read().decode("utf-8", "replace").splitlines()
-        return [line.split('"', 2)[1] for line in lines if line.count('"') >= 2]
+        return [line.split('"', 2)[1] for line in lines if line.count('"') >= 2
+                and (not ours or '"mcp-nextcloud/' in line) and containing in line.split('"', 2)[1]]
 
 
 @pytest.fixture
