@@ -334,3 +334,35 @@ class LiveDav:
 @pytest.fixture
 def live_dav(live_http, live_account) -> LiveDav:
     return LiveDav(live_http, live_account.user)
+
+
+@pytest.fixture
+def throwaway_account(server_admin, live_account):
+    """make(first_login=True, quota=None) -> Account: a new user of its own (occ), deleted at the end.
+
+    `first_login=False` leaves it as an app password alone leaves it: Nextcloud makes the calendar and the
+    address book at the first (password) login, which an app-password request does not count as.
+    `quota` (e.g. "20 KB") is set on this user only, never on the shared accounts."""
+    import secrets
+
+    from nextcloud.config import Account
+
+    made: list[str] = []
+
+    def make(*, first_login: bool = True, quota: str | None = None) -> Account:
+        name = f"live-{uuid.uuid4().hex[:8]}"
+        password = secrets.token_urlsafe(18)
+        server_admin.occ("user:add", "--password-from-env", name, env={"OC_PASS": password})
+        made.append(name)
+        if quota:
+            server_admin.occ("user:setting", name, "files", "quota", quota)
+        if first_login:
+            with httpx.Client(base_url=live_account.url, auth=(name, password), timeout=60.0) as first:
+                assert first.get("/ocs/v2.php/cloud/user", params={"format": "json"},
+                                 headers={"OCS-APIRequest": "true"}).status_code == 200
+        out = server_admin.occ("user:auth-tokens:add", "--password-from-env", name, env={"NC_PASS": password})
+        token = [line.strip() for line in out.splitlines() if line.strip()][-1]
+        return Account(url=live_account.url, user=name, app_password=token, public_url=live_account.public_url)
+    yield make
+    for name in made:
+        server_admin.occ("user:delete", name)
