@@ -122,15 +122,17 @@ class ServerAdmin:
         """A position in the access log; requests_since(mark) lists what was asked after it."""
         return self.access_log.stat().st_size
 
-    def requests_since(self, mark: int, *, ours: bool = False, containing: str = "") -> list[str]:
+    def requests_since(self, mark: int, *, ours: bool = False, containing: str = "", user: str = "") -> list[str]:
         """The request lines ('METHOD /path HTTP/1.1') logged after `mark`. `ours`: only those our code sent
         (its User-Agent is mcp-nextcloud/..., a plain client's is python-httpx); `containing`: only those
-        whose line has this text (a test's unique folder: the server is shared)."""
+        whose request line has this text (a test's unique folder: the server is shared); `user`: only those
+        this account sent (a throw-away account's requests are the test's alone)."""
         with self.access_log.open("rb") as fh:
             fh.seek(mark)
             lines = fh.read().decode("utf-8", "replace").splitlines()
         return [line.split('"', 2)[1] for line in lines if line.count('"') >= 2
-                and (not ours or '"mcp-nextcloud/' in line) and containing in line.split('"', 2)[1]]
+                and (not ours or '"mcp-nextcloud/' in line) and containing in line.split('"', 2)[1]
+                and (not user or line.split(" ")[2] == user)]
 
 
 @pytest.fixture
@@ -247,10 +249,9 @@ def cli_env(tmp_path: Path, account=None) -> dict[str, str]:
     return env
 
 
-@pytest.fixture
-def live_cli(live_account, tmp_path):
-    """Run the CLI of this tree on the live account: live_cli("files", "read", ...) -> CompletedProcess."""
-    env = cli_env(tmp_path, live_account)
+def cli_runner(tmp_path: Path, account):
+    """run(*args) -> CompletedProcess of `python -m server ARGS` of this tree, as `account`."""
+    env = cli_env(tmp_path, account)
 
     def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         import sys
@@ -258,6 +259,18 @@ def live_cli(live_account, tmp_path):
         return subprocess.run([sys.executable, "-m", "server", *args], cwd=str(TREE), env=env,
                               capture_output=True, text=True, timeout=timeout)
     return run
+
+
+@pytest.fixture
+def live_cli(live_account, tmp_path):
+    """Run the CLI of this tree on the live account: live_cli("files", "read", ...) -> CompletedProcess."""
+    return cli_runner(tmp_path, live_account)
+
+
+@pytest.fixture
+def cli_as(tmp_path):
+    """cli_as(account) -> a runner like live_cli's, for another account (a throw-away one)."""
+    return lambda account: cli_runner(tmp_path, account)
 
 
 @pytest.fixture
