@@ -115,4 +115,5 @@ def test_live_whoami_is_the_servers_own_account(live_tools, live_http):
     apps = live_http.get("/ocs/v2.php/cloud/capabilities", params={"format": "json"}).json()["ocs"]["data"]
     assert me["apps"]["deck"] == ("deck" in apps["capabilities"])
     assert me["apps"]["talk"] == ("spreed" in apps["capabilities"])
-    assert me["apps"]["mail"] is False and "mail" in me["hint"]
+    mail = live_http.get("/ocs/v2.php/apps/mail/account/list", params={"format": "json"}).status_code != 404
+    assert me["apps"]["mail"] == mail and (mail or "mail" in me["hint"])

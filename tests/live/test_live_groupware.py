@@ -86,9 +86,10 @@ def test_live_calendar_create_list_update_delete_read_back_over_caldav(live_tool
 
 def test_live_contacts_search_finds_the_colleague_as_the_directory_has_her(live_tools, live_http, live_member):
     people = live_tools.ok("contacts_search", {"query": live_member.user})["people"]
-    directory = live_http.get("/ocs/v2.php/core/autocomplete/get",
-                              params={"search": live_member.user, "itemType": "", "format": "json"}).json()
-    names = {e["id"]: e["label"] for e in directory["ocs"]["data"]}
+    directory = live_http.get("/ocs/v2.php/apps/files_sharing/api/v1/sharees",
+                              params={"search": live_member.user, "itemType": "file", "format": "json"}).json()
+    found = directory["ocs"]["data"]
+    names = {e["value"]["shareWith"]: e["label"] for e in found["exact"]["users"] + found["users"]}
     accounts = [p for p in people if p.get("accountId") == live_member.user]
     assert len(accounts) == 1 and accounts[0]["name"] == names[live_member.user]
 
