@@ -38,3 +38,17 @@ def test_live_after_the_first_login_the_account_has_its_calendar(throwaway_accou
     assert "personal" in _calendars(seasoned)
     listed = tools_factory(account=seasoned).ok("calendar_list_events", {"start": "2030-03-03", "end": "2030-03-04"})
     assert "personal" in listed["calendars"] and "no calendar yet" not in str(listed)
+
+
+def test_live_a_meeting_without_a_calendar_says_why_and_leaves_no_room(throwaway_account, tools_factory,
+                                                                       live_member):
+    newbie = throwaway_account(first_login=False)
+    title = "Kick-off without a calendar"
+    text = tools_factory(account=newbie).error("meet_schedule", {"title": title,
+                                                                  "start": "2030-03-03T10:00 Europe/Paris",
+                                                                  "participants": [live_member.user]})
+    assert "no calendar yet" in text and "browser" in text
+    with httpx.Client(base_url=newbie.url, auth=(newbie.user, newbie.app_password), timeout=60,
+                      headers={"OCS-APIRequest": "true", "Accept": "application/json"}) as http:
+        rooms = http.get("/ocs/v2.php/apps/spreed/api/v4/room", params={"format": "json"}).json()["ocs"]["data"]
+    assert title not in [r["displayName"] for r in rooms]
