@@ -13,6 +13,15 @@ What a test here may rely on, beyond the account:
 - `server_admin`: the server's occ and access log, where start.sh's NC34_ROOT
   says where they are (tests that need them skip elsewhere).
 - `scratch_folder`: a uniquely named folder, deleted at the end.
+- `live_dav`: plain WebDAV (put, get, move, delete, props) through `live_http`.
+- `live_tools` / `tools_factory`: the MCP server (main or mail) on the live
+  account or another one, called as an MCP client does; `root=` syncs a
+  folder into its own index first.
+- `live_cli` / `cli_as(account)`: `python -m server ...` of this tree, every
+  data file under the test's tmp_path.
+- `throwaway_account`: a new user made with occ (optionally without its first
+  login, or with a quota), deleted at the end.
+- `member_http`: a plain client as the colleague.
 """
 from __future__ import annotations
 
