@@ -112,6 +112,7 @@ class ServerAdmin:
     """The live server's own tools: occ and the nginx access log (start.sh's layout under NC34_ROOT)."""
 
     root: Path
+    url: str = ""
 
     def occ(self, *args: str, env: dict[str, str] | None = None) -> str:
         done = subprocess.run(["bash", str(OCC_SH), str(self.root), *args], capture_output=True, text=True,
@@ -128,18 +129,40 @@ class ServerAdmin:
         return self.root / "logs" / "nginx-access.log"
 
     def log_mark(self) -> int:
-        """A position in the access log; requests_since(mark) lists what was asked after it."""
-        return self.access_log.stat().st_size
+        """A position in the access log; requests_since(mark) lists what was asked after it.
+
+        nginx writes a request's line just after its answer, so the line of a request that just ended may
+        land after a plain file size. The mark is therefore the end of a marker request's own line: every
+        request answered before it was sent is logged before it."""
+        import time
+
+        start = self.access_log.stat().st_size
+        if not self.url:
+            return start
+        token = f"live-mark-{uuid.uuid4().hex}"
+        httpx.get(f"{self.url}/status.php", params={"mark": token}, timeout=60)
+        deadline = time.monotonic() + 30
+        while True:
+            with self.access_log.open("rb") as fh:
+                fh.seek(start)
+                data = fh.read()
+            at = data.find(token.encode())
+            if at >= 0:
+                end = data.find(b"\n", at)
+                return start + (end + 1 if end >= 0 else len(data))
+            assert time.monotonic() < deadline, "the marker request never reached the access log"
+            time.sleep(0.05)
 
     def requests_since(self, mark: int, *, ours: bool = False, containing: str = "", user: str = "") -> list[str]:
         """The request lines ('METHOD /path HTTP/1.1') logged after `mark`. `ours`: only those our code sent
         (its User-Agent is mcp-nextcloud/..., a plain client's is python-httpx); `containing`: only those
         whose request line has this text (a test's unique folder: the server is shared); `user`: only those
         this account sent (a throw-away account's requests are the test's alone)."""
+        end = self.log_mark()        # up to a fresh marker: the last request's line is written by then
         with self.access_log.open("rb") as fh:
             fh.seek(mark)
-            lines = fh.read().decode("utf-8", "replace").splitlines()
-        return [line.split('"', 2)[1] for line in lines if line.count('"') >= 2
+            lines = fh.read(end - mark).decode("utf-8", "replace").splitlines()
+        return [line.split('"', 2)[1] for line in lines if line.count('"') >= 2 and "live-mark-" not in line
                 and (not ours or '"mcp-nextcloud/' in line) and containing in line.split('"', 2)[1]
                 and (not user or line.split(" ")[2] == user)]
 
@@ -152,7 +175,7 @@ def server_admin():
     root = os.environ.get("NC34_ROOT")
     if not root or not Path(root, "logs").is_dir() or not OCC_SH.is_file():
         pytest.skip("needs the server of ../shared/nextcloud-34/server/start.sh (NC34_ROOT)")
-    return ServerAdmin(Path(root))
+    return ServerAdmin(Path(root), os.environ["NEXTCLOUD_URL"].rstrip("/"))
 
 
 @pytest.fixture

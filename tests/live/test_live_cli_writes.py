@@ -69,7 +69,7 @@ def test_live_every_dry_run_writes_nothing(writer, server_admin, tmp_path):
         done = run(*command, "--dry-run", "--json")
         assert done.returncode == 0, (command, done.stdout[-500:], done.stderr[-1500:])
         assert json.loads(done.stdout)["dryRun"] is True
-        asked = server_admin.requests_since(mark, user=account.user)
+        asked = server_admin.requests_since(mark, user=account.user, ours=True)
         resolved += asked
         written = [line for line in asked if line.split(" ", 1)[0] in WRITES]
         assert written == [], (command, written)
@@ -85,7 +85,7 @@ def test_live_writes_without_confirm_are_refused_and_write_nothing(writer, serve
         done = run(*command, "--json")
         assert done.returncode != 0, command
         assert "--confirm" in done.stdout + done.stderr, command
-        written = [line for line in server_admin.requests_since(mark, user=account.user)
+        written = [line for line in server_admin.requests_since(mark, user=account.user, ours=True)
                    if line.split(" ", 1)[0] in WRITES]
         assert written == [], (command, written)
 
