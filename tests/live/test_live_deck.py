@@ -111,3 +111,15 @@ def test_live_deck_unknown_label_names_the_boards_real_labels(deck_tools, live_h
     text = tools.error("deck_create_card", {"board": bid, "stack": "To do", "title": "x", "labels": ["nope"]})
     assert "live-bug" in text and "Known: none" not in text
     assert not _stacks(live_http, bid)["To do"].get("cards")      # refused before anything was written
+
+
+def test_live_deck_board_list_carries_no_labels_the_board_does(deck_tools, live_http):
+    """The server fact behind item 1 (the emulator models it: tests/fixtures/test_emulator_deck.py)."""
+    tools, made = deck_tools
+    bid = _board(tools, made, labels=["live-bug"])["board"]
+    listed = next(b for b in live_http.get(f"{API}/boards").json() if b["id"] == bid)
+    detailed = next(b for b in live_http.get(f"{API}/boards", params={"details": "true"}).json() if b["id"] == bid)
+    one = live_http.get(f"{API}/boards/{bid}").json()
+    assert listed["labels"] == []
+    titles = {lb["title"] for lb in one["labels"]}
+    assert "live-bug" in titles and {lb["title"] for lb in detailed["labels"]} == titles
