@@ -131,9 +131,11 @@ class Deck:
                                idempotent=idempotent)
         return self._t.json(resp, source=SOURCE, path=path)
 
-    def boards(self) -> list[Board]:
-        """Boards this account can see."""
-        return [board_from_json(b) for b in self._call("GET", "/boards", path="boards") or []
+    def boards(self, *, details: bool = False) -> list[Board]:
+        """Boards this account can see. Deck's plain list carries every board's ACL but no labels
+        (`labels: []`); `details` asks for them in the same one request (?details=true)."""
+        url = "/boards?details=true" if details else "/boards"
+        return [board_from_json(b) for b in self._call("GET", url, path="boards") or []
                 if isinstance(b, dict) and not b.get("deletedAt")]
 
     def board(self, board_id: int) -> Board:

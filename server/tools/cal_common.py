@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse
+from server.tools.first_login import NO_CALENDAR_YET, has_own_calendar
 
 # Deck's per-board calendars ("app-generated--deck--board-4"): the cards of a board, not events of the person.
 APP_CALENDAR_PREFIX = "app-generated--"
@@ -137,6 +138,8 @@ def pick_calendar(all_cals: list[CalendarRef], wanted: str) -> CalendarRef:
 def default_calendar(all_cals: list[CalendarRef]) -> CalendarRef:
     """Where a new event goes when no calendar is named: "personal", else the first writable event calendar."""
     usable = [c for c in all_cals if c.writable and not c.app and "VEVENT" in c.components]
+    if not has_own_calendar(all_cals):
+        raise misuse(NO_CALENDAR_YET, status="no_calendar_yet")
     if not usable:
         raise misuse("This account has no calendar that accepts events. Ask the user to create one in "
                      "Nextcloud Calendar. Do not retry.", status="no_calendar")

@@ -21,6 +21,7 @@ from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import misuse
 from server.tools.cal_common import CalendarRef, bound, calendars, iso_utc, local_form, parse_when, pick_calendar
+from server.tools.first_login import NO_CALENDAR_YET, has_own_calendar
 
 DEFAULT_DAYS = 7
 MAX_WINDOW_DAYS = 366
@@ -167,7 +168,7 @@ def _selected(ctx: ServerContext, calendar: str | None, include_app: bool) -> tu
         return [pick_calendar(all_cals, calendar)], []
     chosen = [c for c in all_cals if (include_app or not c.app)
               and ("VEVENT" in c.components or (c.app and "VTODO" in c.components))]
-    notes = []
+    notes = [] if has_own_calendar(all_cals) else [NO_CALENDAR_YET]
     skipped = [c for c in all_cals if c.app and not include_app]
     if skipped:
         notes.append(f"{len(skipped)} app calendar(s) (Deck boards' due cards) not listed; "
@@ -211,5 +212,6 @@ def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: st
         payload["hint"] = (f"{total - limit} more; list a shorter window (start at the last start shown) "
                            "or raise limit.")
     elif not events:
-        payload["hint"] = "No events in this window in the calendars listed."
+        payload["hint"] = NO_CALENDAR_YET if NO_CALENDAR_YET in notes else \
+            "No events in this window in the calendars listed."
     return envelope(payload)

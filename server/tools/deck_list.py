@@ -1,6 +1,7 @@
 """deck_list_cards: the cards of one board (with its labels and members) or of every board, filtered.
 
-One GET of the board list (it carries each board's labels and ACL), then one
+One GET of the board list (it carries each board's ACL, and its labels with
+?details=true, asked for when a board is named or a label filters), then one
 GET of stacks-with-cards per board, fetched in parallel. Archived cards come
 from Deck's own archived route, on request. The lean listing over all boards
 keeps each card small (ids, title, due, done, labels, assignees); naming one
@@ -45,7 +46,8 @@ def list_cards(ctx: ServerContext, *, board: int | str | None, filters: Filters,
                      status="archived_filter")
     cutoff = parse_when(filters.due_before, field="dueBefore") if filters.due_before else None
     deck = ctx.client().deck
-    boards = deck.boards()
+    # Deck's plain board list has no labels: ask for them where a label is shown (one board) or filtered.
+    boards = deck.boards(details=board is not None or bool(filters.label))
     warnings: list[str] = []
     if board is not None:
         chosen = [pick_board(boards, board)]

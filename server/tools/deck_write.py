@@ -99,7 +99,7 @@ def create_card(ctx: ServerContext, *, board: int | str, stack: int | str, title
     if not title:
         raise misuse("title is empty: a card needs one. Do not retry unchanged.", status="bad_title")
     deck = ctx.client().deck
-    target = pick_board(deck.boards(), board)
+    target = pick_board(deck.boards(details=bool(labels)), board)   # the plain list has no labels
     stacks = deck.stacks(target.id)
     column = pick_stack(stacks, stack, target)
     tags = pick_labels(target, labels or [])
@@ -138,7 +138,7 @@ def update_card(ctx: ServerContext, *, board: int | str, card: int, fields: dict
     if "title" in fields and not " ".join(str(fields["title"]).split()):
         raise misuse("title cannot be empty. Do not retry unchanged.", status="bad_title")
     deck = ctx.client().deck
-    target = pick_board(deck.boards(), board)
+    target = pick_board(deck.boards(details=labels is not None), board)   # the plain list has no labels
     _, before = _locate(deck, target, card)
     tags = pick_labels(target, labels) if labels is not None else None
     people = pick_members(target, assignees) if assignees is not None else None

@@ -17,6 +17,7 @@ from unidecode import unidecode
 from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse
+from server.tools.first_login import NO_ADDRESS_BOOK_YET
 
 SYSTEM_BOOK = "z-server-generated--system"
 
@@ -72,6 +73,8 @@ def _from_cards(ctx: ServerContext, warnings: list[str]) -> list[Person]:
         if _nc(exc):
             raise from_nextcloud(exc) from None
         raise
+    if not any(book.id == "contacts" or not book.system for book in books):
+        warnings.append(NO_ADDRESS_BOOK_YET)
     people: list[Person] = []
     for book in books:
         try:
