@@ -101,7 +101,6 @@ def test_live_confirm_writes_and_the_server_has_it(writer, tmp_path):
         assert http.get(f"/remote.php/dav/files/{account.user}/note.md").text == "second\n"
 
 
-@pytest.mark.xfail(strict=False, reason="issue 22 item 9: misc (dry-run prints WriteBlocked tracebacks on stderr)")
 def test_live_a_dry_run_prints_no_traceback(writer, tmp_path):
     run, _, objects = writer
     done = run("files", "write", "--path", "/note.md", "--content", "second", "--dry-run", "--json")
