@@ -23,13 +23,14 @@ EXPECTED_ARGS = {
     "deck_update_card": {"board", "card", "title", "description", "due", "done", "labels", "assignees"},
     "deck_move_card": {"board", "card", "stack"},
     "calendar_list_events": {"start", "end", "calendar", "includeAppCalendars", "limit"},
-    "calendar_create_event": {"title", "start", "end", "calendar", "location", "description", "repeat", "attendees"},
+    "calendar_create_event": {"title", "start", "end", "calendar", "location", "description", "repeat", "attendees",
+                              "typedByUser"},
     "calendar_update_event": {"uid", "calendar", "title", "start", "end", "location", "description", "repeat",
-                              "attendees"},
-    "calendar_delete_event": {"uid", "calendar"},
+                              "attendees", "typedByUser", "recurrenceId"},
+    "calendar_delete_event": {"uid", "calendar", "recurrenceId"},
     "contacts_search": {"query", "limit"},
     "meet_create_room": {"name", "participants"},
-    "meet_schedule": {"title", "start", "end", "participants", "attendees", "description"},
+    "meet_schedule": {"title", "start", "end", "participants", "attendees", "typedByUser", "description"},
 }
 
 # category, needs approval: the table applied through the policy.
