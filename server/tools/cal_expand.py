@@ -34,6 +34,8 @@ from recurring_ical_events.util import compare_greater, convert_to_datetime
 # Per call. Figures next to these: benchmarks/test_calendar_hostile_bench.py.
 MAX_STEPS = 200_000          # rule iterations (before and inside the window) over all series of one listing
 MAX_SECONDS = 2.0            # wall time spent walking rules in one listing
+SERIES_SECONDS = 0.5         # wall time one series may take (a rule that spins cannot starve the others)
+_WATCH_EVERY_S = 0.02
 _CHECK_EVERY = 256           # steps between two looks at the clock
 _STEP = {SECONDLY: dt.timedelta(seconds=1), MINUTELY: dt.timedelta(minutes=1), HOURLY: dt.timedelta(hours=1),
          DAILY: dt.timedelta(days=1), WEEKLY: dt.timedelta(weeks=1)}
@@ -47,13 +49,15 @@ class Budget:
     max_steps: int = MAX_STEPS
     seconds: float = MAX_SECONDS
     steps: int = 0
-    started: float = field(default_factory=time.monotonic)
+    started: float | None = None     # when the first expansion began (fetching the calendars does not count)
     cut: set[str] = field(default_factory=set)       # uids whose expansion the budget stopped
+    titles: dict[str, str] = field(default_factory=dict)   # uid -> title of the series expanded, for the notes
     capped: set[str] = field(default_factory=set)    # uids with more occurrences in the window than per_rule
 
     @property
     def spent(self) -> bool:
-        return self.steps >= self.max_steps or time.monotonic() - self.started >= self.seconds
+        return self.steps >= self.max_steps or (
+            self.started is not None and time.monotonic() - self.started >= self.seconds)
 
     def walk(self, rule: Any, lo: Any, hi: Any, uid: str) -> Iterator[Any]:
         """The rule's starts in [lo, hi], in order, within the budget."""
@@ -111,15 +115,18 @@ class ExpansionTimeout(Exception):
 
 
 class Watchdog:
-    """Interrupts this thread's expansion sections once the budget's time is up (one per listing)."""
+    """Interrupts this thread's expansion sections that run past their slice or the call's time (one per listing).
 
-    def __init__(self, budget: Budget) -> None:
+    A series gets at most `slice_s` so one rule that spins cannot starve the series after it.
+    """
+
+    def __init__(self, budget: Budget, slice_s: float = SERIES_SECONDS) -> None:
         self._budget = budget
+        self._slice = slice_s
         self._thread_id = threading.get_ident()
         self._lock = threading.Lock()
-        self._inside = False
+        self._entered: float | None = None    # when the running section began; None outside sections
         self._closed = threading.Event()
-        self._fired = False
 
     def __enter__(self) -> "Watchdog":
         threading.Thread(target=self._watch, name="cal-expand-watchdog", daemon=True).start()
@@ -128,29 +135,31 @@ class Watchdog:
     def __exit__(self, *exc: object) -> None:
         self._closed.set()
 
+    def _interrupt(self, exc: type[BaseException] | None) -> None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
+                                                   ctypes.py_object(exc) if exc else None)
+
     def _watch(self) -> None:
-        wait = self._budget.seconds - (time.monotonic() - self._budget.started)
-        while not self._closed.wait(max(wait, 0.0)):
+        while not self._closed.wait(_WATCH_EVERY_S):
             with self._lock:
-                if self._inside and not self._fired:
-                    self._fired = True
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
-                                                               ctypes.py_object(ExpansionTimeout))
-                    return
-            wait = 0.02   # time is up but no expansion is running: interrupt the next one that spins
+                if self._entered is not None and (time.monotonic() - self._entered >= self._slice
+                                                  or self._budget.spent):
+                    self._entered = None   # once per section
+                    self._interrupt(ExpansionTimeout)
 
     @contextlib.contextmanager
     def section(self) -> Iterator[None]:
         """Where the watchdog may interrupt; ExpansionTimeout may escape it (the caller catches it)."""
         with self._lock:
-            self._inside = True
+            self._entered = time.monotonic()
+            if self._budget.started is None:
+                self._budget.started = self._entered
         try:
             yield
         finally:
             with self._lock:
-                self._inside = False
-                # An interruption set but not yet delivered must not land in unrelated code.
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id), None)
+                self._entered = None
+                self._interrupt(None)   # one set but not yet delivered must not land in unrelated code
 
 
 class BudgetedSeries(Series):

@@ -105,8 +105,11 @@ def occurrence_entry(comp: Any, cal: CalendarRef, repeats: bool) -> dict[str, An
 
 
 def _sort_key(entry: dict[str, Any]) -> str:
+    """The start with seconds always written ("...T09:00Z" sorts after "...T09:00:01Z" as text otherwise)."""
     start = entry.get("start", "")
-    return start if "T" in start else start + "T00:00Z"
+    if "T" not in start:
+        return start + "T00:00:00Z"
+    return start[:-1] + ":00Z" if len(start) == len("2027-03-05T00:00Z") else start
 
 
 def _instant(value: dt.date | dt.datetime) -> dt.datetime:
@@ -147,6 +150,7 @@ def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.dateti
     if not repeats and len(comps) == 1 and component == "VEVENT" and comps[0].get("DTSTART") is not None:
         return [occurrence_entry(comps[0], cal, False)] if _single_in_window(comps[0], start, end) else []
     uid = str(comps[0].get("UID") or "") if comps else ""
+    budget.titles[uid] = str(comps[0].get("SUMMARY") or "") if comps else ""
     found = occurrences(parsed, component, start, end, budget, watchdog, uid)
     # An undated to-do overlaps every window (RFC 4791 9.9): it is not something happening in this one.
     # (Checked on the stored components: the library gives every occurrence a DTSTART.)
@@ -232,12 +236,12 @@ def _collect(ctx: ServerContext, cals: list[CalendarRef], lo: dt.datetime, hi: d
     return events, warnings
 
 
-def _budget_notes(budget: Budget, events: list[dict[str, Any]]) -> list[str]:
+def _budget_notes(budget: Budget) -> list[str]:
     """What the expansion budget left out, by series (title and uid), for `warnings`."""
-    titles = {e["uid"]: e["title"] for e in events}
     notes = []
     for uid in sorted(budget.cut):
-        notes.append(f"Series '{titles.get(uid, '?')}' (uid {uid}) repeats too often to expand in one call: "
+        title = _printable(budget.titles.get(uid, ""))[:80]
+        notes.append(f"Series '{title}' (uid {_printable(uid)}) repeats too often to expand in one call: "
                      "only the occurrences found within the expansion budget are listed. List a shorter "
                      "window to see the rest.")
     return notes
@@ -252,7 +256,7 @@ def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: st
     with Watchdog(budget) as watchdog:
         events, warnings = _collect(ctx, cals, lo, hi, budget, watchdog)
     events.sort(key=_sort_key)
-    warnings += _budget_notes(budget, events)
+    warnings += _budget_notes(budget)
     total = len(events)
     more = total > limit or bool(budget.cut) or bool(budget.capped)
     payload: dict[str, Any] = {

@@ -130,10 +130,10 @@ def invitations(ctx: ServerContext, participants: list[str] | None, attendees: l
     for account in dict.fromkeys(resolved.values()):
         if account == me:
             continue
-        mail = mail_of.get(account)
-        if mail and mail.casefold() not in {m.casefold() for m in mails}:
-            mails.append(mail)
-        elif not mail:
+        address = mail_of.get(account)
+        if address and address not in {m.casefold() for m in mails}:
+            mails.append(address)
+        elif not address:
             no_mail.append(account)
     if no_mail:
         warnings.append(f"No e-mail is known for {', '.join(no_mail)}: they are in the room but get no "
