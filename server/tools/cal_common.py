@@ -48,12 +48,18 @@ def split_zone(value: str) -> tuple[str, ZoneInfo | None]:
 
     '2026-12-10 14:00 Europe/Paris' is the same: the space between date and time is the T.
     """
+    text, rest = _split(value)
+    return text, (zone(rest) if rest else None)
+
+
+def _split(value: str) -> tuple[str, str]:
+    """(the date or date-time text, the zone name after it or "")."""
     stripped = (value or "").strip()
     spaced = _SPACED_TIME.match(stripped)
     if spaced:
         stripped = f"{spaced.group(1)}T{spaced.group(2)}{spaced.group(3)}"
     text, _, rest = stripped.partition(" ")
-    return text, (zone(rest) if rest.strip() else None)
+    return text, rest.strip()
 
 
 def in_range(when: dt.date | dt.datetime, field: str, value: str) -> None:
@@ -74,7 +80,7 @@ def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.d
     '2026-12-10T14:00 Europe/Paris' is 14:00 in Paris, kept in that zone;
     '2026-12-10T13:00Z Europe/Paris' is that instant, kept in Paris time.
     """
-    text, tz = split_zone(value)
+    text, zone_text = _split(value)
     try:
         if len(text) == 10:
             day = dt.date.fromisoformat(text)
@@ -85,6 +91,7 @@ def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.d
         raise misuse(f"{field} {value!r} is not a date or date-time. Use 2026-12-24 (all day), "
                      "2026-12-10T14:00Z (UTC) or 2026-12-10T14:00 Europe/Paris. Do not retry unchanged.",
                      status="bad_time") from None
+    tz = zone(zone_text) if zone_text else None
     if when.tzinfo is None and tz is None:
         raise misuse(f"{field} {value!r} has no time zone, so it could be any of 24 instants. Add Z for UTC "
                      f"({text}Z), an offset ({text}+01:00) or a zone name after a space ({text} Europe/Paris)"
