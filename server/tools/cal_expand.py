@@ -20,6 +20,7 @@ import contextlib
 import contextvars
 import ctypes
 import datetime as dt
+import gc
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ MAX_STEPS = 200_000          # rule iterations (before and inside the window) ov
 MAX_SECONDS = 2.0            # wall time spent walking rules in one listing
 SERIES_SECONDS = 0.5         # wall time one series may take (a rule that spins cannot starve the others)
 _WATCH_EVERY_S = 0.02
+_REFIRE_S = 0.1
 _CHECK_EVERY = 256           # steps between two looks at the clock
 _STEP = {SECONDLY: dt.timedelta(seconds=1), MINUTELY: dt.timedelta(minutes=1), HOURLY: dt.timedelta(hours=1),
          DAILY: dt.timedelta(days=1), WEEKLY: dt.timedelta(weeks=1)}
@@ -49,15 +51,16 @@ class Budget:
     max_steps: int = MAX_STEPS
     seconds: float = MAX_SECONDS
     steps: int = 0
-    started: float | None = None     # when the first expansion began (fetching the calendars does not count)
+    used_s: float = 0.0                  # time spent inside expansions (fetching and parsing do not count)
+    section_started: float | None = None
     cut: set[str] = field(default_factory=set)       # uids whose expansion the budget stopped
     titles: dict[str, str] = field(default_factory=dict)   # uid -> title of the series expanded, for the notes
     capped: set[str] = field(default_factory=set)    # uids with more occurrences in the window than per_rule
 
     @property
     def spent(self) -> bool:
-        return self.steps >= self.max_steps or (
-            self.started is not None and time.monotonic() - self.started >= self.seconds)
+        running = time.monotonic() - self.section_started if self.section_started is not None else 0.0
+        return self.steps >= self.max_steps or self.used_s + running >= self.seconds
 
     def walk(self, rule: Any, lo: Any, hi: Any, uid: str) -> Iterator[Any]:
         """The rule's starts in [lo, hi], in order, within the budget."""
@@ -126,6 +129,7 @@ class Watchdog:
         self._thread_id = threading.get_ident()
         self._lock = threading.Lock()
         self._entered: float | None = None    # when the running section began; None outside sections
+        self._last_fire = 0.0
         self._closed = threading.Event()
 
     def __enter__(self) -> "Watchdog":
@@ -142,24 +146,32 @@ class Watchdog:
     def _watch(self) -> None:
         while not self._closed.wait(_WATCH_EVERY_S):
             with self._lock:
-                if self._entered is not None and (time.monotonic() - self._entered >= self._slice
-                                                  or self._budget.spent):
-                    self._entered = None   # once per section
+                now = time.monotonic()
+                if self._entered is None or now - self._last_fire < _REFIRE_S:
+                    continue
+                if now - self._entered >= self._slice or self._budget.spent:
+                    # Fired again while the section runs on: a finalizer that happened to be running
+                    # when the exception arrived swallows it (Python reports it as unraisable).
+                    self._last_fire = now
                     self._interrupt(ExpansionTimeout)
 
     @contextlib.contextmanager
     def section(self) -> Iterator[None]:
         """Where the watchdog may interrupt; ExpansionTimeout may escape it (the caller catches it)."""
+        collecting = gc.isenabled()
         with self._lock:
-            self._entered = time.monotonic()
-            if self._budget.started is None:
-                self._budget.started = self._entered
+            self._entered = self._budget.section_started = time.monotonic()
         try:
+            if collecting:
+                gc.disable()   # no cyclic-GC finalizers inside the section, where an interruption could land
             yield
         finally:
             with self._lock:
-                self._entered = None
+                self._budget.used_s += time.monotonic() - (self._entered or time.monotonic())
+                self._entered = self._budget.section_started = None
                 self._interrupt(None)   # one set but not yet delivered must not land in unrelated code
+            if collecting:
+                gc.enable()
 
 
 class BudgetedSeries(Series):
