@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from tests.server.test_deck_tools import deck  # noqa: F401 - the emulator's Deck data (a fixture)
+from fixtures.emulator.deck import deck_state
+
+
+@pytest.fixture
+def deck(world: Any) -> Any:
+    """The emulator's Deck data."""
+    return deck_state(world.emulator.state)
 
 
 @pytest.fixture

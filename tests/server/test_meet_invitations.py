@@ -46,7 +46,8 @@ def test_an_invented_attendee_is_refused_before_any_room_exists(pim, ok, err):
                                           "attendees": ["jane.doe@example.com"]}))
     assert "Never build an address from a name" in text and _count(pim) == before
     out = ok(pim.call("meet_schedule", {"title": "x", "start": "2027-01-12T10:00Z",
-                                        "attendees": ["jane.doe@example.com"], "typedByUser": ["jane.doe@example.com"]}))
+                                        "attendees": ["jane.doe@example.com"],
+                                        "typedByUser": ["jane.doe@example.com"]}))
     assert any("jane.doe@example.com" in w and "check the spelling" in w for w in out["warnings"])
 
 
