@@ -9,11 +9,14 @@ walks it to year 9999 without yielding), a million-count daily series from
 week. Listed over a month and over the longest window (366 days):
 
 - end to end (MCP client -> tool -> emulator): wall ms of the call;
-- the expansion alone (the same objects, fetched once): ms, steps, series cut,
-  Python peak (tracemalloc) and process RSS growth (psutil).
+- the listing's work alone over the same objects (fetched, and parsed once,
+  first): ms in all (single events included; past 5,000 objects the parse
+  cache no longer holds them all and they are parsed again), ms inside the
+  recurrence expansions, steps, series cut or capped, Python peak
+  (tracemalloc) and process RSS growth (psutil).
 
-Budgets: the expansion within cal_expand.MAX_SECONDS plus one watch period and
-one series slice of slack; its memory within 64 MB. Figures are printed and
+Budgets: time inside expansions within cal_expand.MAX_SECONDS plus one series
+slice and one watch period of slack; memory within 64 MB. Figures are printed and
 saved under benchmarks/results/; the run fails only on the answer's shape
 (truncated, the hostile series named), which is deterministic.
 """
@@ -107,6 +110,7 @@ def _expansion_alone(emu, window: dict) -> dict:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return {"objects": sum(len(o) for _, o in fetched), "occurrences": count, "ms": round(ms, 1),
+            "in_expansions_ms": round(budget.used_s * 1000, 1),
             "steps": budget.steps, "cut": sorted(budget.cut), "capped": sorted(budget.capped),
             "python_peak_mb": round(peak / 2**20, 1),
             "rss_growth_mb": round((process.memory_info().rss - rss0) / 2**20, 1)}
@@ -135,7 +139,8 @@ def test_calendar_hostile_bench():
                 uid for uid, _, _ in HOSTILE if any(f"(uid {uid})" in w for w in answer["warnings"]))
             figures[f"{name}_expansion"] = alone
             budgets += [
-                (f"{name}: expansion s", alone["ms"] / 1000, MAX_SECONDS + SERIES_SECONDS + _WATCH_EVERY_S, "<="),
+                (f"{name}: time in expansions s", alone["in_expansions_ms"] / 1000,
+                 MAX_SECONDS + SERIES_SECONDS + _WATCH_EVERY_S, "<="),
                 (f"{name}: expansion python peak MB", alone["python_peak_mb"], 64, "<="),
                 (f"{name}: expansion RSS growth MB", alone["rss_growth_mb"], 64, "<="),
             ]
