@@ -5,6 +5,7 @@ calendar's id and the event UID are the handles, never hrefs.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Callable
@@ -18,6 +19,10 @@ from .errors import NextcloudError, error_for
 from .http import Transport
 
 SOURCE = "caldav"
+# Characters XML 1.0 forbids. A server that stored one in an event (Sabre drops them from PUTs, but data
+# older than that, or another server, may hold one) writes it raw into the REPORT, which no XML parser reads:
+# without this, one event would hide its whole calendar.
+_NOT_XML = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _CAL_NS = 'xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:x1="http://apple.com/ns/ical/"'
 
 
@@ -133,6 +138,16 @@ def calendars_from_multistatus(body: bytes | str) -> list[Calendar]:
     return out
 
 
+def _multistatus(body: bytes, calendar: str) -> list:
+    """The REPORT's responses; characters XML forbids are replaced by U+FFFD first (only when there are some)."""
+    try:
+        return parse_multistatus(body, source=SOURCE, path=calendar)
+    except NextcloudError:
+        if not _NOT_XML.search(body):
+            raise
+        return parse_multistatus(_NOT_XML.sub("\ufffd".encode(), body), source=SOURCE, path=calendar)
+
+
 class CalDAV:
     """Calendars of one account."""
 
@@ -185,7 +200,7 @@ class CalDAV:
                                headers={"Depth": "1", "Content-Type": "application/xml; charset=utf-8"},
                                content=body.encode(), ok=(207,))
         out: list[CalendarObject] = []
-        for r in parse_multistatus(resp.content, source=SOURCE, path=calendar):
+        for r in _multistatus(resp.content, calendar):
             ics = r.text(CALDAV, "calendar-data")
             if ics:
                 out.append(CalendarObject(calendar, unquote(r.href.rstrip("/").rsplit("/", 1)[-1]),

@@ -2,13 +2,18 @@
 
 Times in: a date ("2026-12-24", all-day), or a date-time with Z or an offset,
 or with an IANA zone name after a space ("2026-12-10T14:00 Europe/Paris",
-which also keeps the event in that zone). A naive time alone is refused:
-guessing the zone is how meetings end up an hour off. Times out: UTC with
-minute precision ("2026-12-07T08:30Z"), which the tools accept back.
+which also keeps the event in that zone); a space between the date and the
+time is read as the T. A naive time alone is refused: guessing the zone is
+how meetings end up an hour off (the account's Nextcloud time zone is not
+readable over CalDAV). Every instant must lie in [EARLIEST, LATEST): outside
+it a time is a typing slip, and datetime arithmetic near years 1 and 9999
+overflows. Times out: UTC with minute precision ("2026-12-07T08:30Z"), which
+the tools accept back. The calendar, meet and Deck tools all read times here.
 """
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -21,6 +26,13 @@ from server.tools.first_login import NO_CALENDAR_YET, has_own_calendar
 # Deck's per-board calendars ("app-generated--deck--board-4"): the cards of a board, not events of the person.
 APP_CALENDAR_PREFIX = "app-generated--"
 UTC = dt.timezone.utc
+# The instants the tools accept (documented in README): wide enough for history and plans, far from the
+# datetime limits where "+1 hour" or a zone conversion overflows.
+EARLIEST = dt.datetime(1900, 1, 1, tzinfo=UTC)
+LATEST = dt.datetime(2200, 1, 1, tzinfo=UTC)
+RANGE_TEXT = "1900-01-01 to 2199-12-31 (UTC)"
+# "2026-12-08 10:00", "2026-12-08 10:00:30+01:00": a date, a space, a time (the space stands for the T).
+_SPACED_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}) +(\d{1,2}:\d{2}\S*)(.*)$")
 
 
 def zone(name: str) -> ZoneInfo:
@@ -33,9 +45,34 @@ def zone(name: str) -> ZoneInfo:
 
 
 def split_zone(value: str) -> tuple[str, ZoneInfo | None]:
-    """'2026-12-10T14:00 Europe/Paris' -> ('2026-12-10T14:00', Europe/Paris); no zone -> (text, None)."""
-    text, _, rest = (value or "").strip().partition(" ")
-    return text, (zone(rest) if rest.strip() else None)
+    """'2026-12-10T14:00 Europe/Paris' -> ('2026-12-10T14:00', Europe/Paris); no zone -> (text, None).
+
+    '2026-12-10 14:00 Europe/Paris' is the same: the space between date and time is the T.
+    """
+    text, rest = _split(value)
+    return text, (zone(rest) if rest else None)
+
+
+def _split(value: str) -> tuple[str, str]:
+    """(the date or date-time text, the zone name after it or "")."""
+    stripped = (value or "").strip()
+    spaced = _SPACED_TIME.match(stripped)
+    if spaced:
+        stripped = f"{spaced.group(1)}T{spaced.group(2)}{spaced.group(3)}"
+    text, _, rest = stripped.partition(" ")
+    return text, rest.strip()
+
+
+def in_range(when: dt.date | dt.datetime, field: str, value: str) -> None:
+    """Refuse an instant outside [EARLIEST, LATEST) naming the argument and the range."""
+    try:
+        instant = as_utc(when)
+        inside = EARLIEST <= instant < LATEST
+    except (OverflowError, ValueError):
+        inside = False
+    if not inside:
+        raise misuse(f"{field} {value!r} is outside the times these tools accept ({RANGE_TEXT}). Check the "
+                     "year. Do not retry unchanged.", status="time_out_of_range")
 
 
 def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.datetime:
@@ -44,22 +81,30 @@ def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.d
     '2026-12-10T14:00 Europe/Paris' is 14:00 in Paris, kept in that zone;
     '2026-12-10T13:00Z Europe/Paris' is that instant, kept in Paris time.
     """
-    text, tz = split_zone(value)
+    text, zone_text = _split(value)
     try:
         if len(text) == 10:
-            return dt.date.fromisoformat(text)
+            day = dt.date.fromisoformat(text)
+            in_range(day, field, value)
+            return day
         when = dt.datetime.fromisoformat(text)
     except ValueError:
         raise misuse(f"{field} {value!r} is not a date or date-time. Use 2026-12-24 (all day), "
                      "2026-12-10T14:00Z (UTC) or 2026-12-10T14:00 Europe/Paris. Do not retry unchanged.",
                      status="bad_time") from None
-    if when.tzinfo is not None:
-        return when.astimezone(tz) if tz else when
-    if tz is None:
+    tz = zone(zone_text) if zone_text else None
+    if when.tzinfo is None and tz is None:
         raise misuse(f"{field} {value!r} has no time zone, so it could be any of 24 instants. Add Z for UTC "
-                     f"({text}Z) or a zone name after a space ({text} Europe/Paris){zone_hint}. "
-                     "Do not retry unchanged.", status="naive_time")
-    return when.replace(tzinfo=tz)
+                     f"({text}Z), an offset ({text}+01:00) or a zone name after a space ({text} Europe/Paris)"
+                     f"{zone_hint}. Do not retry unchanged.", status="naive_time")
+    aware = when.replace(tzinfo=tz) if when.tzinfo is None else when
+    in_range(aware, field, value)
+    return aware.astimezone(tz) if tz and when.tzinfo is not None else aware
+
+
+def parse_instant(value: str, field: str) -> dt.datetime:
+    """An instant in UTC (Deck due dates): a date is its midnight UTC; the same forms as parse_when."""
+    return as_utc(parse_when(value, field))
 
 
 def bound(value: str, field: str) -> dt.datetime:

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import icalendar
-from dateutil.rrule import rrulestr
-
 from server.errors import misuse
+from server.tools.cal_rrule import BadRule, check_rule
 
 PRODID = "-//mcp-nextcloud//EN"
 UTC = dt.timezone.utc
@@ -37,17 +36,12 @@ class EventFields:
 
 
 def normalize_rrule(text: str, start: When) -> icalendar.vRecur:
-    """'FREQ=WEEKLY;BYDAY=MO;COUNT=8' (an RRULE: prefix is fine) as a vRecur; garbage is a misuse."""
-    rule = text.strip()
-    if rule.upper().startswith("RRULE:"):
-        rule = rule[6:]
+    """'FREQ=WEEKLY;BYDAY=MO;COUNT=8' (an RRULE: prefix is fine) as a vRecur; a rule cal_rrule refuses is a misuse."""
     try:
-        anchor = start if isinstance(start, dt.datetime) else dt.datetime(start.year, start.month, start.day)
-        rrulestr(rule, dtstart=anchor)
-        return icalendar.vRecur.from_ical(rule)
-    except (ValueError, TypeError):
-        raise misuse(f"repeat {text!r} is not an RRULE. Examples: FREQ=WEEKLY;BYDAY=MO;COUNT=8 or "
-                     "FREQ=MONTHLY;UNTIL=20271231T000000Z. Do not retry unchanged.", status="bad_rrule") from None
+        return icalendar.vRecur.from_ical(check_rule(text, start, writing=True))
+    except BadRule as exc:
+        raise misuse(f"repeat {text[:120]!r} is not a usable RRULE: {exc}. Examples: FREQ=WEEKLY;BYDAY=MO;COUNT=8 "
+                     "or FREQ=MONTHLY;UNTIL=20271231T000000Z. Do not retry unchanged.", status="bad_rrule") from None
 
 
 def storable(value: When) -> When:

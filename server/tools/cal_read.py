@@ -1,26 +1,30 @@
 """calendar_list_events: every occurrence in a window, across the account's calendars, one REPORT per calendar.
 
-Recurring events are expanded here (recurring-ical-events), not by the
-server's <c:expand>: Nextcloud's expansion converts everything to UTC and
-drops the event's own time zone, which the answer must keep. EXDATE and
-moved occurrences (RECURRENCE-ID overrides) are honoured by the library.
-A calendar that cannot be read is named in `warnings`; the others still answer.
+Recurring events are expanded here (cal_expand, under a budget per call),
+not by the server's <c:expand>: Nextcloud's expansion converts everything to
+UTC and drops the event's own time zone, which the answer must keep. EXDATE
+and moved occurrences (RECURRENCE-ID overrides) are honoured by the library.
+A calendar that cannot be read is named in `warnings`; the others still
+answer. So is one stored object that cannot be used (any client may have
+written it): it is skipped, named, and the rest of its calendar is listed.
 """
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 from collections import OrderedDict
 from typing import Any
 
 import icalendar
-import recurring_ical_events
 
 from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import misuse
 from server.tools.cal_common import CalendarRef, bound, calendars, iso_utc, local_form, parse_when, pick_calendar
+from server.tools.cal_expand import Budget, Watchdog, occurrences
+from server.tools.cal_rrule import BadRule, check_rule, stored_rules
 from server.tools.first_login import NO_CALENDAR_YET, has_own_calendar
 
 DEFAULT_DAYS = 7
@@ -91,6 +95,9 @@ def occurrence_entry(comp: Any, cal: CalendarRef, repeats: bool) -> dict[str, An
         entry["organizer"] = organizer
     if repeats:
         entry["repeats"] = True
+        if comp.get("RECURRENCE-ID") is not None:
+            # The occurrence's handle within its series (what calendar_update/delete_event take).
+            entry["recurrenceId"] = iso_utc(comp.decoded("RECURRENCE-ID"))
     if str(comp.get("STATUS") or "").upper() == "CANCELLED":
         entry["cancelled"] = True
     if task:
@@ -99,8 +106,11 @@ def occurrence_entry(comp: Any, cal: CalendarRef, repeats: bool) -> dict[str, An
 
 
 def _sort_key(entry: dict[str, Any]) -> str:
+    """The start with seconds always written ("...T09:00Z" sorts after "...T09:00:01Z" as text otherwise)."""
     start = entry.get("start", "")
-    return start if "T" in start else start + "T00:00Z"
+    if "T" not in start:
+        return start + "T00:00:00Z"
+    return start[:-1] + ":00Z" if len(start) == len("2027-03-05T00:00Z") else start
 
 
 def _instant(value: dt.date | dt.datetime) -> dt.datetime:
@@ -123,20 +133,26 @@ def _single_in_window(comp: Any, start: dt.datetime, end: dt.datetime) -> bool:
     return lo < end and (hi > start if hi > lo else lo >= start)
 
 
-def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.datetime,
-                  component: str, key: tuple[str, str, str] = ("", "", "")) -> list[dict[str, Any]]:
-    """The occurrences of one stored object in [start, end); ValueError when its iCalendar is unusable."""
+def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.datetime, component: str,
+                  key: tuple[str, str, str], budget: Budget, watchdog: Watchdog) -> list[dict[str, Any]]:
+    """The occurrences of one stored object in [start, end); ValueError (the reason) when it is unusable."""
     parsed = parsed_object(key, ics)
     comps = parsed.walk(component)
+    for comp in comps:
+        for rule in stored_rules(comp):
+            try:
+                check_rule(rule, comp.decoded("DTSTART") if comp.get("DTSTART") is not None
+                           else dt.date(2000, 1, 1), writing=False)
+            except BadRule as exc:
+                raise ValueError(f"its repeat rule is not valid ({exc})") from None
     # Stored RRULE/RDATE or overrides mean a series (the library marks every occurrence with a RECURRENCE-ID).
     repeats = any(c.get("RRULE") is not None or c.get("RDATE") is not None or c.get("RECURRENCE-ID") is not None
                   for c in comps)
     if not repeats and len(comps) == 1 and component == "VEVENT" and comps[0].get("DTSTART") is not None:
         return [occurrence_entry(comps[0], cal, False)] if _single_in_window(comps[0], start, end) else []
-    try:
-        found = recurring_ical_events.of(parsed, components=[component]).between(start, end)
-    except recurring_ical_events.InvalidCalendar as exc:
-        raise ValueError(str(exc)) from None
+    uid = str(comps[0].get("UID") or "") if comps else ""
+    budget.titles[uid] = str(comps[0].get("SUMMARY") or "") if comps else ""
+    found = occurrences(parsed, component, start, end, budget, watchdog, uid)
     # An undated to-do overlaps every window (RFC 4791 9.9): it is not something happening in this one.
     # (Checked on the stored components: the library gives every occurrence a DTSTART.)
     dated_uids = {str(c.get("UID")) for c in comps if c.get("DTSTART") is not None or c.get("DUE") is not None}
@@ -176,11 +192,26 @@ def _selected(ctx: ServerContext, calendar: str | None, include_app: bool) -> tu
     return chosen, notes
 
 
-def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: str | None, include_app: bool,
-                limit: int) -> Any:
-    """Occurrences overlapping [start, end) in the chosen calendars, sorted by start, at most `limit`."""
-    lo, hi = _window(start, end)
-    cals, notes = _selected(ctx, calendar, include_app)
+_UID_LINE = re.compile(r"^UID:(.{1,200})$", re.MULTILINE)
+_SUMMARY_LINE = re.compile(r"^SUMMARY[^:\r\n]*:(.{0,80})", re.MULTILINE)
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() else "?" for ch in text.strip())
+
+
+def _label(ics: str, name: str) -> str:
+    """How a skipped object is named: its title and uid read from the raw text (it could not be parsed)."""
+    uid = _UID_LINE.search(ics or "")
+    title = _SUMMARY_LINE.search(ics or "")
+    parts = [f"'{_printable(title.group(1))}'" if title else "",
+             f"(uid {_printable(uid.group(1))})" if uid else f"({name})"]
+    return "Event " + " ".join(p for p in parts if p)
+
+
+def _collect(ctx: ServerContext, cals: list[CalendarRef], lo: dt.datetime, hi: dt.datetime, budget: Budget,
+             watchdog: Watchdog) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every occurrence in the window from each calendar, and the warnings about what could not be read."""
     caldav = ctx.client().caldav
     events: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -196,21 +227,52 @@ def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: st
             continue
         for obj in objects:
             try:
-                events.extend(expand_object(obj.ics, cal, lo, hi, component, (cal.id, obj.name, obj.etag)))
-            except ValueError:
-                warnings.append(f"An entry in calendar {cal.id} is not valid iCalendar and was skipped.")
+                events.extend(expand_object(obj.ics, cal, lo, hi, component, (cal.id, obj.name, obj.etag),
+                                            budget, watchdog))
+            except Exception as exc:  # noqa: BLE001 - foreign data: any failure skips this object, named
+                reason = str(exc) if isinstance(exc, ValueError) and str(exc).startswith("its ") else \
+                    f"it is not valid iCalendar ({type(exc).__name__})"
+                warnings.append(f"{_label(obj.ics, obj.name)} in calendar {cal.id} was skipped: {reason}. "
+                                "Fix or delete it in Nextcloud Calendar; the rest of the calendar is listed.")
+    return events, warnings
+
+
+def _budget_notes(budget: Budget) -> list[str]:
+    """What the expansion budget left out, by series (title and uid), for `warnings`."""
+    notes = []
+    for uid in sorted(budget.cut):
+        title = _printable(budget.titles.get(uid, ""))[:80]
+        notes.append(f"Series '{title}' (uid {_printable(uid)}) repeats too often to expand in one call: "
+                     "only the occurrences found within the expansion budget are listed. List a shorter "
+                     "window to see the rest.")
+    return notes
+
+
+def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: str | None, include_app: bool,
+                limit: int) -> Any:
+    """Occurrences overlapping [start, end) in the chosen calendars, sorted by start, at most `limit`."""
+    lo, hi = _window(start, end)
+    cals, notes = _selected(ctx, calendar, include_app)
+    budget = Budget(per_rule=limit + 1)
+    with Watchdog(budget) as watchdog:
+        events, warnings = _collect(ctx, cals, lo, hi, budget, watchdog)
     events.sort(key=_sort_key)
+    warnings += _budget_notes(budget)
     total = len(events)
+    more = total > limit or bool(budget.cut) or bool(budget.capped)
     payload: dict[str, Any] = {
         "from": iso_utc(lo), "to": iso_utc(hi),
         "calendars": {c.id: c.name for c in cals},
-        "events": events[:limit], "truncated": total > limit,
+        "events": events[:limit], "truncated": more,
         "warnings": warnings + notes,
     }
-    if total > limit:
+    if total > limit and not budget.cut and not budget.capped:
         payload["total"] = total
         payload["hint"] = (f"{total - limit} more; list a shorter window (start at the last start shown) "
                            "or raise limit.")
+    elif more:
+        payload["hint"] = ("More occurrences than listed (a series repeats often, or the expansion budget was "
+                           "reached); list a shorter window, starting at the last start shown.")
     elif not events:
         payload["hint"] = NO_CALENDAR_YET if NO_CALENDAR_YET in notes else \
             "No events in this window in the calendars listed."

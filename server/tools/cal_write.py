@@ -17,7 +17,9 @@ from server.envelope import envelope
 from server.errors import from_nextcloud, misuse, refused
 from server.tools.cal_common import (CalendarRef, calendars, default_calendar, iso_utc, local_form, parse_when,
                                      pick_calendar, zone_name)
+from server.tools import people as directory
 from server.tools.cal_ics import EventFields, event_people, event_summary, new_event, patch_event
+from server.tools.cal_instance import cancel_occurrence, occurrence_summary, patch_occurrence
 
 
 def _nc_error(exc: BaseException) -> TypeGuard[NextcloudError]:
@@ -25,19 +27,41 @@ def _nc_error(exc: BaseException) -> TypeGuard[NextcloudError]:
 
 
 def check_emails(emails: list[str] | None, field: str = "attendees") -> list[str] | None:
-    """Attendee addresses, trimmed and de-duplicated; anything that is not an e-mail address is a misuse."""
+    """Attendee addresses, each exactly one addr-spec (a mailto: prefix is fine), de-duplicated; else a misuse."""
     if emails is None:
         return None
-    out: list[str] = []
-    for raw in emails:
-        mail = raw.strip().removeprefix("mailto:")
-        local, at, domain = mail.partition("@")
-        if not (local and at and "." in domain) or any(ch.isspace() for ch in mail):
-            raise misuse(f"{field}: {raw!r} is not an e-mail address. Give addresses (find them with "
-                         "contacts_search). Do not retry unchanged.", status="bad_attendee")
-        if mail.lower() not in {o.lower() for o in out}:
-            out.append(mail)
-    return out
+    plain = [e.strip().removeprefix("mailto:") if isinstance(e, str) else e for e in emails]
+    return directory.addresses(field, plain, "contacts_search")
+
+
+def check_known(ctx: ServerContext, mails: list[str] | None, typed: list[str] | None,
+                already: list[str] | None = None) -> list[str]:
+    """The attendees typed by the user that nobody knows (to be said); any other unknown address is refused.
+
+    Known: already on the event, in the address books (accounts included), the account's own address, or
+    suggested by Mail. The same rule as mail_compose (people.check_known).
+    """
+    typed_mails = directory.addresses("typedByUser", typed, "contacts_search")
+    if not mails:
+        return []
+    known = {m.casefold() for m in already or []}
+    book: dict[str, str | None] = {}
+
+    def is_known(mail: str) -> bool:
+        key = mail.casefold()
+        if key in known:
+            return True
+        if not book:   # fetched once, and only when an address is not on the event already
+            book.update(directory.directory_emails(ctx) or {"": None})
+        own = (ctx.client().caldav.principal().email or "").casefold()
+        return key in book or key == own or directory.mail_knows(ctx, mail)
+
+    return directory.check_known(mails, typed_mails, is_known, "contacts_search")
+
+
+def unverified_warning(unverified: list[str]) -> list[str]:
+    return [f"Typed by the user, unknown to the contacts: {', '.join(unverified)}. They are invited; ask the "
+            "user to check the spelling."] if unverified else []
 
 
 def organizer(ctx: ServerContext) -> tuple[str, str]:
@@ -75,12 +99,16 @@ def _writable(cal: CalendarRef) -> CalendarRef:
 
 def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calendar: str | None,
            location: str | None, description: str | None, repeat: str | None, attendees: list[str] | None,
-           uid: str | None = None) -> dict[str, Any]:
-    """PUT a new event; returns its handles and what the answer should say (used by meet_schedule too)."""
+           typed: list[str] | None = None, uid: str | None = None, checked: bool = False) -> dict[str, Any]:
+    """PUT a new event; returns its handles and what the answer should say (used by meet_schedule too).
+
+    `checked`: the caller already applied check_known to the attendees (meet_schedule).
+    """
     lo, hi = times(start, end)
     if hi is None:
         hi = lo + (dt.timedelta(hours=1) if isinstance(lo, dt.datetime) else dt.timedelta(days=1))
     people = check_emails(attendees)
+    unverified = [] if checked else check_known(ctx, people, typed)
     all_cals = calendars(ctx)
     cal = _writable(pick_calendar(all_cals, calendar) if calendar else default_calendar(all_cals))
     fields = EventFields(title=title, start=lo, end=hi, location=location, description=description,
@@ -92,7 +120,10 @@ def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calen
         if _nc_error(exc):
             raise from_nextcloud(exc) from None
         raise
-    return _written(uid, cal, fields, people)
+    out = _written(uid, cal, fields, people)
+    if unverified:
+        out["warnings"] = unverified_warning(unverified)
+    return out
 
 
 def _written(uid: str, cal: CalendarRef, fields: EventFields, people: list[str] | None) -> dict[str, Any]:
@@ -159,36 +190,19 @@ def _with_one_retry(ctx: ServerContext, uid: str, calendar: str | None,
     raise AssertionError("unreachable")
 
 
-def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | None, start: str | None,
-           end: str | None, location: str | None, description: str | None,
-           repeat: str | None, attendees: list[str] | None) -> Any:
-    """Patch the event `uid` (never rebuilt), SEQUENCE bumped, If-Match; a stale etag is retried once."""
-    if all(v is None for v in (title, start, end, location, description, repeat, attendees)):
-        raise misuse("Nothing to change: give at least one of title, start, end, location, description, repeat "
-                     "or attendees. Do not retry unchanged.", status="no_change")
-    people = check_emails(attendees)
-    caldav = ctx.client().caldav
+def _new_times(ics: str, uid: str, start: str | None, end: str | None) -> tuple[Any, Any]:
+    """The parsed new start and end (None: unchanged); a naive time's fix names the event's own zone."""
+    own = zone_name(event_summary(ics, uid)["start"])
+    hint = f"; this event's zone is {own}" if own else ""
+    if start:
+        return times(start, end, zone_hint=hint)
+    hi = parse_when(end, "end", zone_hint=hint) if end else None
+    if hi is not None and not isinstance(hi, dt.datetime):
+        hi = hi + dt.timedelta(days=1)
+    return None, hi
 
-    def write(cal: CalendarRef, obj: Any) -> list[str]:
-        current = event_summary(obj.ics, uid)
-        own = zone_name(current["start"])
-        hint = f"; this event's zone is {own}" if own else ""
-        if start:
-            lo, hi = times(start, end, zone_hint=hint)
-        else:
-            lo, hi = None, (parse_when(end, "end", zone_hint=hint) if end else None)
-            if hi is not None and not isinstance(hi, dt.datetime):
-                hi = hi + dt.timedelta(days=1)
-        org_mail = event_people(obj.ics, uid)[0]
-        fields = EventFields(title=title, start=lo, end=hi, location=location, description=description,
-                             rrule=repeat, attendees=people,
-                             organizer=organizer(ctx) if people and not org_mail else None)
-        caldav.put_event(cal.id, patch_event(obj.ics, uid, fields), etag=obj.etag, object_name=obj.name)
-        return fields.notes
 
-    cal, obj, notes = _with_one_retry(ctx, uid, calendar, write)
-    after = caldav.object_by_uid(cal.id, uid)
-    summary = event_summary(after.ics if after else obj.ics, uid)
+def _event_answer(uid: str, cal: CalendarRef, summary: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"uid": uid, "calendar": cal.id, "title": summary["title"]}
     if summary["start"] is not None:
         out["start"] = iso_utc(summary["start"])
@@ -199,22 +213,69 @@ def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | N
             out["local"] = local_form(summary["start"])
     if summary["repeats"]:
         out["repeats"] = True
-    mails = event_people(after.ics if after else obj.ics, uid)[1]
-    if mails:
+    return out
+
+
+def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | None, start: str | None,
+           end: str | None, location: str | None, description: str | None, repeat: str | None,
+           attendees: list[str] | None, typed: list[str] | None = None, recurrence_id: str | None = None) -> Any:
+    """Patch the event `uid` (never rebuilt), SEQUENCE bumped, If-Match; a stale etag is retried once.
+
+    With `recurrence_id`, only that occurrence changes (an override); the series stays as it is.
+    """
+    if all(v is None for v in (title, start, end, location, description, repeat, attendees)):
+        raise misuse("Nothing to change: give at least one of title, start, end, location, description, repeat "
+                     "or attendees. Do not retry unchanged.", status="no_change")
+    people = check_emails(attendees)
+    rid = parse_when(recurrence_id, "recurrenceId") if recurrence_id else None
+    caldav = ctx.client().caldav
+    unverified: list[str] = []
+
+    def write(cal: CalendarRef, obj: Any) -> list[str]:
+        org_mail, current = event_people(obj.ics, uid)
+        unverified[:] = check_known(ctx, people, typed, already=current + ([org_mail] if org_mail else []))
+        lo, hi = _new_times(obj.ics, uid, start, end)
+        fields = EventFields(title=title, start=lo, end=hi, location=location, description=description,
+                             rrule=repeat, attendees=people,
+                             organizer=organizer(ctx) if people and not org_mail else None)
+        text = patch_event(obj.ics, uid, fields) if rid is None else patch_occurrence(obj.ics, uid, rid, fields)[0]
+        caldav.put_event(cal.id, text, etag=obj.etag, object_name=obj.name)
+        return fields.notes
+
+    cal, obj, notes = _with_one_retry(ctx, uid, calendar, write)
+    after = caldav.object_by_uid(cal.id, uid)
+    stored = after.ics if after else obj.ics
+    out = _event_answer(uid, cal, event_summary(stored, uid) if rid is None else occurrence_summary(stored, uid, rid))
+    if rid is not None:
+        out["recurrenceId"] = iso_utc(rid)
+        notes.append("Only this occurrence changed; the rest of the series is as it was.")
+    if event_people(stored, uid)[1]:
         out["hint"] = "Nextcloud e-mails the attendees the change."
-    out["warnings"] = notes
+    out["warnings"] = notes + unverified_warning(unverified)
     return envelope(out)
 
 
-def delete(ctx: ServerContext, *, uid: str, calendar: str | None) -> Any:
-    """DELETE the event `uid` (the whole series) with If-Match; attendees get Nextcloud's cancellation."""
+def delete(ctx: ServerContext, *, uid: str, calendar: str | None, recurrence_id: str | None = None) -> Any:
+    """DELETE the event `uid` (the whole series) with If-Match; attendees get Nextcloud's cancellation.
+
+    With `recurrence_id`, only that occurrence is cancelled (an EXDATE on the series, written with If-Match).
+    """
     caldav = ctx.client().caldav
-    cal, obj, _ = _with_one_retry(ctx, uid, calendar,
-                                  lambda c, o: caldav.delete_event(c.id, o.name, etag=o.etag))
+    rid = parse_when(recurrence_id, "recurrenceId") if recurrence_id else None
+    if rid is None:
+        def write(c: CalendarRef, o: Any) -> Any:
+            return caldav.delete_event(c.id, o.name, etag=o.etag)
+    else:
+        def write(c: CalendarRef, o: Any) -> Any:
+            return caldav.put_event(c.id, cancel_occurrence(o.ics, uid, rid), etag=o.etag, object_name=o.name)
+    cal, obj, _ = _with_one_retry(ctx, uid, calendar, write)
     org_mail, mails = event_people(obj.ics, uid)
     summary = event_summary(obj.ics, uid)
     out: dict[str, Any] = {"uid": uid, "calendar": cal.id, "title": summary["title"], "deleted": True}
-    if summary["repeats"]:
+    if rid is not None:
+        out["recurrenceId"] = iso_utc(rid)
+        out["warnings"] = ["Only this occurrence was cancelled; the rest of the series stays."]
+    elif summary["repeats"]:
         out["series"] = True
     others = [m for m in mails if m.lower() != (org_mail or "").lower()]
     if others:

@@ -29,7 +29,9 @@ EndWhen = Annotated[str | None, Field(description="Default +1h; all day: last da
 Location = Annotated[str | None, Field(description="Place or URL", max_length=1000)]
 Description = Annotated[str | None, Field(description="Notes", max_length=20_000)]
 Repeat = Annotated[str | None, Field(description="RRULE, e.g. FREQ=WEEKLY", max_length=300)]
-Attendees = Annotated[list[str] | None, Field(description="E-mails to invite", max_length=100)]
+Attendees = Annotated[list[str] | None, Field(description="E-mails: contacts_search or typed", max_length=100)]
+TypedByUser = Annotated[list[str] | None, Field(description="Ones the user typed", max_length=100)]
+RecurrenceId = Annotated[str | None, Field(description="Just this occurrence", max_length=80)]
 
 
 def register(server: MCPServer, ctx: ServerContext) -> None:
@@ -57,11 +59,12 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         description: Description = None,
         repeat: Repeat = None,
         attendees: Attendees = None,
+        typedByUser: TypedByUser = None,
     ) -> Annotated[CallToolResult, EventOut]:
         """Create an event; attendees get invitations."""
         return envelope(cal_write.create(ctx, title=title, start=start, end=end, calendar=calendar,
                                          location=location, description=description, repeat=repeat,
-                                         attendees=attendees))
+                                         attendees=attendees, typed=typedByUser))
 
     @server.tool(annotations=WRITE)
     def calendar_update_event(
@@ -74,13 +77,16 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         description: Description = None,
         repeat: Annotated[str | None, Field(description="RRULE; empty removes", max_length=300)] = None,
         attendees: Annotated[list[str] | None, Field(description="All attendee e-mails", max_length=100)] = None,
+        typedByUser: TypedByUser = None,
+        recurrenceId: RecurrenceId = None,
     ) -> Annotated[CallToolResult, EventOut]:
         """Change only the given fields (a series: all)."""
         return cal_write.update(ctx, uid=uid, calendar=calendar, title=title, start=start, end=end,
                                 location=location, description=description, repeat=repeat,
-                                attendees=attendees)
+                                attendees=attendees, typed=typedByUser, recurrence_id=recurrenceId)
 
     @server.tool(annotations=DELETE)
-    def calendar_delete_event(uid: Uid, calendar: CalendarId = None) -> Annotated[CallToolResult, DeletedOut]:
+    def calendar_delete_event(uid: Uid, calendar: CalendarId = None,
+                              recurrenceId: RecurrenceId = None) -> Annotated[CallToolResult, DeletedOut]:
         """Delete an event or whole series; cancels invitations."""
-        return cal_write.delete(ctx, uid=uid, calendar=calendar)
+        return cal_write.delete(ctx, uid=uid, calendar=calendar, recurrence_id=recurrenceId)

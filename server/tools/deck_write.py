@@ -17,7 +17,8 @@ from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, misuse
-from server.tools.deck_read import (board_entry, find_card, full_card_entry, parse_when, pick_board, pick_labels,
+from server.tools.cal_common import parse_instant
+from server.tools.deck_read import (board_entry, due_of, find_card, full_card_entry, pick_board, pick_labels,
                                     pick_members, pick_stack)
 from server.tools.resolve import resolve_account
 
@@ -86,10 +87,20 @@ def create_board(ctx: ServerContext, *, title: str, stacks: list[str] | None, la
 
 
 def _due(value: str | None) -> str | None:
-    """The due date as Deck stores it (ISO 8601); "" clears it (None)."""
+    """The due instant in UTC ISO 8601 ("" clears it: None); read as the calendar tools read times.
+
+    UTC because Deck keeps the wall clock of an offset it is given and drops the offset
+    ("17:00+01:00" was stored as 17:00Z); a date alone is its midnight UTC.
+    """
     if value is None or not value.strip():
         return None
-    return parse_when(value, field="due").isoformat()
+    return parse_instant(value, "due").isoformat()
+
+
+def _stored_due(card: Any) -> str | None:
+    """The card's current due date in _due's form (None when absent or not readable: then it is replaced)."""
+    due = due_of(card)
+    return due.astimezone(dt.timezone.utc).isoformat() if due else None
 
 
 def create_card(ctx: ServerContext, *, board: int | str, stack: int | str, title: str, description: str | None,
@@ -178,7 +189,7 @@ def _changes(card: Any, fields: dict[str, Any]) -> dict[str, Any]:
         out["description"] = fields["description"]
     if "due" in fields:
         new = _due(fields["due"])
-        out["duedate"] = card.duedate if new is not None and _due(card.duedate) == new else new
+        out["duedate"] = card.duedate if new is not None and _stored_due(card) == new else new
     if "done" in fields:
         # Deck stores when a card was done; marking a done card done again keeps that moment.
         out["done"] = (card.done or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")) \

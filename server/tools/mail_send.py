@@ -11,11 +11,9 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from email.errors import HeaderParseError, MessageDefect
-from email.headerregistry import Address
-
 from server.context import ServerContext
 from server.errors import misuse, refused
+from server.tools import people
 from server.tools.mail_compose import TOKEN_META_KEY, Composed, ComposedStore, rate_limited
 from server.tools.mailbox import _failure, is_known, mail_accounts
 
@@ -30,34 +28,13 @@ def owner_of(ctx: ServerContext) -> str:
 
 
 def _addresses(field: str, values: list[str] | None) -> list[str]:
-    out = []
-    for raw in values or []:
-        try:
-            # RFC 5322 addr-spec, as the mail library parses it: one address, no display name, no CR/LF.
-            # Intranet domains (user@host, .local) are real mail addresses: no deliverability rules here.
-            parsed = Address(addr_spec=raw.strip())
-            if not parsed.domain:
-                raise ValueError("no domain")
-            out.append(parsed.addr_spec)
-        except (ValueError, TypeError, HeaderParseError, MessageDefect):
-            raise misuse(f"{field}: {raw[:80]!r} is not an e-mail address. Use mail_contacts to find the person's "
-                         "address. Do not retry unchanged.", status="bad_address") from None
-    return out
+    """Each recipient as one addr-spec (people.address: the rule every tool that contacts people shares)."""
+    return people.addresses(field, values, "mail_contacts")
 
 
-def _check_recipients(ctx: ServerContext, people: list[str], typed: set[str]) -> list[str]:
+def _check_recipients(ctx: ServerContext, wanted: list[str], typed: set[str]) -> list[str]:
     """The addresses the user typed that Mail does not know; refuse any other unknown address."""
-    unverified = []
-    for address in people:
-        if is_known(ctx, address):
-            continue
-        if address.casefold() in typed:
-            unverified.append(address)
-            continue
-        raise misuse(f"{address} is not an address Mail or the user's contacts know. Never build an address from "
-                     "a name: find the person with mail_contacts, or ask the user to type the address and pass it "
-                     "in typedByUser as well. Do not retry unchanged.", status="unknown_recipient")
-    return unverified
+    return people.check_known(wanted, typed, lambda mail: is_known(ctx, mail), "mail_contacts")
 
 
 def _sender(ctx: ServerContext, from_address: str | None) -> Any:

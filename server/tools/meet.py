@@ -3,12 +3,18 @@
 Both refuse without NEXTCLOUD_PUBLIC_URL: a room link with an internal
 hostname reaches nobody. Participants are account ids (names are resolved
 through contacts_search's matching; several matches are refused with the
-candidates). Attendees are e-mail addresses the calendar invites; inviting
-them opens the room to guests with the link, and the answer says so.
+candidates). Participants also get the event in their calendar: they are
+invited by their account's e-mail (the answer names those without one).
+Attendees are e-mail addresses (the same rule as mail_compose: known, or
+typed by the user); one with an account here joins the room as a member,
+and only one without an account opens the room to guests (the answer says
+so). Once the room exists, any failure deletes it again and says so.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any
+import contextlib
+from dataclasses import dataclass
+from typing import Annotated, Any, Iterator
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -19,7 +25,7 @@ from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, refused
 from server.tools import cal_write, people
-from server.tools.calendar import Description, EndWhen, Title, When
+from server.tools.calendar import Description, EndWhen, Title, TypedByUser, When
 from server.tools.pim_out import MeetingOut, RoomOut
 
 # openWorldHint is left out where it would say false (see server/tools/files.py).
@@ -47,18 +53,47 @@ def _nc(call: Any, *args: Any) -> Any:
         raise from_nextcloud(exc) from None
 
 
-def open_room(ctx: ServerContext, name: str, participants: list[str] | None) -> dict[str, Any]:
-    """Resolve the participants, then create the group room and add them; returns the room's handles."""
-    resolved = people.resolve_accounts(ctx, participants or [])
+def _add_members(ctx: ServerContext, token: str, accounts: list[str]) -> list[str]:
+    """Add each account (the creator aside: the room's owner is in it already); returns those added."""
     client = ctx.client()
-    talk = client.talk
-    room = _nc(talk.create_room, name)
     added: list[str] = []
-    for account in dict.fromkeys(resolved.values()):
-        if account == client.user_id:
-            continue   # the creator is in the room already (as its owner)
-        _nc(talk.add_participant, room.token, account)
-        added.append(account)
+    for account in dict.fromkeys(accounts):
+        if account != client.user_id:
+            _nc(client.talk.add_participant, token, account)
+            added.append(account)
+    return added
+
+
+def _undo_room(ctx: ServerContext, token: str) -> str:
+    """Delete the room made for a call that failed; the sentence the failure carries about it."""
+    try:
+        ctx.client().talk.delete_room(token)
+        return "The Talk room made for it was deleted again."
+    except Exception:  # best effort: say the room is still there rather than hide it
+        return f"The Talk room made for it is still there (token {token}); delete it in Talk."
+
+
+@contextlib.contextmanager
+def _room_undone_on_failure(ctx: ServerContext, token: str) -> Iterator[None]:
+    """Any failure once the room exists deletes it and says so, the expected ones and the unexpected."""
+    try:
+        yield
+    except ToolFailure as failure:
+        raise ToolFailure(f"{failure} {_undo_room(ctx, token)}", kind=failure.kind, status=failure.status,
+                          retry=failure.retry) from None
+    except Exception as exc:
+        raise ToolFailure(f"meet_schedule failed on our side (an internal error, logged on the server). "
+                          f"{_undo_room(ctx, token)} Retry once; if it fails again, stop and report it.",
+                          kind="fault", status="internal", retry=True) from exc
+
+
+def open_room(ctx: ServerContext, name: str, participants: list[str] | None,
+              extra: list[str] | None = None) -> dict[str, Any]:
+    """Resolve the participants, then create the group room and add them (and `extra` accounts)."""
+    resolved = people.resolve_accounts(ctx, participants or [])
+    room = _nc(ctx.client().talk.create_room, name)
+    with _room_undone_on_failure(ctx, room.token):
+        added = _add_members(ctx, room.token, [*resolved.values(), *(extra or [])])
     out: dict[str, Any] = {"token": room.token, "url": room.url, "name": room.display_name or name,
                            "participants": added}
     renamed = {given: acc for given, acc in resolved.items() if given != acc}
@@ -67,30 +102,65 @@ def open_room(ctx: ServerContext, name: str, participants: list[str] | None) -> 
     return out
 
 
+@dataclass
+class Invitations:
+    """Who a meeting invites: e-mails for the event, accounts for the room, and what the answer must say."""
+
+    mails: list[str]                  # the event's attendees: the given e-mails and the participants' own
+    members: list[str]                # accounts added to the room (attendees who have one included)
+    guests: list[str]                 # attendees without an account: the room opens to guests for them
+    warnings: list[str]
+
+
+def invitations(ctx: ServerContext, participants: list[str] | None, attendees: list[str] | None,
+                typed: list[str] | None) -> Invitations:
+    """Participants get the event in their calendar (by their account's e-mail); an attendee with an account
+    joins the room as a member; only attendees without one open the room to guests."""
+    given = cal_write.check_emails(attendees) or []
+    unverified = cal_write.check_known(ctx, given, typed)
+    resolved = people.resolve_accounts(ctx, participants or [])
+    book = people.directory_emails(ctx) if (given or resolved) else {}
+    mail_of: dict[str, str] = {}
+    for mail, account in book.items():
+        if account and account not in mail_of:
+            mail_of[account] = mail
+    me = ctx.client().user_id
+    mails, warnings = list(given), cal_write.unverified_warning(unverified)
+    no_mail = []
+    for account in dict.fromkeys(resolved.values()):
+        if account == me:
+            continue
+        address = mail_of.get(account)
+        if address and address not in {m.casefold() for m in mails}:
+            mails.append(address)
+        elif not address:
+            no_mail.append(account)
+    if no_mail:
+        warnings.append(f"No e-mail is known for {', '.join(no_mail)}: they are in the room but get no "
+                        "calendar invitation.")
+    members = [book[m.casefold()] or "" for m in given if book.get(m.casefold())]
+    guests = [m for m in given if not book.get(m.casefold())]
+    return Invitations(mails=mails, members=[a for a in members if a], guests=guests, warnings=warnings)
+
+
 def schedule(ctx: ServerContext, *, title: str, start: str, end: str | None, participants: list[str] | None,
-             attendees: list[str] | None, description: str | None, calendar: str | None = None) -> dict[str, Any]:
+             attendees: list[str] | None, description: str | None, typed: list[str] | None = None,
+             calendar: str | None = None) -> dict[str, Any]:
     """Room first, then the event with the room URL as location; everything checkable is checked before."""
     require_public_url(ctx)
     cal_write.times(start, end)
-    mails = cal_write.check_emails(attendees)
-    if mails:
+    plan = invitations(ctx, participants, attendees, typed)
+    if plan.mails:
         cal_write.organizer(ctx)
-    room = open_room(ctx, title, participants)
-    talk = ctx.client().talk
-    warnings: list[str] = []
-    try:
-        if mails:
-            _nc(talk.allow_guests, room["token"])
-            warnings.append(GUESTS_WARNING)
+    room = open_room(ctx, title, participants, extra=plan.members)
+    warnings = list(plan.warnings)
+    with _room_undone_on_failure(ctx, room["token"]):
+        if plan.guests:
+            _nc(ctx.client().talk.allow_guests, room["token"])
+            warnings.append(GUESTS_WARNING + f" (for {', '.join(plan.guests)}, who have no account here)")
         event = cal_write.create(ctx, title=title, start=start, end=end, calendar=calendar,
-                                 location=room["url"], description=description, repeat=None, attendees=mails)
-    except ToolFailure as failure:
-        try:
-            talk.delete_room(room["token"])
-            undo = "The Talk room made for it was deleted again."
-        except Exception:  # best effort: say the room is still there rather than hide it
-            undo = f"The Talk room made for it is still there (token {room['token']})."
-        raise ToolFailure(f"{failure} {undo}", kind=failure.kind, status=failure.status) from None
+                                 location=room["url"], description=description, repeat=None,
+                                 attendees=plan.mails or None, checked=True)
     hint = event.pop("hint", None)
     return {"room": room, "event": event, "warnings": warnings, "hint": hint}
 
@@ -114,9 +184,10 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         end: EndWhen = None,
         participants: Participants = None,
         attendees: Annotated[list[str] | None,
-                             Field(description="E-mails; opens room to guests", max_length=100)] = None,
+                             Field(description="E-mails; no account: guest", max_length=100)] = None,
+        typedByUser: TypedByUser = None,
         description: Description = None,
     ) -> Annotated[CallToolResult, MeetingOut]:
         """Talk room plus a calendar event linking it."""
         return envelope(schedule(ctx, title=title, start=start, end=end, participants=participants,
-                                 attendees=attendees, description=description))
+                                 attendees=attendees, description=description, typed=typedByUser))

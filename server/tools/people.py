@@ -6,11 +6,20 @@ misses "Élodie"), so every card is fetched reduced to its searchable fields
 text. The system address book ("Accounts") maps people to account ids; the
 OCS sharee search adds accounts the books do not show. A card and an account
 with the same e-mail are one person.
+
+The one rule for every tool that contacts people (mail_compose, calendar and
+meet attendees): an address is exactly one RFC 5322 addr-spec, and it is
+either known to the account (its address books, including the accounts
+directory, or Mail's suggestions) or typed out by the user and passed again
+in typedByUser. An address assembled from a name ("Jane Doe" ->
+jane.doe@example.com) reaches a stranger or nobody.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from email.errors import HeaderParseError, MessageDefect
+from email.headerregistry import Address
+from typing import Any, Callable, Iterable, TypeGuard
 
 from unidecode import unidecode
 
@@ -160,3 +169,69 @@ def resolve_accounts(ctx: ServerContext, names: list[str]) -> dict[str, str]:
         raise misuse(f"{given!r} matches several people: {listed}. Ask the user which one and pass that "
                      "accountId. Do not pick one yourself.", status="ambiguous_person")
     return out
+
+
+def address(raw: str, field: str, finder: str) -> str:
+    """`raw` as one addr-spec, exactly as given (no display name, list, quotes or parameters); else a misuse."""
+    text = raw.strip() if isinstance(raw, str) else ""
+    try:
+        # Intranet domains (user@host, .local) are real addresses: no deliverability rules here.
+        parsed = Address(addr_spec=text)
+        if not parsed.domain or not parsed.username or parsed.addr_spec != text:
+            raise ValueError("not exactly one plain address")
+    except (ValueError, TypeError, HeaderParseError, MessageDefect):
+        raise misuse(f"{field}: {text[:80]!r} is not an e-mail address: each item must be exactly one "
+                     f"plain address, like jane@example.com. Use {finder} to find the person's address. Do not retry "
+                     "unchanged.", status="bad_address") from None
+    return text
+
+
+def addresses(field: str, values: Iterable[str] | None, finder: str) -> list[str]:
+    """Each value as one address (see `address`), duplicates (ignoring case) dropped."""
+    out: list[str] = []
+    for raw in values or []:
+        mail = address(raw, field, finder)
+        if mail.casefold() not in {o.casefold() for o in out}:
+            out.append(mail)
+    return out
+
+
+def unknown_address(mail: str, finder: str) -> Any:
+    return misuse(f"{mail} is not an address the user's contacts or Mail know. Never build an address from a "
+                  f"name: find the person with {finder}, or ask the user to type the address and pass it in "
+                  "typedByUser as well. Do not retry unchanged.", status="unknown_recipient")
+
+
+def check_known(wanted: list[str], typed: Iterable[str], is_known: Callable[[str], bool], finder: str) -> list[str]:
+    """The addresses the user typed that nobody knows (to be said); any other unknown address is refused."""
+    typed_set = {t.casefold() for t in typed}
+    unverified = []
+    for mail in wanted:
+        if is_known(mail):
+            continue
+        if mail.casefold() in typed_set:
+            unverified.append(mail)
+            continue
+        raise unknown_address(mail, finder)
+    return unverified
+
+
+def directory_emails(ctx: ServerContext) -> dict[str, str | None]:
+    """{folded e-mail: account id or None} of every address-book card (the accounts directory included)."""
+    out: dict[str, str | None] = {}
+    for person in _from_cards(ctx, []):
+        for mail in person.emails:
+            key = mail.strip().casefold()
+            out[key] = out.get(key) or person.account_id
+    return out
+
+
+def mail_knows(ctx: ServerContext, mail: str) -> bool:
+    """Whether Mail suggests this exact address; False where Mail is not installed or does not answer."""
+    try:
+        found = ctx.client().mail.autocomplete(mail.split("@", 1)[0] or mail)
+    except Exception as exc:
+        if _nc(exc) and getattr(exc, "kind", "") == "auth":
+            raise from_nextcloud(exc) from None
+        return False
+    return any(r.email.casefold() == mail.casefold() for r in found)

@@ -142,3 +142,19 @@ def test_live_scheduled_meeting_points_at_its_room(live_pim, live_account):
     assert out["room"]["url"].startswith(live_account.public_url)
     stored = client.caldav.object_by_uid(out["event"]["calendar"], out["event"]["uid"])
     assert out["room"]["url"] in stored.ics.replace("\r\n ", "")
+
+
+def test_live_deck_due_with_an_offset_or_a_zone_is_stored_as_that_instant(live_pim, live_http):
+    server, _, _ = live_pim
+    board = _call(server, "deck_create_board", {"title": f"mcp due {uuid.uuid4().hex[:6]}", "stacks": ["To do"]})
+    bid = board["board"]["board"]
+    try:
+        for due in ("2026-12-18T17:00:00+01:00", "2026-12-18T17:00 Europe/Paris", "2026-12-18 16:00Z"):
+            card = _call(server, "deck_create_card", {"board": bid, "stack": "To do", "title": "c", "due": due})["card"]
+            stack = board["board"]["stacks"][0]["stack"]
+            got = live_http.get(f"/index.php/apps/deck/api/v1.0/boards/{bid}/stacks/{stack}/cards/{card['card']}")
+            assert got.status_code == 200, got.text
+            stored = dt.datetime.fromisoformat(got.json()["duedate"])
+            assert stored == dt.datetime(2026, 12, 18, 16, 0, tzinfo=dt.timezone.utc), (due, got.json()["duedate"])
+    finally:
+        live_http.delete(f"/index.php/apps/deck/api/v1.0/boards/{bid}")

@@ -81,7 +81,8 @@ def test_a_bad_time_or_missing_email_fails_before_any_room_is_made(pim, err):
     assert "no time zone" in err(pim.call("meet_schedule", {"title": "x", "start": "2027-01-13T15:00"}))
     admin_before = _count(pim, "admin")
     assert "no e-mail address" in err(pim.call("meet_schedule", {"title": "x", "start": "2027-01-13T15:00Z",
-                                                                 "attendees": ["a@example.invalid"]}, user="admin"))
+                                                                 "attendees": ["a@example.invalid"],
+                                                                 "typedByUser": ["a@example.invalid"]}, user="admin"))
     assert (_count(pim), _count(pim, "admin")) == (before, admin_before)
 
 
