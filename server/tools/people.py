@@ -5,7 +5,9 @@ misses "Élodie"), so every card is fetched reduced to its searchable fields
 (one REPORT per address book, no photos) and matched here on unidecode-folded
 text. The system address book ("Accounts") maps people to account ids; the
 OCS sharee search adds accounts the books do not show. A card and an account
-with the same e-mail are one person.
+with the same e-mail or the same cloud id (CLOUD, uid@server) are one person:
+the "Recently contacted" book's card of an account someone shared with holds
+only FN and CLOUD, and is that account, not a second person of the same name.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from server.context import ServerContext
 from server.errors import from_nextcloud, misuse
 
 SYSTEM_BOOK = "z-server-generated--system"
+RECENT_BOOK = "z-app-generated--contactsinteraction--recent"   # "Recently contacted" (contactsinteraction)
 
 
 def fold(text: str) -> str:
@@ -34,6 +37,8 @@ class Person:
     phones: list[str] = field(default_factory=list)
     org: str = ""
     haystack: str = ""
+    clouds: list[str] = field(default_factory=list)
+    recent: bool = False          # from the "Recently contacted" book: merged into a known person when it can be
 
     def entry(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -57,6 +62,7 @@ class Person:
                 self.emails.append(mail)
         self.phones += [p for p in other.phones if p not in self.phones]
         self.org = self.org or other.org
+        self.clouds += [c for c in other.clouds if c not in self.clouds]
         self.haystack += " " + other.haystack
 
 
@@ -84,7 +90,8 @@ def _from_cards(ctx: ServerContext, warnings: list[str]) -> list[Person]:
         for c in cards:
             hay = " ".join([c.name, c.structured_name, c.nickname, c.org, *c.emails])
             people.append(Person(name=c.name, account_id=c.uid if book.id == SYSTEM_BOOK else None,
-                                 emails=list(c.emails), phones=list(c.phones), org=c.org, haystack=hay))
+                                 emails=list(c.emails), phones=list(c.phones), org=c.org, haystack=hay,
+                                 clouds=list(c.clouds), recent=book.id == RECENT_BOOK))
     return people
 
 
@@ -101,10 +108,13 @@ def _from_sharees(ctx: ServerContext, query: str, warnings: list[str]) -> list[P
 
 def _merge(people: list[Person]) -> list[Person]:
     merged: list[Person] = []
-    for person in people:
+    # Recently-contacted cards last: they join the person they were made for, whatever the book order.
+    for person in sorted(people, key=lambda p: p.recent):
         mails = {m.lower() for m in person.emails}
+        clouds = {c.lower() for c in person.clouds}
         same = next((m for m in merged if (person.account_id and m.account_id == person.account_id)
-                     or (mails & {x.lower() for x in m.emails})), None)
+                     or (mails & {x.lower() for x in m.emails}) or (clouds & {c.lower() for c in m.clouds})),
+                    None)
         if same is None:
             merged.append(person)
         elif same.account_id and person.account_id and same.account_id != person.account_id:
