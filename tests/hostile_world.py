@@ -60,9 +60,12 @@ class Outcome:
         return self.kind == "fault" and self.status in INTERNAL or "internal error" in self.text
 
     def names_an_argument(self) -> bool:
-        """A refusal names one of the call's arguments (or the tool takes none)."""
-        names = list(self.args) if isinstance(self.args, dict) else []
-        return not names or any(re.search(rf"\b{re.escape(n)}\b", self.text) for n in names)
+        """A refusal names one of the call's arguments, by name or by quoting its whole value (or takes none)."""
+        args = self.args if isinstance(self.args, dict) else {}
+        if not args or any(re.search(rf"\b{re.escape(n)}\b", self.text) for n in args):
+            return True
+        values = [v for v in args.values() if isinstance(v, (str, int)) and not isinstance(v, bool)]
+        return any(len(str(v)) >= 3 and str(v) in self.text for v in values)
 
 
 # ---------------------------------------------------------------- the child: tools on an emulator
