@@ -17,6 +17,10 @@ values) is one of three kinds, looked up by (tool, argument):
   so are the separators and bidi controls (real right-to-left prose uses
   them; such text is shown as text, never used as a name or a header). Other
   control characters are refused.
+- **path**: a file or folder path (the files tools). No control character
+  (nor U+2028/U+2029, U+FFFE/U+FFFF), but format characters are kept: a
+  file another client named with a zero-width space or a bidi mark exists,
+  and its path must still open it.
 - **verbatim**: a file's whole content (files_write). Anything valid Unicode;
   a text file may hold a form feed or an escape sequence, and WebDAV carries
   the bytes as a body, not inside XML.
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-LINE, TEXT, VERBATIM = "line", "text", "verbatim"
+LINE, TEXT, PATH, VERBATIM = "line", "text", "path", "verbatim"
 
 # (tool, argument) -> kind, for the arguments that are not one line. One entry per field, not per tool's
 # guess; tests/server/test_argument_text.py checks every entry names a real argument.
@@ -47,6 +51,8 @@ KINDS: dict[tuple[str, str], str] = {
     ("mail_read", "find"): TEXT,
     ("files_grep", "query"): TEXT,
     ("files_write", "content"): VERBATIM,
+    **{(tool, "path"): PATH for tool in ("files_search", "files_grep", "files_read", "files_write",
+                                         "files_share_internal")},
 }
 
 # Arguments that name a time or an object: "" is never a value of theirs (rule 2: one name per concept).
@@ -57,7 +63,8 @@ EMPTY_CLEARS = frozenset({("deck_update_card", "due")})
 
 _ALWAYS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff"
 _LINE_ONLY = "\t\n\r\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b\u2060-\u2064\u206a-\u206f\ufeff"
-_REFUSED = {LINE: re.compile(f"[{_ALWAYS}{_LINE_ONLY}]"), TEXT: re.compile(f"[{_ALWAYS}]")}
+_REFUSED = {LINE: re.compile(f"[{_ALWAYS}{_LINE_ONLY}]"), TEXT: re.compile(f"[{_ALWAYS}]"),
+            PATH: re.compile(f"[{_ALWAYS}\t\n\r\u2028\u2029]")}
 
 
 def kind_of(tool: str, argument: str) -> str:
@@ -78,8 +85,9 @@ def character_problem(text: str, kind: str) -> str | None:
         return None
     char = found.group()
     what = _describe(char)
-    allowed = ("one line of text: no tab, line break or other control or format character" if kind == LINE
-               else "text where only tab and line breaks may be control characters")
+    allowed = {LINE: "one line of text: no tab, line break or other control or format character",
+               PATH: "a path: no tab, line break or other control character"}.get(
+                   kind, "text where only tab and line breaks may be control characters")
     return f"contains {what} (U+{ord(char):04X}) at character {found.start()}; this argument is {allowed}"
 
 

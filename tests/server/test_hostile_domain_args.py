@@ -117,12 +117,22 @@ def test_every_declared_text_kind_names_a_real_argument():
 
 
 def test_kinds_refuse_what_they_say():
-    from server.argument_text import LINE, TEXT, VERBATIM, character_problem
+    from server.argument_text import LINE, PATH, TEXT, VERBATIM, character_problem
 
     assert character_problem("Zoë \u200d\u200c\u200e\u061c soft\u00adhyphen", LINE) is None
     assert character_problem("a\tb", LINE) and character_problem("a\tb\nc\r\n", TEXT) is None
     assert character_problem("a\x00b", TEXT) and character_problem("\u202e", TEXT) is None
     assert character_problem("\x00\x1b\x0c\ufffe", VERBATIM) is None
+    assert character_problem("/a/\u200b\u202e.md", PATH) is None and character_problem("/a\x85", PATH)
+
+
+def test_a_path_keeps_format_characters_and_refuses_controls(world, call, ok, err):
+    name = "/Documents/zero\u200bwidth \u202eevil.md"   # named so by another client: it must still open
+    world.emulator.state.put_file("alice", name, b"still mine")
+    assert "still mine" in ok(call("files_read", {"path": name}))["content"]
+    for bad in ("/Documents/a\x00b.md", "/Documents/a\nb.md", "/Documents/a\tb.md"):
+        text = err(call("files_read", {"path": bad}))
+        assert "path:" in text and "control character" in text
 
 
 def test_mail_client_refuses_a_header_with_a_line_break():
