@@ -14,24 +14,34 @@ START = "2027-05-03T10:00Z"
 SECRET = "s3cr3t-payload"
 
 
+@pytest.fixture(scope="module")
+def refusals() -> Any:
+    """One emulator for the calls that must be refused (they change nothing, so they can share it)."""
+    from fixtures.emulator.server import Emulator
+    from tests.server.conftest import Pim
+
+    with Emulator() as emu:
+        yield Pim(emu)
+
+
 def _events(pim: Any, ok: Any) -> list[dict[str, Any]]:
     return ok(pim.call("calendar_list_events", {"start": "2027-05-01", "end": "2027-05-31"}))["events"]
 
 
 @pytest.mark.parametrize("bad", ["a\x00b", "a\x07b", "a\x1b[31mb", "a\x7fb", "a\x85b", "a\x9bb", "a\nb", "a\tb",
                                  "a\u202eb", "a\u2066b", "a\u200bb", "a\ufeffb", "a\u2028b", "a\uffffb"])
-def test_control_and_format_characters_in_a_title_are_refused_and_nothing_is_stored(pim, ok, err, bad):
-    text = err(pim.call("calendar_create_event", {"title": bad + SECRET, "start": START}))
+def test_control_and_format_characters_in_a_title_are_refused_and_nothing_is_stored(refusals, ok, err, bad):
+    text = err(refusals.call("calendar_create_event", {"title": bad + SECRET, "start": START}))
     assert "title" in text and "U+" in text and "do not retry unchanged" in text
     assert SECRET not in text and bad not in text          # the rejected value is never echoed
-    assert _events(pim, ok) == []                            # nothing stored, and the calendar still lists
+    assert _events(refusals, ok) == []                            # nothing stored, and the calendar still lists
 
 
-def test_an_attendee_with_a_nul_is_refused_naming_the_item(pim, ok, err):
-    text = err(pim.call("calendar_create_event", {"title": "t", "start": START,
+def test_an_attendee_with_a_nul_is_refused_naming_the_item(refusals, ok, err):
+    text = err(refusals.call("calendar_create_event", {"title": "t", "start": START,
                                                   "attendees": ["bob@example.invalid", "a@b.example\x00x"]}))
     assert "attendees" in text and "item 1" in text and "U+0000" in text
-    assert _events(pim, ok) == []
+    assert _events(refusals, ok) == []
 
 
 def test_multi_line_fields_keep_line_breaks_tabs_and_right_to_left_marks(pim, ok, err):
@@ -53,8 +63,8 @@ def test_multi_line_fields_keep_line_breaks_tabs_and_right_to_left_marks(pim, ok
     ("meet_schedule", {"title": "t\u202e", "start": START}, "title"),
     ("calendar_create_event", {"title": "t", "start": START, "location": "x\x0by"}, "location"),
 ])
-def test_every_domain_tool_refuses_control_characters_by_schema(pim, err, tool, args, field):
-    text = err(pim.call(tool, args))
+def test_every_domain_tool_refuses_control_characters_by_schema(refusals, err, tool, args, field):
+    text = err(refusals.call(tool, args))
     assert f": {field}:" in text and "U+" in text
 
 
@@ -69,8 +79,8 @@ def test_every_domain_tool_refuses_control_characters_by_schema(pim, err, tool, 
     ("calendar_create_event", {"title": "t", "start": START, "attendees": "bob@example.invalid"}, "attendees",
      "list"),
 ])
-def test_loose_types_are_refused_naming_the_argument_and_the_type(pim, err, tool, args, field, expected):
-    text = err(pim.call(tool, args))
+def test_loose_types_are_refused_naming_the_argument_and_the_type(refusals, err, tool, args, field, expected):
+    text = err(refusals.call(tool, args))
     assert f"{field}:" in text and expected in text and "(got " in text, text
 
 
@@ -81,8 +91,8 @@ def test_loose_types_are_refused_naming_the_argument_and_the_type(pim, err, tool
     ("calendar_delete_event", {"uid": "x", "calendar": ""}, "calendar"),
     ("deck_list_cards", {"board": ""}, "board"),
 ])
-def test_an_empty_time_or_id_is_refused(pim, err, tool, args, field):
-    text = err(pim.call(tool, args))
+def test_an_empty_time_or_id_is_refused(refusals, err, tool, args, field):
+    text = err(refusals.call(tool, args))
     assert f"{field}: is empty" in text
 
 
