@@ -41,12 +41,15 @@ def _schemas() -> dict[str, dict[str, Any]]:
 def _count(outcomes: list[tuple[Outcome, str]]) -> dict[str, Any]:
     counts: dict[str, Any] = collections.Counter()
     examples: dict[str, list[str]] = collections.defaultdict(list)
+    breakdown: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
 
     def hit(name: str, out: Outcome, why: str, n: int = 1) -> None:
         counts[name] += n
+        breakdown[name][f"{out.tool} {out.status or out.kind}"] += n
         if len(examples[name]) < 8:
+            said = out.listing if name.startswith("listings") else out.text[:120]
             examples[name].append(f"{out.tool} {why} {json.dumps(out.args, ensure_ascii=True)[:160]}"
-                                  f" -> {out.status or out.kind}: {out.text[:120]}")
+                                  f" -> {out.status or out.kind}: {said}")
 
     for out, why in outcomes:
         counts["calls"] += 1
@@ -71,7 +74,8 @@ def _count(outcomes: list[tuple[Outcome, str]]) -> dict[str, Any]:
             hit("foreign_objects_written", out, why)
         if why.endswith(":rrule") and out.kind == "ok" and hostile_rrule(str(out.args.get("repeat", ""))):
             hit("hostile_rrules_accepted", out, why)
-    return {"counts": dict(counts), "examples": dict(examples)}
+    return {"counts": dict(counts), "examples": dict(examples),
+            "breakdown": {name: dict(c.most_common()) for name, c in breakdown.items()}}
 
 
 @pytest.mark.timeout(3600)   # ~7,000 calls, each hang costs its time limit: far past the suite's 300 s
@@ -88,7 +92,7 @@ def test_hostile_domain_replay(tmp_path):
                   timeout_s=TIMEOUT_S, every=EVERY)
     print("\nhostile domain replay: " + json.dumps(report["counts"], sort_keys=True))
     for name, lines in sorted(report["examples"].items()):
-        print(f"  {name}:")
+        print(f"  {name}: {json.dumps(report['breakdown'][name])}")
         for line in lines:
             print("    " + line)
     print(f"  {len(inputs)} inputs in {report['seconds']} s, {restarts} restarts after hangs")

@@ -45,6 +45,7 @@ class ArgumentRules:
     kinds: dict[str, str] = field(default_factory=dict)      # argument -> argument_text kind (default line)
     not_empty: frozenset[str] = frozenset()
     strict: Callable[[dict[str, Any]], None] | None = None    # raises ValidationError on a loose type
+    parse: Callable[[dict[str, Any]], dict[str, Any]] | None = None   # the SDK's JSON-in-a-string pre-parse
 
 
 def rules_for(tool: Any) -> ArgumentRules:
@@ -54,12 +55,13 @@ def rules_for(tool: Any) -> ArgumentRules:
     props: dict[str, Any] = schema.get("properties") or {}
     declared = frozenset(name for name, sub in props.items() if _declares_max(sub))
 
-    def strict(arguments: dict[str, Any]) -> None:
-        meta.arg_model.model_validate(meta.pre_parse_json(arguments), strict=True)
+    def strict(parsed: dict[str, Any]) -> None:
+        meta.arg_model.model_validate(parsed, strict=True)
 
     return ArgumentRules(names=tuple(props), declared_max=declared,
                          kinds={name: kind_of(tool.name, name) for name in props},
-                         not_empty=frozenset(n for n in props if must_not_be_empty(tool.name, n)), strict=strict)
+                         not_empty=frozenset(n for n in props if must_not_be_empty(tool.name, n)), strict=strict,
+                         parse=meta.pre_parse_json)
 
 
 def _declares_max(schema: Any) -> bool:
@@ -84,8 +86,10 @@ def check(tool_name: str, rules: ArgumentRules, arguments: dict[str, Any] | None
         problem = _string_problem(value, None if key in rules.declared_max else DEFAULT_MAX_CHARS)
         if problem:
             raise _bad(tool_name, key, problem)
-    _check_types(tool_name, rules, arguments)
-    for key, value in arguments.items():
+    # What the tool will receive: an array sent as a JSON string is checked as the array it becomes.
+    parsed = rules.parse(arguments) if rules.parse is not None else arguments
+    _check_types(tool_name, rules, parsed)
+    for key, value in parsed.items():
         if value == "" and key in rules.not_empty:
             raise _bad(tool_name, key, "is empty; give a value, or leave the argument out where it is optional")
         problem = _text_problem(value, rules.kinds.get(key, LINE))

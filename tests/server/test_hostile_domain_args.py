@@ -208,3 +208,9 @@ def test_mail_compose_refuses_a_line_break_in_any_header_field(mail_call, err, a
 def test_mail_read_true_is_not_message_one(mail_call, err):
     text = err(mail_call("mail_read", {"id": True}))
     assert "id:" in text and "integer" in text and "got a boolean" in text
+
+
+def test_an_array_sent_as_a_json_string_is_checked_as_the_array_it_becomes(refusals, err):
+    text = err(refusals.call("calendar_create_event", {"title": "t", "start": START,
+                                                       "attendees": '["a@b.example\\u0000x"]'}))
+    assert "attendees" in text and "U+0000" in text
