@@ -3,7 +3,8 @@
 Every tool, every argument: each catalog value of the argument's kind (fixtures/hostile_domain.py: times
 at the edges, RRULEs, addresses, texts with control and format characters), control characters in every
 other string, every wrong JSON type, and another account's ids. Each call runs in a child world
-(tests/hostile_world.py) with a time limit; what it left on the server is read from the emulator's state.
+(tests/hostile_world.py, driven by tests/hostile_client.py) with a time limit; what it left on the
+server is read from the emulator's state.
 
 Counted: internal errors, hangs (no answer within HOSTILE_TIMEOUT_S, call plus the listing after it),
 stored control characters, multi-address attendees, Talk rooms left behind, mail headers with CR/LF,
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 
 from fixtures.hostile_domain import hostile_rrule, replay_inputs
-from tests.hostile_world import HostileClient, Outcome
+from tests.hostile_client import HostileClient, Outcome
 
 TIMEOUT_S = float(os.environ.get("HOSTILE_TIMEOUT_S", "15"))
 EVERY = int(os.environ.get("HOSTILE_EVERY", "1"))

@@ -1,18 +1,12 @@
-"""The domain tools on their own emulator, driven one call at a time from another process (issue 23).
+"""The domain tools on their own emulator, one call per JSON line, in a child process (issue 23).
 
-A hostile call may never return (an RRULE expansion that spins, memory
-growing): run in-process it would take the test run with it. So the tools
-run in a child (`python -m tests.hostile_world`) that answers one JSON line
-per call, and `HostileClient` in the test or benchmark kills it when a call
-passes its time limit (a hang, counted) and starts a fresh one for the next.
-
-Each answer carries, besides the result, what the call left on the server,
-read from the emulator's own state (no tool in the path): control characters
-stored, attendees that are not one address, Talk rooms left behind, mail
-headers with CR/LF, and whether the domain's listing still works after an
-accepted write. What a call created or changed is put back after it (from a
-copy of the emulator's state), so one hostile object cannot spoil the calls
-after it.
+`tests/hostile_client.py` starts it and enforces the time limit. Each answer
+carries, besides the result, what the call left on the server, read from the
+emulator's own state (no tool in the path): control characters stored,
+attendees that are not one address, Talk rooms left behind, mail headers with
+CR/LF, and whether the domain's listing still works after an accepted write.
+What a call created or changed is put back after it (from a copy of the
+emulator's state), so one hostile object cannot spoil the calls after it.
 """
 from __future__ import annotations
 
@@ -20,55 +14,18 @@ import copy
 import json
 import os
 import re
-import selectors
-import signal
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-INTERNAL = {"internal", "tool_error"}
+from tests.hostile_client import Outcome
+
 MAIL_TOOLS = ("mail_search", "mail_read", "mail_contacts", "mail_compose", "mail_send", "mail_draft")
 TOKEN_META_KEY = "mcp-nextcloud/sendToken"
 # One address (RFC 5322 addr-spec, dot-atom form): what an ATTENDEE may hold after mailto:.
 ONE_ADDRESS = re.compile(r"[^\s@,;:\"<>()\[\]\\]+@[^\s@,;:\"<>()\[\]\\]+")
-
-
-@dataclass
-class Outcome:
-    """One call's result and what it left behind."""
-
-    tool: str
-    args: Any
-    kind: str                 # ok, misuse, refused, fault, or hung
-    status: str = ""
-    text: str = ""
-    ms: float = 0.0
-    stored_controls: int = 0
-    multi_address: int = 0
-    rooms_left: int = 0
-    header_crlf: int = 0
-    listing: str = ""         # after an accepted write: ok, or what broke
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def internal(self) -> bool:
-        return self.kind == "fault" and self.status in INTERNAL or "internal error" in self.text
-
-    def names_an_argument(self) -> bool:
-        """A refusal names one of the call's arguments, by name or by quoting its whole value (or takes none)."""
-        args = self.args if isinstance(self.args, dict) else {}
-        if not args or any(re.search(rf"\b{re.escape(n)}\b", self.text) for n in args):
-            return True
-        values = [v for v in args.values() if isinstance(v, (str, int)) and not isinstance(v, bool)]
-        return any(len(str(v)) >= 3 and str(v) in self.text for v in values)
-
-
-# ---------------------------------------------------------------- the child: tools on an emulator
 
 
 class _World:
@@ -374,78 +331,6 @@ def main() -> None:
                 reply = {"harness_error": f"{type(exc).__name__}: {exc}"[:500]}
             print(json.dumps(reply, default=str), flush=True)
     os._exit(0)   # the emulator's and the portal's threads need no orderly shutdown
-
-
-# ---------------------------------------------------------------- the parent: calls with a time limit
-
-
-class HostileClient:
-    """Calls into a child world; a call past `timeout_s` is a hang: the child is killed and replaced."""
-
-    def __init__(self, timeout_s: float = 20.0, start_timeout_s: float = 120.0) -> None:
-        self.timeout_s = timeout_s
-        self.start_timeout_s = start_timeout_s
-        self.proc: subprocess.Popen[str] | None = None
-        self.base: dict[str, dict[str, Any]] = {}
-        self.foreign: dict[str, list[Any]] = {}
-        self.restarts = 0
-
-    def __enter__(self) -> "HostileClient":
-        self._start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop()
-
-    def _start(self) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "tests.hostile_world"], cwd=str(ROOT), env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, start_new_session=True)
-        hello = self._read(self.start_timeout_s)
-        if hello is None:
-            self._stop()
-            raise RuntimeError("the hostile world did not start")
-        data = json.loads(hello)
-        self.base, self.foreign = data["base"], data["foreign"]
-
-    def _stop(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)   # our own child's process group (start_new_session)
-        proc.wait(timeout=30)
-
-    def _read(self, timeout: float) -> str | None:
-        assert self.proc is not None and self.proc.stdout is not None
-        with selectors.DefaultSelector() as sel:
-            sel.register(self.proc.stdout, selectors.EVENT_READ)
-            if not sel.select(timeout):
-                return None
-        line = self.proc.stdout.readline()
-        return line or None
-
-    def call(self, tool: str, args: Any, *, listing: bool = True) -> Outcome:
-        if self.proc is None or self.proc.poll() is not None:
-            self.restarts += 1
-            self._start()
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"tool": tool, "args": args, "listing": listing}) + "\n")
-        self.proc.stdin.flush()
-        line = self._read(self.timeout_s)
-        if line is None:
-            self._stop()
-            return Outcome(tool, args, "hung", text=f"no answer within {self.timeout_s:g} s (call or listing)")
-        reply = json.loads(line)
-        if "harness_error" in reply:
-            raise RuntimeError(f"harness: {reply['harness_error']} on {tool}")
-        return Outcome(**reply)
-
-
-def calls_of(client: HostileClient) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every tool's valid base call (a smoke check that the world works)."""
-    yield from client.base.items()
 
 
 if __name__ == "__main__":

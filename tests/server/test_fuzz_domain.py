@@ -12,7 +12,7 @@ Strategies (fixtures/hostile_domain.py holds the catalog they draw from and comp
 - every wrong JSON type for every argument;
 - the ids of another account's objects (bob's event, board, card, file and message).
 
-Properties, per call (each runs in a child world with a time limit: tests/hostile_world.py):
+Properties, per call (each runs in a child world with a time limit: tests/hostile_client.py):
 no internal error; no hang; every misuse refusal names an argument; nothing stored with a control
 character; no mail header with CR/LF; no write reaching another account's object; and after any
 accepted write the domain's listing still works.
@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from fixtures.hostile_domain import (ADDRESSES, BENIGN_CHARS, CONTROL_CHARS, LIST_NAMES, RRULE_PARTS, RRULES,
                                      TEXTS, TIME_NAMES, TIMES, as_argument, edge_year, hostile_rrule, kind_of,
                                      wrong_types)
-from tests.hostile_world import HostileClient, Outcome
+from tests.hostile_client import HostileClient, Outcome
 
 _COMMON = {"deadline": None, "database": None, "derandomize": True,
            "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]}
