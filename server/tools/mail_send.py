@@ -39,7 +39,7 @@ def _addresses(field: str, values: list[str] | None) -> list[str]:
             if not parsed.domain:
                 raise ValueError("no domain")
             out.append(parsed.addr_spec)
-        except (ValueError, TypeError, HeaderParseError, MessageDefect):
+        except (ValueError, TypeError, IndexError, HeaderParseError, MessageDefect):   # "a@", "": IndexError
             raise misuse(f"{field}: {raw[:80]!r} is not an e-mail address. Use mail_contacts to find the person's "
                          "address. Do not retry unchanged.", status="bad_address") from None
     return out

@@ -214,3 +214,11 @@ def test_an_array_sent_as_a_json_string_is_checked_as_the_array_it_becomes(refus
     text = err(refusals.call("calendar_create_event", {"title": "t", "start": START,
                                                        "attendees": '["a@b.example\\u0000x"]'}))
     assert "attendees" in text and "U+0000" in text
+
+
+@pytest.mark.parametrize("field", ["to", "cc", "bcc"])
+@pytest.mark.parametrize("address", ["a@", "", " "])
+def test_an_address_without_a_domain_is_a_bad_address_not_a_crash(mail_call, err, field, address):
+    args = {"to": ["bob@example.invalid"], "subject": "Standup", "body": "Hello", field: [address]}
+    text = err(mail_call("mail_compose", args))
+    assert f"{field}:" in text and "not an e-mail address" in text and "internal error" not in text
