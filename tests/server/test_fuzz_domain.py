@@ -56,6 +56,11 @@ UNNAMED = {
     "unknown_sharee": "files/deck sharing: 'No account matches X' does not say shareWith/shares",
     "500": "files_search: 'The search folder (...) does not exist' does not say path",
     "404": "mail_read: Mail's 404 is worded as a missing path with files_search as the next step",
+    "unknown_sender": "mail_compose: 'X is not one of the user's mail accounts' does not say sender",
+    "bad_share": "deck_create_board: 'A share is empty' says share, not shares",
+    "bad_stack": "deck_create_board: 'A stack title is empty' says stack, not stacks",
+    "bad_label": "deck_create_board: 'A label is empty' says label, not labels",
+    "bad_window": "cal (calendar_list_events): the window refusal names neither start nor end",
 }
 FINDINGS: list[dict[str, Any]] = []
 
