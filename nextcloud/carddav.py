@@ -35,6 +35,7 @@ class Contact:
     etag: str = ""
     nickname: str = ""
     structured_name: str = ""    # N as "Given Family", for matching
+    clouds: list[str] = field(default_factory=list)   # CLOUD: federated ids (uid@server), as on account cards
 
 
 def contact_from_vcard(text: str, address_book: str, etag: str = "") -> Contact | None:
@@ -56,7 +57,8 @@ def contact_from_vcard(text: str, address_book: str, etag: str = "") -> Contact 
         structured = " ".join(str(x) for x in (n[0].value.given, n[0].value.family) if x)
     return Contact(uid=(values("uid") or [""])[0], address_book=address_book, name=name[0] if name else "",
                    emails=values("email"), phones=values("tel"), org=str(org or ""), etag=etag,
-                   nickname=(values("nickname") or [""])[0], structured_name=structured)
+                   nickname=(values("nickname") or [""])[0], structured_name=structured,
+                   clouds=values("cloud"))
 
 
 def address_books_from_multistatus(body: bytes | str) -> list[AddressBook]:
@@ -113,7 +115,8 @@ class CardDAV:
         Nextcloud's text-match is accent-sensitive ("Elodie" misses "Élodie"), so
         callers that must match accent-insensitively filter these themselves.
         """
-        wanted = "".join(f'<card:prop name="{p}"/>' for p in ("UID", "FN", "N", "EMAIL", "TEL", "ORG", "NICKNAME"))
+        wanted = "".join(f'<card:prop name="{p}"/>' for p in ("UID", "FN", "N", "EMAIL", "TEL", "ORG", "NICKNAME",
+                                                                     "CLOUD"))
         body = (f'<?xml version="1.0" encoding="UTF-8"?><card:addressbook-query {_NS}><d:prop><d:getetag/>'
                 f'<card:address-data>{wanted}</card:address-data></d:prop><card:filter/>'
                 "</card:addressbook-query>")

@@ -141,6 +141,7 @@ class Mail:
     def send(self, account_id: int, from_email: str, to: list[str], subject: str, body: str, *,
              cc: list[str] | None = None, bcc: list[str] | None = None, is_html: bool = False) -> None:
         """Send a message (not retried, not even after a 429: a repeat would send it twice)."""
+        check_headers(from_email=from_email, subject=subject, to=to, cc=cc, bcc=bcc)
         payload = {"accountId": int(account_id), "fromEmail": from_email, "subject": subject, "body": body,
                    "isHtml": is_html, "to": _people(to), "cc": _people(cc), "bcc": _people(bcc)}
         resp = self._t.request("POST", BASE + "/message/send", source=SOURCE, path="send mail",
@@ -162,6 +163,7 @@ class Mail:
     def save_draft(self, account_id: int, subject: str, body: str, to: list[str], *,
                    cc: list[str] | None = None, bcc: list[str] | None = None) -> int:
         """Save a plain-text draft in the account (Mail moves it to the Drafts mailbox); its local id."""
+        check_headers(subject=subject, to=to, cc=cc, bcc=bcc)
         payload = {"accountId": int(account_id), "subject": subject, "body": body, "editorBody": body,
                    "isHtml": False, "to": _people(to), "cc": _people(cc), "bcc": _people(bcc)}
         resp = self._t.request("POST", WEB + "/drafts", source=SOURCE, path="save draft", json_body=payload,
@@ -172,6 +174,21 @@ class Mail:
         except (KeyError, TypeError, ValueError):
             raise NextcloudError("invalid_response", "Mail saved no draft id. Check the Drafts mailbox before "
                                  "saving again; do not retry blindly.") from None
+
+
+def check_headers(*, subject: str, to: list[str], cc: list[str] | None = None, bcc: list[str] | None = None,
+                  from_email: str = "") -> None:
+    """Refuse a header value with CR, LF or another control character before it reaches Mail.
+
+    The tools' argument validator already refuses them (every header field is one line); this is the
+    last line at the boundary, so no caller can inject a header ("s\r\nBcc: x") into a sent message.
+    """
+    fields = [("subject", subject), ("from", from_email)]
+    fields += [(name, a) for name, group in (("to", to), ("cc", cc), ("bcc", bcc)) for a in group or []]
+    for name, value in fields:
+        if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or ch in "\u2028\u2029" for ch in value):
+            raise NextcloudError("bad_request", f"The {name} header holds a line break or control character; "
+                                 "a header is one line. Remove it and compose again; do not retry unchanged.")
 
 
 def _people(addresses: list[str] | None) -> list[dict[str, str]]:

@@ -40,6 +40,8 @@ def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content:
     existing = None
     if path:
         target = profile.writable(check_path(path))
+        if file_id is not None:
+            existing = _same_file(ctx, target, file_id)
     elif file_id is not None:
         existing = resolve(ctx, None, file_id)
         target = existing.path
@@ -61,6 +63,16 @@ def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content:
                "hint": "Pass this etag to files_write for the next edit of this file."
                        + (UNDO_HINT if tag is not None else "")}
     return envelope(payload)
+
+
+def _same_file(ctx: ServerContext, target: str, file_id: int) -> Any:
+    """The file `file_id` names, when it is the file at `target`; refused when path and fileId disagree."""
+    item = resolve(ctx, None, file_id)
+    if check_path(item.path) != target:
+        raise misuse(f"path {target} and fileId {file_id} name different files (fileId {file_id} is {item.path}). "
+                     "Give only one of them: path to write that path, or fileId to replace that file. "
+                     "Nothing was written; do not retry unchanged.", status="path_id_mismatch")
+    return item
 
 
 def _put(ctx: ServerContext, target: str, data: bytes, etag: str | None,

@@ -5,7 +5,9 @@ misses "Élodie"), so every card is fetched reduced to its searchable fields
 (one REPORT per address book, no photos) and matched here on unidecode-folded
 text. The system address book ("Accounts") maps people to account ids; the
 OCS sharee search adds accounts the books do not show. A card and an account
-with the same e-mail are one person.
+with the same e-mail or the same cloud id (CLOUD, uid@server) are one person:
+the "Recently contacted" book's card of an account someone shared with holds
+only FN and CLOUD, and is that account, not a second person of the same name.
 
 The one rule for every tool that contacts people (mail_compose, calendar and
 meet attendees): an address is exactly one RFC 5322 addr-spec, and it is
@@ -29,6 +31,7 @@ from server.errors import from_nextcloud, misuse
 from server.tools.first_login import NO_ADDRESS_BOOK_YET
 
 SYSTEM_BOOK = "z-server-generated--system"
+RECENT_BOOK = "z-app-generated--contactsinteraction--recent"   # "Recently contacted" (contactsinteraction)
 
 
 def fold(text: str) -> str:
@@ -44,6 +47,8 @@ class Person:
     phones: list[str] = field(default_factory=list)
     org: str = ""
     haystack: str = ""
+    clouds: list[str] = field(default_factory=list)
+    recent: bool = False          # from the "Recently contacted" book: merged into a known person when it can be
 
     def entry(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -67,6 +72,7 @@ class Person:
                 self.emails.append(mail)
         self.phones += [p for p in other.phones if p not in self.phones]
         self.org = self.org or other.org
+        self.clouds += [c for c in other.clouds if c not in self.clouds]
         self.haystack += " " + other.haystack
 
 
@@ -96,7 +102,8 @@ def _from_cards(ctx: ServerContext, warnings: list[str]) -> list[Person]:
         for c in cards:
             hay = " ".join([c.name, c.structured_name, c.nickname, c.org, *c.emails])
             people.append(Person(name=c.name, account_id=c.uid if book.id == SYSTEM_BOOK else None,
-                                 emails=list(c.emails), phones=list(c.phones), org=c.org, haystack=hay))
+                                 emails=list(c.emails), phones=list(c.phones), org=c.org, haystack=hay,
+                                 clouds=list(c.clouds), recent=book.id == RECENT_BOOK))
     return people
 
 
@@ -113,10 +120,13 @@ def _from_sharees(ctx: ServerContext, query: str, warnings: list[str]) -> list[P
 
 def _merge(people: list[Person]) -> list[Person]:
     merged: list[Person] = []
-    for person in people:
+    # Recently-contacted cards last: they join the person they were made for, whatever the book order.
+    for person in sorted(people, key=lambda p: p.recent):
         mails = {m.lower() for m in person.emails}
+        clouds = {c.lower() for c in person.clouds}
         same = next((m for m in merged if (person.account_id and m.account_id == person.account_id)
-                     or (mails & {x.lower() for x in m.emails})), None)
+                     or (mails & {x.lower() for x in m.emails}) or (clouds & {c.lower() for c in m.clouds})),
+                    None)
         if same is None:
             merged.append(person)
         elif same.account_id and person.account_id and same.account_id != person.account_id:
@@ -179,7 +189,7 @@ def address(raw: str, field: str, finder: str) -> str:
         parsed = Address(addr_spec=text)
         if not parsed.domain or not parsed.username or parsed.addr_spec != text:
             raise ValueError("not exactly one plain address")
-    except (ValueError, TypeError, HeaderParseError, MessageDefect):
+    except (ValueError, TypeError, IndexError, HeaderParseError, MessageDefect):   # "a@": IndexError
         raise misuse(f"{field}: {text[:80]!r} is not an e-mail address: each item must be exactly one "
                      f"plain address, like jane@example.com. Use {finder} to find the person's address. Do not retry "
                      "unchanged.", status="bad_address") from None
