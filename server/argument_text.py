@@ -51,15 +51,20 @@ KINDS: dict[tuple[str, str], str] = {
     ("mail_read", "find"): TEXT,
     ("files_grep", "query"): TEXT,
     ("files_write", "content"): VERBATIM,
+    ("talk_post", "message"): TEXT,
+    ("tasks_create", "description"): TEXT,
+    ("tasks_update", "description"): TEXT,
+    ("files_move", "to"): PATH,
     **{(tool, "path"): PATH for tool in ("files_search", "files_grep", "files_read", "files_write",
-                                         "files_share_internal")},
+                                         "files_share_internal", "files_move", "files_delete", "files_restore",
+                                         "files_history")},
 }
 
 # Arguments that name a time or an object: "" is never a value of theirs (rule 2: one name per concept).
 TIME_ARGUMENTS = frozenset({"start", "end", "due", "dueBefore", "after", "before", "modifiedAfter"})
 ID_ARGUMENTS = frozenset({"uid", "calendar", "board", "stack", "id", "replaces"})
 # Where the tool's description says "" clears the field.
-EMPTY_CLEARS = frozenset({("deck_update_card", "due")})
+EMPTY_CLEARS = frozenset({("deck_update_card", "due"), ("tasks_update", "due")})
 
 _ALWAYS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff"
 _LINE_ONLY = "\t\n\r\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b\u2060-\u2064\u206a-\u206f\ufeff"

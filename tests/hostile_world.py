@@ -83,7 +83,13 @@ class _World:
         card = self.ok("deck_create_card", {"board": board["board"], "stack": "To do", "title": "Fuzz card"})["card"]
         event = self.ok("calendar_create_event", {"title": "Fuzz base", "start": "2027-01-04T09:00Z"})
         self.ok("mail_search", {})
-        self.ok("meet_create_room", {"name": "Fuzz base room"})   # Talk's seeded rooms exist from here on
+        room = self.ok("meet_create_room", {"name": "Fuzz base room"})   # Talk's seeded rooms exist from here on
+        from fixtures.emulator.caldav import new_calendar
+
+        with state.lock:   # a task list (Personal takes events only, as on Nextcloud)
+            state.apps["caldav"].home("alice")["tasks"] = new_calendar("tasks", "Tasks", components=("VTODO",))
+        task = self.ok("tasks_create", {"title": "Fuzz base task"})
+        state.put_file("alice", "/Fuzz/trash-me.md", b"# Trash me\n")
         mail = state.apps["mail"]
         message = min(mail.messages)
         bob_acc = mail.add_account("bob", "bob@example.invalid")
@@ -127,6 +133,16 @@ class _World:
             "mail_compose": {"to": ["bob@example.invalid"], "subject": "Fuzz", "body": "Hello"},
             "mail_send": {"id": "nope", "token": "nope", "recipients": "nope"},
             "mail_draft": {"id": "nope", "token": "nope"},
+            "talk_rooms": {"query": "Fuzz"},
+            "talk_read": {"token": room["token"]},
+            "talk_post": {"token": room["token"], "message": "Fuzz message"},
+            "tasks_list": {},
+            "tasks_create": {"title": "Fuzz task"},
+            "tasks_update": {"uid": task["uid"], "title": "Fuzz base task"},
+            "files_move": {"path": "/Fuzz/note.md", "to": "/Fuzz/note.md", "copy": True},
+            "files_delete": {"path": "/Fuzz/trash-me.md"},
+            "files_restore": {"path": "/Fuzz/trash-me.md"},
+            "files_history": {"path": "/Fuzz/note.md"},
         }
         bob_file = state.find("bob", "/Notes/bob-secret.md")
         foreign = {"uid": [bob_event["uid"]], "board": [bob_board["board"]], "card": [bob_card["card"]],

@@ -48,7 +48,8 @@ PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast")
 
 WRITES = ("calendar_create_event", "calendar_update_event", "calendar_delete_event", "deck_create_board",
           "deck_create_card", "deck_update_card", "deck_move_card", "files_write", "files_share_internal",
-          "meet_create_room", "meet_schedule", "mail_send", "mail_draft")
+          "meet_create_room", "meet_schedule", "mail_send", "mail_draft", "talk_post", "tasks_create",
+          "tasks_update", "files_move", "files_delete", "files_restore")
 # Misuse refusals that name the value or the concept but not the argument, worded in modules this branch does
 # not own (status -> owner and why): recorded, not failed.
 UNNAMED = {
