@@ -43,6 +43,10 @@ from server.tools.server_search import augment
 REMOTE_CURSOR = "r."
 
 
+# Nextcloud's mtimes are unix seconds; SEARCH literals are ISO dates, which end with year 9999.
+MTIME_LATEST = dt.datetime(9999, 12, 30, tzinfo=dt.timezone.utc).timestamp()
+
+
 def parse_time(value: str) -> float:
     """ISO date or date-time (naive = UTC) -> unix seconds; a misuse error naming the format otherwise."""
     text = value.strip()
@@ -56,7 +60,15 @@ def parse_time(value: str) -> float:
                      "Do not retry unchanged.", status="bad_time") from None
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=dt.timezone.utc)
-    return stamp.timestamp()
+    try:
+        seconds = stamp.timestamp()
+        dt.datetime.fromtimestamp(seconds, dt.timezone.utc)   # year 1 or 9999 with an offset leaves the range
+    except (OverflowError, ValueError, OSError):
+        seconds = -1.0
+    if not 0 <= seconds < MTIME_LATEST:
+        raise misuse("modifiedAfter must lie between 1970-01-01 and 9999-12-30 (UTC): no file has a time outside. "
+                     "Do not retry unchanged.", status="bad_time")
+    return seconds
 
 
 def _folder(path: str | None) -> str | None:

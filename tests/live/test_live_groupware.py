@@ -94,7 +94,6 @@ def test_live_contacts_search_finds_the_colleague_as_the_directory_has_her(live_
     assert len(accounts) == 1 and accounts[0]["name"] == names[live_member.user]
 
 
-@pytest.mark.xfail(strict=False, reason="issue 22 item 8a: hostile (contacts dedupe of the Recently contacted card)")
 def test_live_contacts_search_shows_the_colleague_once(live_tools, live_member, live_http, live_account,
                                                        scratch_folder):
     live_http.put(f"/remote.php/dav/files/{live_account.user}{scratch_folder}/x.md", content=b"x")

@@ -160,8 +160,6 @@ def known(tool: str, args: dict[str, Any], out: Outcome) -> str | None:
         return "cal #1: an RRULE whose expansion may not end is accepted"
     if any(edge_year(args.get(k)) for k in TIME_NAMES) and (out.internal or out.kind == "hung"
                                                            or (out.listing not in ("", "ok"))):
-        if tool == "files_search":
-            return "files_search: a modifiedAfter outside years 1-9999 overflows in nextcloud/webdav.iso (lead)"
         return "cal #3: a time in year 1 or 9999 is not refused as out of range"
     if out.kind == "misuse" and out.status in UNNAMED and not out.names_an_argument():
         return UNNAMED[out.status]

@@ -60,6 +60,8 @@ def test_search_modified_after(call, ok, err):
     past = ok(call("files_search", {"modifiedAfter": "2000-01-01T00:00:00Z", "limit": 5}))
     assert past["files"]
     assert "ISO date" in err(call("files_search", {"modifiedAfter": "last tuesday"}))
+    for edge in ("0001-01-01T00:00+01:00", "9999-12-31T23:30-11:00", "1969-12-31"):   # was an internal error
+        assert "modifiedAfter must lie between" in err(call("files_search", {"modifiedAfter": edge}))
 
 
 def test_grep_finds_passages_whose_offsets_files_read_accepts(call, ok, mode):
