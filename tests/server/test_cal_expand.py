@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import icalendar
 from dateutil.rrule import rrulestr
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from server.tools.cal_expand import Budget, Watchdog, occurrences
@@ -40,38 +40,37 @@ def _calendar(rule: str, start: dt.datetime, uid: str = "u@test") -> icalendar.C
 
 @st.composite
 def rules(draw):
-    freq = draw(st.sampled_from(["SECONDLY", "MINUTELY", "HOURLY", "DAILY", "WEEKLY"]))
+    # The frequencies the walk fast-forwards and the tools accept; sub-hourly ones are covered by the budget tests.
+    freq = draw(st.sampled_from(["HOURLY", "DAILY", "WEEKLY"]))
     parts = [f"FREQ={freq}", f"INTERVAL={draw(st.integers(1, 9))}"]
     if draw(st.booleans()):
         parts.append("BYHOUR=" + ",".join(map(str, sorted(draw(st.sets(st.integers(0, 23), min_size=1, max_size=3))))))
     if draw(st.booleans()):
         parts.append("BYDAY=" + ",".join(sorted(draw(st.sets(st.sampled_from(["MO", "TU", "WE", "TH", "FR", "SA",
                                                                               "SU"]), min_size=1, max_size=3)))))
-    if freq in ("SECONDLY", "MINUTELY") and draw(st.booleans()):
-        parts.append("BYMINUTE=" + ",".join(map(str, sorted(draw(st.sets(st.integers(0, 59), min_size=1,
-                                                                                max_size=3))))))
     return ";".join(parts)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rule=rules(), zone=st.sampled_from(ZONES), days_before=st.integers(0, 4000),
        hour=st.integers(0, 23), minute=st.integers(0, 59))
 def test_the_budgeted_walk_gives_the_occurrences_dateutil_gives(rule, zone, days_before, hour, minute):
-    # dateutil's own walk from DTSTART is the reference: keep it short enough to compute.
-    days_before = min(days_before, {"SECONDLY": 1, "MINUTELY": 20}.get(rule.split(";")[0][5:], 4000))
     lo = dt.datetime(2027, 3, 10, tzinfo=UTC)
     hi = lo + dt.timedelta(minutes=30)
     start = (lo - dt.timedelta(days=days_before)).astimezone(ZoneInfo(zone)).replace(hour=hour, minute=minute,
                                                                                       second=0)
-    check_rule(rule, start, writing=False)
+    try:
+        check_rule(rule, start, writing=False)
+    except BadRule:
+        assume(False)   # a rule dateutil itself refuses (BYHOUR no INTERVAL reaches): refused on read, rightly
     # dateutil alone, from DTSTART (bounded here because the window is short and steps are at least 1 s).
     expected = {when.astimezone(UTC) for when in rrulestr(rule, dtstart=start).between(
         lo - dt.timedelta(seconds=1), hi, inc=True) if lo - dt.timedelta(seconds=1) < when + dt.timedelta(seconds=1)
         and when < hi}
     if start >= lo - dt.timedelta(seconds=1) and start < hi:
         expected.add(start.astimezone(UTC))   # DTSTART is an occurrence even when the rule skips it
-    budget = Budget(per_rule=100_000, max_steps=10_000_000, seconds=60)
-    with Watchdog(budget, slice_s=60) as watchdog:
+    budget = Budget(per_rule=100_000, max_steps=10_000_000, seconds=10)
+    with Watchdog(budget, slice_s=10) as watchdog:
         found = occurrences(_calendar(rule, start), "VEVENT", lo, hi, budget, watchdog)
     got = {c.decoded("DTSTART").astimezone(UTC) for c in found}
     assert got == expected and not budget.cut
