@@ -103,8 +103,10 @@ def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
 def _check(ctx: ServerContext, folder: str | None, now: float) -> Freshness:
     """The freshness check proper: one bounded SEARCH, then the small changed files folded in."""
     since = marks.read(ctx.index).changes_since
-    if since is None:
-        return Freshness([], folder_seen=False, failure=probe(ctx))  # never synced: coverage explains it
+    if since is None:  # never synced: coverage explains it; a server too slow to answer is named too
+        failure = probe(ctx)
+        slow = [timed_out(ctx, failure)] if getattr(failure, "kind", None) in PASSING_KINDS else []
+        return Freshness(slow, folder_seen=False, failure=failure)
     is_file = names_a_file(ctx, folder)
     scope = (folder.rsplit("/", 1)[0] or "/") if folder and is_file else folder
     try:
