@@ -65,12 +65,13 @@ def _answer(result: Any) -> str:
 @pytest.fixture
 def forget_failed_logins(request):
     """After a test that sends a wrong password: reset the server's brute-force record (where occ is at hand)."""
-    yield
     try:
         admin = request.getfixturevalue("server_admin")
     except pytest.skip.Exception:
-        return   # another server: nothing this test can reset (it sends the wrong password once)
-    admin.reset_bruteforce()
+        admin = None   # another server: nothing this test can reset (it sends the wrong password once)
+    yield
+    if admin is not None:
+        admin.reset_bruteforce()
 
 
 def test_live_wrong_password_is_not_no_such_text(live_account, scratch, forget_failed_logins):
