@@ -155,6 +155,11 @@ class ServerContext:
                 _, old = self.docs.popitem(last=False)
                 total -= len(old.text)
 
+    def forget_document(self, key: tuple[Any, str]) -> None:
+        """Drop the Document kept for (fileId, etag): the etag now names other content."""
+        with self._lock:
+            self.docs.pop(key, None)
+
     def recall_document(self, key: tuple[Any, str]) -> Any:
         """The Document read before for (fileId, etag), or None."""
         with self._lock:
