@@ -75,6 +75,7 @@ class ServerContext:
     notes: list[str] = field(default_factory=list, init=False)
     # What the last freshness check could not do (server.tools.freshness): repeated until a check succeeds.
     last_fresh_failure: Any = field(default=None, init=False, repr=False)
+    last_checked_at: float | None = field(default=None, init=False, repr=False)  # wall time of the last good check
 
     def client(self) -> Any:
         """The one Nextcloud client of this process, built on first use."""
