@@ -36,5 +36,6 @@ def test_cli_grep_answers_within_the_best_effort_budget_when_search_hangs(world,
     assert code == 0 and out["items"], out
     assert any("did not answer within 1 s" in w for w in out["warnings"]), out["warnings"]
     assert hang.times == 4, "one attempt, no retry on the hot path"
-    # An outcome, not a benchmark: the budget is 1 s, the fault 300 s, the command's deadline 60 s.
-    assert took < 10.0, f"the grep waited on the hung SEARCH ({took:.1f} s)"
+    # An outcome, not a benchmark: the budget is 1 s, the fault 300 s, the command's deadline 60 s (which the
+    # grep used to wait out whole); the bound leaves room for a loaded CI machine.
+    assert took < 20.0, f"the grep waited on the hung SEARCH ({took:.1f} s)"
