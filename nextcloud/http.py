@@ -83,6 +83,18 @@ class RetryPolicy:
         return None if wait >= remaining else wait
 
 
+SLOWDOWN_WINDOW_S = 1800.0   # Nextcloud blocks on the failed logins of the last 30 minutes
+
+
+def recent_failed_login(account: Account, refusals: refused_credentials.Refusals | None = None) -> float | None:
+    """When a login of this account from here was last refused, within the brute-force window; else None.
+
+    Then a slow or missing answer may be Nextcloud's brute-force delay, not an overloaded server."""
+    store = refusals or refused_credentials.shared()
+    when = store.refused_at(refused_credentials.server_fingerprint(account))
+    return when if when is not None and time.time() - when < SLOWDOWN_WINDOW_S else None
+
+
 def is_bruteforce_throttle(resp: httpx.Response) -> bool:
     """A 429 from Nextcloud's brute-force protection (not a per-route rate limit): seen on Nextcloud 34 as a
     DAV TooManyRequests exception, or "Reached maximum delay" from OCS and the app APIs."""
@@ -160,6 +172,7 @@ class Transport:
         self.account = account
         self.refusals = refusals or refused_credentials.shared()
         self._fingerprint = refused_credentials.fingerprint(account)
+        self._server_fp = refused_credentials.server_fingerprint(account)
         self.base_url = account.url
         self.timeout = timeout
         self.connect_timeout = connect_timeout
@@ -265,6 +278,8 @@ class Transport:
             log.debug("%s %s -> %d in %.0f ms", method, path or "", status, (time.monotonic() - sent_at) * 1000)
             good = (status in ok) if ok else (200 <= status < 300)
             if good:
+                if self.refusals.refused_at(self._server_fp) is not None:
+                    self.refusals.forget(self._server_fp)   # a login passed: Nextcloud dropped its delay too
                 return resp
             if stream:
                 _read_error_body(resp)   # the error body holds the server's message (and the throttle's mark)
@@ -279,7 +294,7 @@ class Transport:
     def _judge_refusal(self, resp: httpx.Response, method: str, path: str | None) -> bool:
         """Record refused credentials (a login failure); True when the brute-force protection throttles us."""
         if resp.status_code == 401 and is_login_failure(resp):
-            self.refusals.record(self._fingerprint)
+            self.refusals.record(self._fingerprint, self._server_fp)
             log.warning("%s %s -> 401: credentials refused; not sent again until they change", method, path or "")
         return is_bruteforce_throttle(resp)
 

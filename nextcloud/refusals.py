@@ -32,6 +32,12 @@ def fingerprint(account: Any) -> str:
     return hashlib.sha256(_SALT + raw.encode("utf-8")).hexdigest()[:32]
 
 
+def server_fingerprint(account: Any) -> str:
+    """A name for (server, login) alone: a refusal of any password of this account marks the server slow."""
+    raw = "\0".join(str(getattr(account, k, "") or "") for k in ("url", "user"))
+    return "s" + hashlib.sha256(_SALT + raw.encode("utf-8")).hexdigest()[:31]
+
+
 def default_path() -> Path:
     """$MCP_NEXTCLOUD_REFUSED, else `refused-credentials` beside the account's config file."""
     env = os.environ.get(ENV_PATH)
@@ -57,12 +63,22 @@ class Refusals:
             self._reload()
             return self._known.get(fp)
 
-    def record(self, fp: str) -> None:
-        """Remember that Nextcloud refused these credentials (and tell the other processes)."""
+    def record(self, fp: str, server_fp: str | None = None) -> None:
+        """Remember that Nextcloud refused these credentials (and tell the other processes); `server_fp`
+        (server_fingerprint) marks when this server last counted a failed login from here."""
         now = time.time()
         with self._lock:
             self._known[fp] = now
+            if server_fp:
+                self._known[server_fp] = now
             self._write()
+
+    def forget(self, fp: str) -> None:
+        """Drop one record (a server mark, once a login from here passed again: Nextcloud forgets too)."""
+        with self._lock:
+            self._reload()
+            if self._known.pop(fp, None) is not None:
+                self._write()
 
     def _reload(self) -> None:
         if self.path is None:

@@ -76,10 +76,23 @@ def timed_out(ctx: ServerContext, exc: Any = None) -> str:
     when = f"the last sync at {iso_time(last)}" if last else "the last sync"
     if not isinstance(exc, NextcloudError) or exc.kind == "timeout":
         cause = f"the server did not answer within {ctx.settings.best_effort_s:g} s"
+        refused = _recent_failed_login(ctx)
+        if refused is not None:
+            cause += (f" (a login of this account was refused at {iso_time(refused)}: Nextcloud's brute-force "
+                      "protection slows every request from this address after failed logins; fix the app password)")
     else:
         cause = exc.cause.rstrip(".")
     return (f"Could not ask the server what changed since {when}, because {cause}: this "
             "answer comes from the index at once and may miss recent edits; retrying later may see them.")
+
+
+def _recent_failed_login(ctx: ServerContext) -> float | None:
+    from nextcloud.http import recent_failed_login
+
+    try:
+        return recent_failed_login(ctx.account) if ctx.account is not None else None
+    except Exception:  # noqa: BLE001 - an unreadable record says nothing
+        return None
 
 
 def freshen(ctx: ServerContext, folder: str | None, *, force: bool = False) -> Freshness:
