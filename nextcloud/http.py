@@ -252,7 +252,7 @@ class Transport:
                 req = self.client.build_request(method, url, headers=hdrs, content=content, params=params,
                                                 json=json_body, data=data,
                                                 timeout=self._attempt_timeout(deadline))
-                resp = self.client.send(req, stream=stream)
+                resp = self._send(req, stream, deadline, source, path)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # The request never reached the server: retrying is safe even for writes.
                 log.info("%s %s: connect failed (%s)", method, path or "", type(exc).__name__)
@@ -290,6 +290,25 @@ class Transport:
                 continue
             raise self.error_from(resp, source=source, path=path,
                                   condition="throttled" if throttled else (conditions or {}).get(status))
+
+    def _send(self, req: httpx.Request, stream: bool, deadline: float, source: str,
+              path: str | None) -> httpx.Response:
+        """Send one attempt; while the credentials are unproven, one attempt at a time carries them."""
+        if self.refusals.accepted(self._fingerprint):
+            return self.client.send(req, stream=stream)
+        gate = self.refusals.gate(self._fingerprint)
+        if not gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            # Another request is still learning whether these credentials pass: not one more login attempt.
+            raise error_for(source, None, condition="timeout", path=path)
+        try:
+            if self.refusals.refused_at(self._fingerprint) is not None:
+                raise error_for(source, 401, condition="refused_before", path=path)
+            resp = self.client.send(req, stream=stream)
+            if resp.status_code not in (401, 429):
+                self.refusals.mark_accepted(self._fingerprint)
+            return resp
+        finally:
+            gate.release()
 
     def _judge_refusal(self, resp: httpx.Response, method: str, path: str | None) -> bool:
         """Record refused credentials (a login failure); True when the brute-force protection throttles us."""

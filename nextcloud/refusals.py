@@ -56,6 +56,24 @@ class Refusals:
         self._lock = threading.Lock()
         self._known: dict[str, float] = {}    # fingerprint -> when it was refused (epoch seconds)
         self._file_state: tuple[float, int] | None = None
+        self._verified: set[str] = set()      # credentials a server accepted in this process
+        self._gates: dict[str, threading.Lock] = {}
+
+    def accepted(self, fp: str) -> bool:
+        """True once a request with these credentials got past the login in this process."""
+        return fp in self._verified
+
+    def mark_accepted(self, fp: str) -> None:
+        self._verified.add(fp)
+
+    def gate(self, fp: str) -> threading.Lock:
+        """The one lock of these credentials while they are unproven: one request at a time carries them.
+
+        Concurrent first requests (the background sync, a tool's best-effort check) would each be a failed
+        login when the password is wrong, and one abandoned at its timeout is counted by the server without
+        our ever seeing its 401."""
+        with self._lock:
+            return self._gates.setdefault(fp, threading.Lock())
 
     def refused_at(self, fp: str) -> float | None:
         """When these credentials were refused (here or by another process), or None."""
