@@ -48,6 +48,15 @@ class NextcloudClient:
         self._apps: dict[str, Any] = {}   # caldav, carddav, deck, talk, mail: made on first use
         self._apps_lock = threading.Lock()
 
+    def bounded(self, seconds: float) -> "NextcloudClient":
+        """A client of the same account for best-effort calls: one attempt, every timeout `seconds`.
+
+        Its own connection pool, so a request hanging here never holds a connection the others wait for."""
+        twin = NextcloudClient(self.account, timeout=seconds, connect_timeout=seconds, total_timeout=seconds,
+                               retries=0)
+        twin._user_id = self._user_id
+        return twin
+
     def _app(self, name: str, make: Any) -> Any:
         """The app client `name`, made once (thread-safe) by `make()` on first use."""
         client = self._apps.get(name)

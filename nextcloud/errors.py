@@ -40,6 +40,7 @@ class ErrorCode(StrEnum):
     NETWORK = "network"
     UNKNOWN_OUTCOME = "unknown_outcome"
     RATE_LIMITED = "rate_limited"
+    THROTTLED = "throttled"
     BAD_REQUEST = "bad_request"
     BAD_PATH = "bad_path"
     TOO_LARGE = "too_large"
@@ -67,6 +68,7 @@ CODES: dict[ErrorCode, tuple[Category, bool]] = {
     ErrorCode.NETWORK: (_F, True),
     ErrorCode.UNKNOWN_OUTCOME: (_F, False),
     ErrorCode.RATE_LIMITED: (_F, True),
+    ErrorCode.THROTTLED: (_R, False),
     ErrorCode.BAD_REQUEST: (_M, False),
     ErrorCode.BAD_PATH: (_M, False),
     ErrorCode.TOO_LARGE: (_R, False),
@@ -242,6 +244,18 @@ _CONDITIONS: dict[str, _Row] = {
         "The connection failed after the write was sent{where}: the write may or may not have happened",
         "Re-read (files_read / stat) before trying again",
         "Do not retry blindly."),
+    "refused_before": _Row(
+        "auth", "Nextcloud refused the credentials earlier (wrong or revoked app password), so they were not "
+        "sent again: each failed login counts towards its brute-force protection, which then throttles every "
+        "request from this address",
+        "again to create a new app password (requests resume as soon as the password changes)", DO_NOT_RETRY,
+        step=LOGIN_STEP),
+    "throttled": _Row(
+        "throttled", "Nextcloud's brute-force protection is throttling this address (too many failed logins "
+        "from it): it refuses every request, correct credentials included, for up to 30 minutes",
+        "Fix the app password first (`mcp-nextcloud login URL`), then ask the server's administrator to run "
+        "`occ security:bruteforce:reset <this machine's address>` (or wait 30 minutes)",
+        "Do not retry until then: every attempt is refused and a wrong password prolongs it."),
     "too_large": _Row(
         "too_large", "The file{where} is larger than the allowed size, so it was not downloaded",
         "Ask for a smaller part (a byte range or an offset) or a smaller file", DO_NOT_RETRY),
@@ -300,8 +314,8 @@ _STATUS: dict[int, _Row] = {
 }
 
 # (An OCS or Talk 404 keeps its detail: "Please specify a valid account to share with" is the real cause.)
-_SELF_EXPLAINING = frozenset({"app_missing", "auth", "not_found", "missing_parent", "precondition", "locked",
-                              "quota", "rate_limited", "too_large", "no_credentials", "timeout", "network",
+_SELF_EXPLAINING = frozenset({"app_missing", "auth", "throttled", "not_found", "missing_parent", "precondition",
+                              "locked", "quota", "rate_limited", "too_large", "no_credentials", "timeout", "network",
                               "unknown_outcome"})
 
 _SERVER = _Row("server", "Nextcloud had an internal error{where}",

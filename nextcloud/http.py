@@ -5,6 +5,10 @@ the caller marks idempotent) are retried on connection errors, 429 and 5xx
 with exponential backoff and jitter, honouring Retry-After (capped). A
 non-idempotent write is only retried when the request never left (connect
 failure); a failure after it was sent is reported as "unknown_outcome".
+A 401 ends the attempt in every layer: the credentials are recorded as refused
+(nextcloud.refusals, by fingerprint) and not sent again until they change, and a
+429 from Nextcloud's brute-force protection is named as such and not retried:
+each failed login would prolong the throttling of the whole address.
 Logs carry the method, the user-relative path and the status: never a URL,
 header or credential.
 """
@@ -23,6 +27,7 @@ from typing import Any, Iterator, Mapping
 
 import httpx
 
+from . import refusals as refused_credentials
 from .config import Account
 from .davxml import sabre_error
 from .errors import NextcloudError, error_for
@@ -78,6 +83,39 @@ class RetryPolicy:
         return None if wait >= remaining else wait
 
 
+SLOWDOWN_WINDOW_S = 1800.0   # Nextcloud blocks on the failed logins of the last 30 minutes
+
+
+def recent_failed_login(account: Account, refusals: refused_credentials.Refusals | None = None) -> float | None:
+    """When a login of this account from here was last refused, within the brute-force window; else None.
+
+    Then a slow or missing answer may be Nextcloud's brute-force delay, not an overloaded server."""
+    store = refusals or refused_credentials.shared()
+    when = store.refused_at(refused_credentials.server_fingerprint(account))
+    return when if when is not None and time.time() - when < SLOWDOWN_WINDOW_S else None
+
+
+def is_bruteforce_throttle(resp: httpx.Response) -> bool:
+    """A 429 from Nextcloud's brute-force protection (not a per-route rate limit): seen on Nextcloud 34 as a
+    DAV TooManyRequests exception, or "Reached maximum delay" from OCS and the app APIs."""
+    if resp.status_code != 429:
+        return False
+    body = resp.content[:4000] if resp.content else b""
+    return b"TooManyRequests" in body or b"Reached maximum delay" in body
+
+
+def is_login_failure(resp: httpx.Response) -> bool:
+    """A 401 that refuses the credentials themselves (WWW-Authenticate, OCS 997 "Unauthorised", or a DAV
+    NotAuthenticated), as opposed to an app's own 401 about one object."""
+    if resp.status_code != 401:
+        return False
+    if resp.headers.get("www-authenticate"):
+        return True
+    body = resp.content[:4000] if resp.content else b""
+    return b"NotAuthenticated" in body or b'"statuscode":997' in body or b"<statuscode>997<" in body \
+        or not body
+
+
 def response_detail(resp: httpx.Response) -> str | None:
     """The server's own error message, from a Sabre XML, OCS, Deck or Talk body."""
     body = resp.content[:20000] if resp.content else b""
@@ -129,8 +167,12 @@ class Transport:
     """Sends requests for one account; counts them; maps failures to NextcloudError."""
 
     def __init__(self, account: Account, *, timeout: float = 30.0, connect_timeout: float = 5.0,
-                 total_timeout: float = 120.0, retries: int = 3, backoff: float = 0.25) -> None:
+                 total_timeout: float = 120.0, retries: int = 3, backoff: float = 0.25,
+                 refusals: refused_credentials.Refusals | None = None) -> None:
         self.account = account
+        self.refusals = refusals or refused_credentials.shared()
+        self._fingerprint = refused_credentials.fingerprint(account)
+        self._server_fp = refused_credentials.server_fingerprint(account)
         self.base_url = account.url
         self.timeout = timeout
         self.connect_timeout = connect_timeout
@@ -192,6 +234,9 @@ class Transport:
         caller must close the response.
         """
         method = method.upper()
+        if self.refusals.refused_at(self._fingerprint) is not None:
+            # Refused before (here or in another process): sending them again is one more failed login.
+            raise error_for(source, 401, condition="refused_before", path=path)
         safe = (method in IDEMPOTENT) if idempotent is None else idempotent
         hdrs = self._headers(headers, dav)
         # One id per logical request (all its attempts): sent along, and named when a write's outcome is unknown.
@@ -207,7 +252,7 @@ class Transport:
                 req = self.client.build_request(method, url, headers=hdrs, content=content, params=params,
                                                 json=json_body, data=data,
                                                 timeout=self._attempt_timeout(deadline))
-                resp = self.client.send(req, stream=stream)
+                resp = self._send(req, stream, deadline, source, path)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # The request never reached the server: retrying is safe even for writes.
                 log.info("%s %s: connect failed (%s)", method, path or "", type(exc).__name__)
@@ -233,22 +278,44 @@ class Transport:
             log.debug("%s %s -> %d in %.0f ms", method, path or "", status, (time.monotonic() - sent_at) * 1000)
             good = (status in ok) if ok else (200 <= status < 300)
             if good:
+                if self.refusals.refused_at(self._server_fp) is not None:
+                    self.refusals.forget(self._server_fp)   # a login passed: Nextcloud dropped its delay too
                 return resp
-            if (self.policy.retryable_status(status, safe=safe, no_retry=no_retry)
+            if stream:
+                _read_error_body(resp)   # the error body holds the server's message (and the throttle's mark)
+            throttled = self._judge_refusal(resp, method, path)
+            if (not throttled and self.policy.retryable_status(status, safe=safe, no_retry=no_retry)
                     and self._sleep_before_retry(attempt, resp, deadline)):
-                if stream:
-                    resp.close()
                 attempt += 1
                 continue
-            if stream:
-                try:
-                    resp.read()   # the error body holds the server's message
-                except httpx.HTTPError:
-                    pass
-                finally:
-                    resp.close()
             raise self.error_from(resp, source=source, path=path,
-                                  condition=(conditions or {}).get(status))
+                                  condition="throttled" if throttled else (conditions or {}).get(status))
+
+    def _send(self, req: httpx.Request, stream: bool, deadline: float, source: str,
+              path: str | None) -> httpx.Response:
+        """Send one attempt; while the credentials are unproven, one attempt at a time carries them."""
+        if self.refusals.accepted(self._fingerprint):
+            return self.client.send(req, stream=stream)
+        gate = self.refusals.gate(self._fingerprint)
+        if not gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            # Another request is still learning whether these credentials pass: not one more login attempt.
+            raise error_for(source, None, condition="timeout", path=path)
+        try:
+            if self.refusals.refused_at(self._fingerprint) is not None:
+                raise error_for(source, 401, condition="refused_before", path=path)
+            resp = self.client.send(req, stream=stream)
+            if resp.status_code not in (401, 429):
+                self.refusals.mark_accepted(self._fingerprint)
+            return resp
+        finally:
+            gate.release()
+
+    def _judge_refusal(self, resp: httpx.Response, method: str, path: str | None) -> bool:
+        """Record refused credentials (a login failure); True when the brute-force protection throttles us."""
+        if resp.status_code == 401 and is_login_failure(resp):
+            self.refusals.record(self._fingerprint, self._server_fp)
+            log.warning("%s %s -> 401: credentials refused; not sent again until they change", method, path or "")
+        return is_bruteforce_throttle(resp)
 
     def error_from(self, resp: httpx.Response, *, source: str, path: str | None = None,
                    condition: str | None = None) -> NextcloudError:
@@ -285,6 +352,16 @@ class Transport:
         except (KeyError, TypeError):
             raise error_for(source, resp.status_code, condition="invalid_response", path=path,
                             detail="no OCS envelope") from None
+
+
+def _read_error_body(resp: httpx.Response) -> None:
+    """Read a streamed error response whole (it is small) and close it, so its body can be judged and shown."""
+    try:
+        resp.read()
+    except httpx.HTTPError:
+        pass
+    finally:
+        resp.close()
 
 
 def _unknown_outcome(source: str, path: str | None, request_id: str) -> NextcloudError:

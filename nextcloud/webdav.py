@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, Iterable
 
 import httpx
 
@@ -205,6 +205,17 @@ class WebDAV:
         return self._search(conds, norm, limit=limit, offset=offset,
                             order="<d:orderby><d:order><d:prop><d:getlastmodified/></d:prop>"
                                   "<d:descending/></d:order></d:orderby>")
+
+    def present(self, file_ids: Iterable[int]) -> builtins.list[RemoteItem]:
+        """Which of these files the account still has (one SEARCH on oc:fileid): the items found.
+
+        A fileId missing from the answer was deleted (or unshared) since it was seen."""
+        ids = sorted({int(i) for i in file_ids})
+        if not ids:
+            return []
+        eqs = [f"<d:eq><d:prop><oc:fileid/></d:prop><d:literal>{i}</d:literal></d:eq>" for i in ids]
+        cond = eqs[0] if len(eqs) == 1 else f"<d:or>{''.join(eqs)}</d:or>"
+        return self._search([cond], "/", limit=len(ids), offset=0, order="")
 
     def _search(self, conds: builtins.list[str], scope: str, *, limit: int, offset: int,
                 order: str) -> builtins.list[RemoteItem]:

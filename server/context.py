@@ -75,6 +75,7 @@ class ServerContext:
     notes: list[str] = field(default_factory=list, init=False)
     # What the last freshness check could not do (server.tools.freshness): repeated until a check succeeds.
     last_fresh_failure: Any = field(default=None, init=False, repr=False)
+    last_checked_at: float | None = field(default=None, init=False, repr=False)  # wall time of the last good check
 
     def client(self) -> Any:
         """The one Nextcloud client of this process, built on first use."""
@@ -116,17 +117,21 @@ class ServerContext:
     def quick_client(self) -> Any:
         """A client for best-effort calls: one attempt, every timeout `settings.best_effort_s` (never retries).
 
-        With a client factory (tests, the demo) the factory's client is used as is.
+        With a client factory (the CLI's tool commands, tests, the demo) it is the bounded twin of the
+        factory's client: a client with the request deadline of the CLI (60 s, with retries) on the hot path
+        made a hanging SEARCH stall files_grep for the whole deadline.
         """
         with self._lock:
             if self._quick is None:
-                if self.client_factory is not None:
-                    self._quick = self.client_factory()
-                else:
+                s = self.settings.best_effort_s
+                base = self.client_factory() if self.client_factory is not None else None
+                bounded = getattr(base, "bounded", None)
+                if base is None:
                     from nextcloud.client import NextcloudClient
-                    s = self.settings.best_effort_s
                     self._quick = NextcloudClient(self.account, timeout=s, connect_timeout=s, total_timeout=s,
                                                   retries=0)
+                else:  # a stand-in without transports of its own is used as is
+                    self._quick = bounded(s) if callable(bounded) else base
             return self._quick
 
     def cached(self, key: str, ttl_s: float, compute: Callable[[], Any]) -> Any:
@@ -150,6 +155,11 @@ class ServerContext:
             while len(self.docs) > 1 and total > max_chars:
                 _, old = self.docs.popitem(last=False)
                 total -= len(old.text)
+
+    def forget_document(self, key: tuple[Any, str]) -> None:
+        """Drop the Document kept for (fileId, etag): the etag now names other content."""
+        with self._lock:
+            self.docs.pop(key, None)
 
     def recall_document(self, key: tuple[Any, str]) -> Any:
         """The Document read before for (fileId, etag), or None."""

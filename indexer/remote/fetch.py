@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from nextcloud.errors import NextcloudError
 
+from indexer.remote.digest import content_digest
 from indexer.jobs.pool import IN_PROCESS, Extracted, ExtractionPool, Extractor, store_outcome
 from indexer.models import DOWNLOAD_FAILED, FileRecord
 from indexer.store.writer import IndexWriter
@@ -64,7 +65,7 @@ class Fetcher:
         self.threads = max(1, threads)
         self._executor = cf.ThreadPoolExecutor(self.threads, thread_name_prefix="sync-download")
         self.downloads: deque[tuple[FileRecord, str, cf.Future]] = deque()
-        self.extractions: deque[tuple[FileRecord, str, cf.Future]] = deque()
+        self.extractions: deque[tuple[FileRecord, str, cf.Future, str]] = deque()
         self.stores: deque[tuple[str, cf.Future]] = deque()   # submitted to the writer, not yet reported
         self.owed = False     # a download failed since the last flush: the folder must be revisited
 
@@ -95,11 +96,12 @@ class Fetcher:
             self.sink.done(path)
             return
         self.sink.fetched(path, len(data))
+        digest = content_digest(data)   # what this version holds: files_write compares it before replacing
         if inline(rec, data):
-            self._store(rec, path, IN_PROCESS.submit(data, posixpath.basename(path), rec.mime))
+            self._store(rec, path, IN_PROCESS.submit(data, posixpath.basename(path), rec.mime), digest)
         else:
             pool = self._pool()
-            self.extractions.append((rec, path, pool.submit(data, posixpath.basename(path), rec.mime)))
+            self.extractions.append((rec, path, pool.submit(data, posixpath.basename(path), rec.mime), digest))
             self.drain(keep=2 * pool.workers)
         self.sink.done(path)
 
@@ -118,17 +120,22 @@ class Fetcher:
         (the caller then marks the folder done).
         """
         while len(self.extractions) > keep:
-            rec, path, fut = self.extractions.popleft()
-            self._store(rec, path, fut)
+            rec, path, fut, digest = self.extractions.popleft()
+            self._store(rec, path, fut, digest)
         self._report_stores(keep=STORES_IN_FLIGHT if keep else 0)
 
-    def _store(self, rec: FileRecord, path: str, extraction: cf.Future) -> None:
-        """Hand an extraction's outcome to the writer without waiting; reported once committed."""
+    def _store(self, rec: FileRecord, path: str, extraction: cf.Future, digest: str) -> None:
+        """Hand an extraction's outcome and the bytes' digest to the writer without waiting; reported once stored."""
         try:
             outcome: Extracted | BaseException = extraction.result()
         except Exception as exc:  # noqa: BLE001 - ReaderError, or a pool failure: costs this one file
             outcome = exc
-        self.stores.append((path, self.writer.submit(lambda tx: store_outcome(tx, rec, outcome))))
+
+        def store(tx: Any) -> FileRecord:
+            stored = store_outcome(tx, rec, outcome)
+            tx.set_hash(rec.id, digest)
+            return stored
+        self.stores.append((path, self.writer.submit(store)))
         self._report_stores(keep=STORES_IN_FLIGHT)
 
     def _report_stores(self, keep: int) -> None:

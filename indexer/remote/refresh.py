@@ -120,6 +120,22 @@ class BackgroundSync:
         self.last_error = final.error
         return final
 
+    def _credentials_refused(self) -> bool:
+        """True while Nextcloud has refused this account's credentials (nextcloud.refusals): a round would only
+        record another failed job. The record clears itself when the credentials change."""
+        try:
+            from nextcloud import refusals
+
+            client = self.client_factory()
+            try:
+                account = client.account
+            finally:
+                if self._close_client:
+                    client.close()
+            return refusals.shared().refused_at(refusals.fingerprint(account)) is not None
+        except Exception:  # noqa: BLE001 - cannot tell: run the round, whose own request is guarded anyway
+            return False
+
     def _loop(self) -> None:
         next_at = time.monotonic() + self.interval_s
         try:
@@ -128,6 +144,9 @@ class BackgroundSync:
                 if self._stop.is_set():
                     break
                 self._kick.clear()
+                if (kicked or time.monotonic() >= next_at) and self._credentials_refused():
+                    next_at = time.monotonic() + self.interval_s   # no job, no request: nothing can change
+                    continue
                 if kicked or time.monotonic() >= next_at:
                     try:
                         job = self.jobs.create_or_join(SYNC_KIND, self.key)

@@ -23,7 +23,7 @@ from server.context import ServerContext
 from server.errors import ToolFailure, agent_text
 
 # Failures that stop every sync until someone acts (the index cannot be brought up to date)...
-ACCOUNT_KINDS = frozenset({"auth", "no_credentials", "network", "forbidden"})
+ACCOUNT_KINDS = frozenset({"auth", "no_credentials", "network", "forbidden", "throttled"})
 # ...and those of one moment (a best-effort call on a read path answers from the index instead).
 PASSING_KINDS = frozenset({"timeout", "server", "rate_limited", "invalid_response", "locked"})
 NOT_EVIDENCE = "a missing hit is not evidence that no file contains it"

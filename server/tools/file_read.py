@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
+from indexer.remote.digest import content_digest
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_reader, misuse, refused
@@ -136,7 +137,8 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
     extracted = _extract(ctx, data, item)
     doc = extracted.document
     if doc.kind not in IMAGE_KINDS:
-        _store(ctx, item, doc, extracted.prepared)
+        # The digest of what this read returned: files_write compares it before replacing this version.
+        _store(ctx, item, doc, extracted.prepared, digest=content_digest(data))
         ctx.remember_document(key, doc)
     return doc
 
@@ -169,13 +171,14 @@ def _extract(ctx: ServerContext, data: bytes, item: Any) -> Any:
         raise from_reader(exc) from None
 
 
-def _store(ctx: ServerContext, item: Any, doc: Any, prepared: Any = None) -> None:
+def _store(ctx: ServerContext, item: Any, doc: Any, prepared: Any = None, *, digest: str | None = None) -> None:
     """Cache the text in the index so the next read (and grep) need no download. Best effort."""
-    _remember(ctx, item, doc=doc, prepared=prepared)
+    _remember(ctx, item, doc=doc, prepared=prepared, digest=digest)
 
 
-def _remember(ctx: ServerContext, item: Any, *, doc: Any = None, prepared: Any = None, failure: Any = None) -> None:
-    """Record this version in the index with its text or its failure. Best effort."""
+def _remember(ctx: ServerContext, item: Any, *, doc: Any = None, prepared: Any = None, failure: Any = None,
+              digest: str | None = None) -> None:
+    """Record this version in the index with its text or its failure (and its bytes' digest). Best effort."""
     from indexer.models import FileMeta
     from indexer.jobs.pool import status_for
 
@@ -190,6 +193,8 @@ def _remember(ctx: ServerContext, item: Any, *, doc: Any = None, prepared: Any =
 
     def write(tx: Any) -> None:
         rec, _ = tx.upsert(meta)
+        if digest is not None:
+            tx.set_hash(rec.id, digest)
         if prepared is not None:
             tx.store(rec.id, prepared)
         elif keep_failure:

@@ -36,7 +36,8 @@ from server.errors import from_nextcloud, misuse
 from server.tools.coverage import (ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings,
                                    read_state)
 from server.tools.grep_hit import hit_entry
-from server.tools.freshness import Freshness, check_folder, freshen, timed_out
+from server.tools.freshness import (Freshness, check_folder, drop_deleted, freshen, since_last_check,
+                                     timed_out)
 from server.tools.resolve import check_path, file_entry
 from server.tools.server_search import augment
 
@@ -190,11 +191,12 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         raise misuse("query is empty: give words or a phrase. Do not retry unchanged.", status="bad_query")
     folder = _folder(path)
     fresh = freshen(ctx, folder) if not cursor else Freshness([], folder_seen=False)
-    try:
-        res = ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True,
-                             passages=passages)
-    except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
-        raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
+    res = _index_grep(ctx, query, folder, limit, cursor, passages)
+    if res.total == 0 and not cursor and not fresh.checked:
+        # An empty answer is where a file added since the last check matters: ask now, whatever the interval.
+        fresh = freshen(ctx, folder, force=True)
+        if fresh.checked and fresh.failure is None:
+            res = _index_grep(ctx, query, folder, limit, cursor, passages)
     if folder and res.total == 0 and not cursor and not fresh.folder_seen and fresh.failure is None:
         fresh = check_folder(ctx, folder)  # one PROPFIND: a folder the server does not have is a wrong path
     cover = coverage(ctx, check_failure=fresh.failure)
@@ -202,19 +204,36 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     if res.unindexed:
         warnings.append("Files not indexed yet were not searched: read them with files_read.")
     hits = [hit_entry(h) for h in res.hits]
-    if hits:
+    total = res.total
+    if hits and fresh.failure is None:   # a server that just failed the check is not asked again
+        shown = len(hits)
+        hits, gone, verified = drop_deleted(ctx, hits)
+        total -= shown - len(hits)
+        warnings += gone if verified else _deleted_since(ctx)
+        if not fresh.checked:
+            warnings += since_last_check(ctx)
+    elif hits:
         warnings += _deleted_since(ctx)
     sources = None
     if not cursor:   # the server's own search answers for what the index does not cover (first page only)
         hits, left_out, sources = augment(ctx, query, folder=folder, hits=hits,
                                           cold=cover.incomplete and read_state(ctx).last_full is None)
         warnings += left_out
-    payload = {"query": query, "hits": hits, "total": res.total, "sources": sources,
+    payload = {"query": query, "hits": hits, "total": max(total, len(hits)), "sources": sources,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
                "nextCursor": res.nextCursor,
                "hint": " ".join([*(n + "." for n in res.notes), grep_hint(res, folder, cover, is_file=fresh.is_file)]),
                "warnings": warnings}
     return envelope(payload)
+
+
+def _index_grep(ctx: ServerContext, query: str, folder: str | None, limit: int, cursor: str | None,
+                passages: int) -> Any:
+    try:
+        return ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True,
+                              passages=passages)
+    except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
+        raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
 
 
 def _deleted_since(ctx: ServerContext) -> list[str]:

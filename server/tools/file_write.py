@@ -9,6 +9,7 @@ a PDF or an .xlsx as text would destroy it.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 from mcp.types import CallToolResult
@@ -19,7 +20,8 @@ from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import ToolFailure, from_nextcloud, misuse, refused
 from server.tools.resolve import check_path, file_ref, resolve, resolve_account
-from server.tools.write_guard import entity_tag_or_none, refuse_binary_content, refuse_binary_name
+from server.tools.write_guard import (entity_tag_or_none, refuse_binary_content, refuse_binary_name,
+                                      refuse_unread_change, stat_or_none)
 
 # Nextcloud keeps the content an overwrite replaced as a version (the files_versions app).
 UNDO_HINT = " The previous content is kept as a version: files_history lists it, files_restore brings it back."
@@ -54,9 +56,13 @@ def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content:
     if len(data) > ctx.settings.max_write_bytes:
         raise refused(f"content is {len(data)} bytes, over the {ctx.settings.max_write_bytes}-byte write cap. "
                       "Write a shorter file or split it. Do not retry unchanged.", status="too_large")
-    if tag is not None:  # replacing: only text may be replaced by text
+    mtime = None
+    if tag is not None:  # replacing: only text may be replaced by text, and only what the caller read
+        existing = existing or stat_or_none(ctx, target)
         refuse_binary_content(ctx, target, existing)
-    item, made = _put(ctx, target, data, tag, create_folders)
+        refuse_unread_change(ctx, existing, tag)
+        mtime = _next_mtime(existing)
+    item, made = _put(ctx, target, data, tag, create_folders, mtime)
     _reindex(ctx, item, data)
     payload = {**file_ref(item), "etag": item.etag, "size": len(data), "created": tag is None,
                "createdFolders": made or None,
@@ -75,19 +81,31 @@ def _same_file(ctx: ServerContext, target: str, file_id: int) -> Any:
     return item
 
 
+def _next_mtime(existing: Any | None) -> float | None:
+    """The mtime a replacement is written with: a later second than the version replaced.
+
+    Nextcloud derives the etag from mtime (seconds) and size, so a same-size write within the second of
+    the last one would keep the etag, and a caller holding the old etag could overwrite this write unseen.
+    """
+    if existing is None:
+        return None
+    return float(max(int(time.time()), int(existing.mtime or 0) + 1))
+
+
 def _put(ctx: ServerContext, target: str, data: bytes, etag: str | None,
-         create_folders: bool) -> tuple[Any, list[str]]:
+         create_folders: bool, mtime: float | None = None) -> tuple[Any, list[str]]:
     """The PUT, with the failures that need a look at the path turned into instructions that lead somewhere."""
     webdav = ctx.client().webdav
     try:
-        return webdav.put(target, data, etag=etag, create_only=etag is None), []
+        return webdav.put(target, data, etag=etag, create_only=etag is None, mtime=mtime), []
     except NextcloudError as exc:
         kind = exc.kind
         if kind == "missing_parent":
             if not create_folders:
                 raise _missing_folder(target) from None
             made = _make_parents(ctx, target)
-            return _nextcloud_call(webdav.put, target, data, etag=etag, create_only=etag is None), made
+            return _nextcloud_call(webdav.put, target, data, etag=etag, create_only=etag is None,
+                                   mtime=mtime), made
         if kind in ("precondition", "exists"):
             _explain_target(ctx, target, exc)
         raise from_nextcloud(exc) from None
@@ -135,17 +153,21 @@ def _explain_target(ctx: ServerContext, target: str, exc: NextcloudError) -> Non
 
 
 def _reindex(ctx: ServerContext, item: Any, data: bytes) -> None:
-    """Index the text just written (cheap for text) so grep sees it before the next sync. Best effort."""
+    """Index the text just written (cheap for text) so grep sees it before the next sync, and record its
+    digest: the etag returned names this content, which the next files_write compares. Best effort."""
     try:
         import reader
+        from indexer.remote.digest import content_digest
         from reader.extract import is_light
         from server.tools.file_read import _store
 
         name = item.name or item.path.rsplit("/", 1)[-1]
         if not is_light(data, name, item.mime):
-            return  # text that is really a container: the next sync extracts it in a capped child
+            # text that is really a container: the next sync extracts it in a capped child
+            _store(ctx, item, None, digest=content_digest(data))
+            return
         doc = reader.extract(data, name, item.mime)
-        _store(ctx, item, doc)
+        _store(ctx, item, doc, digest=content_digest(data))
         ctx.remember_document((item.file_id if item.file_id is not None else item.path, item.etag), doc)
     except Exception:  # the write succeeded; a stale index entry is corrected by the next sync
         pass

@@ -31,6 +31,7 @@ class Freshness:
     folder_seen: bool
     failure: Any = None          # a NextcloudError (auth, network, timeout...) or None
     is_file: bool = False        # the path names a file, not a folder
+    checked: bool = False        # the server was asked during this call (not skipped as not due)
 
 
 def folder_missing(folder: str) -> ToolFailure:
@@ -75,36 +76,93 @@ def timed_out(ctx: ServerContext, exc: Any = None) -> str:
     when = f"the last sync at {iso_time(last)}" if last else "the last sync"
     if not isinstance(exc, NextcloudError) or exc.kind == "timeout":
         cause = f"the server did not answer within {ctx.settings.best_effort_s:g} s"
+        refused = _recent_failed_login(ctx)
+        if refused is not None:
+            cause += (f" (a login of this account was refused at {iso_time(refused)}: Nextcloud's brute-force "
+                      "protection slows every request from this address after failed logins; fix the app password)")
     else:
         cause = exc.cause.rstrip(".")
     return (f"Could not ask the server what changed since {when}, because {cause}: this "
             "answer comes from the index at once and may miss recent edits; retrying later may see them.")
 
 
-def freshen(ctx: ServerContext, folder: str | None) -> Freshness:
+def _recent_failed_login(ctx: ServerContext) -> float | None:
+    from nextcloud.http import recent_failed_login
+
+    try:
+        return recent_failed_login(ctx.account) if ctx.account is not None else None
+    except Exception:  # noqa: BLE001 - an unreadable record says nothing
+        return None
+
+
+def freshen(ctx: ServerContext, folder: str | None, *, force: bool = False) -> Freshness:
     """Index small files changed on the server since the last sync; name the rest.
 
     Runs at most every `settings.freshness_interval_s` (one bounded WebDAV
-    SEARCH) so a burst of greps costs one round trip, and never fails the grep
+    SEARCH) so a burst of greps costs one round trip, unless `force` (an empty
+    answer, where a file added since matters most); never fails the grep
     for an outage: a server that does not answer only produces a warning.
     """
     now = time.monotonic()
     # A failed check counts too: during an outage every grep must not wait on it.
-    if not ctx.claim_fresh_check(ctx.settings.freshness_interval_s):
+    due = ctx.claim_fresh_check(ctx.settings.freshness_interval_s)
+    last = ctx.last_fresh_failure
+    if not due and (not force or last is not None):
         # Not due: what the last check could not do still holds (until a check succeeds, answers say so).
-        last = ctx.last_fresh_failure
         return Freshness(list(last.warnings), folder_seen=False, failure=last.failure) if last else \
             Freshness([], folder_seen=False)
     fresh = _check(ctx, folder, now)
+    fresh.checked = True
     ctx.last_fresh_failure = Freshness(fresh.warnings, False, fresh.failure) if fresh.failure is not None else None
+    if fresh.failure is None:
+        ctx.last_checked_at = time.time()
     return fresh
+
+
+def since_last_check(ctx: ServerContext) -> list[str]:
+    """For an answer the check was skipped for (not due): when the server was last asked what changed."""
+    when = getattr(ctx, "last_checked_at", None)
+    if when is None:
+        return []
+    ago = max(0, int(time.time() - when))
+    return [f"The server was last asked what changed at {iso_time(when)} ({ago} s ago): a file added or "
+            "changed since then is not searched yet; grep again in a few seconds to include it."]
+
+
+def drop_deleted(ctx: ServerContext, hits: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str], bool]:
+    """Hits the server still has (one bounded SEARCH on their fileIds), a warning naming the rest, and whether
+    the server could say (False: the hits are unverified).
+
+    A file deleted since the last sync is dropped from the index at once, so no later answer offers it.
+    If the server cannot say (timeout, outage), the hits stay and the caller's warnings say why.
+    """
+    from server.tools.resolve import forget
+
+    ids = [h["fileId"] for h in hits if h.get("fileId") is not None and h.get("source") != "server"]
+    if not ids:
+        return hits, [], True
+    try:
+        present = {int(i.file_id) for i in ctx.quick_client().webdav.present(ids) if i.file_id is not None}
+    except NextcloudError:
+        return hits, [], False
+    gone = [h for h in hits if h.get("fileId") is not None and int(h["fileId"]) not in present
+            and h.get("source") != "server"]
+    if not gone:
+        return hits, [], True
+    for h in gone:
+        forget(ctx, file_id=int(h["fileId"]))
+    names = ", ".join(h["path"] for h in gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+    kept = [h for h in hits if h not in gone]
+    return kept, [f"Left out {len(gone)} hit(s) the server no longer has (deleted since the last sync): {names}."], True
 
 
 def _check(ctx: ServerContext, folder: str | None, now: float) -> Freshness:
     """The freshness check proper: one bounded SEARCH, then the small changed files folded in."""
     since = marks.read(ctx.index).changes_since
-    if since is None:
-        return Freshness([], folder_seen=False, failure=probe(ctx))  # never synced: coverage explains it
+    if since is None:  # never synced: coverage explains it; a server too slow to answer is named too
+        failure = probe(ctx)
+        slow = [timed_out(ctx, failure)] if getattr(failure, "kind", None) in PASSING_KINDS else []
+        return Freshness(slow, folder_seen=False, failure=failure)
     is_file = names_a_file(ctx, folder)
     scope = (folder.rsplit("/", 1)[0] or "/") if folder and is_file else folder
     try:

@@ -1,4 +1,5 @@
-"""What files_write checks before it replaces a file: one valid entity tag, and text that stays text.
+"""What files_write checks before it replaces a file: one valid entity tag, text that stays text, and
+content the caller read.
 
 The reader recognises a PDF by its bytes whatever it is called
 (`/Documents/contract`, `budget.xlsx.bak`, `manual.pdf~`) and hands out an
@@ -7,6 +8,17 @@ text. So the existing content's kind is judged from what is already known,
 cheapest first - the extension, the in-memory document of that version, the
 index's record of that version, the PROPFIND content type - and, when none of
 them tells, from the first bytes (one ranged GET of 8 KiB).
+
+An etag is not enough to know the caller read what is there: Nextcloud keeps
+a file's etag when an overwrite within the same second leaves the size
+unchanged, so If-Match accepts a write over another client's edit. So every
+read through this server records the digest of the bytes it returned for
+(fileId, etag) (files_read, the sync, files_write's own content), and before
+a replacement the current bytes are fetched and compared with it (or, for an
+index that predates digests, their text with the cached text of that read).
+An etag no read through this server returned names content nobody here saw:
+the write is refused until files_read has read it. A gap remains between the
+comparison and the PUT (milliseconds), which If-Match cannot close either.
 """
 from __future__ import annotations
 
@@ -63,7 +75,7 @@ def refuse_binary_content(ctx: ServerContext, target: str, item: Any | None) -> 
     A missing file is fine (the write creates it, or its If-Match fails).
     """
     if item is None:
-        item = _stat(ctx, target)
+        item = stat_or_none(ctx, target)
         if item is None:
             return
     if getattr(item, "is_dir", False) or not int(getattr(item, "size", 0) or 0):
@@ -81,7 +93,92 @@ def refuse_binary_content(ctx: ServerContext, target: str, item: Any | None) -> 
 _TEXT_KINDS = frozenset({"text", "markdown", "csv", "json", "html"})
 
 
-def _stat(ctx: ServerContext, target: str) -> Any | None:
+def refuse_unread_change(ctx: ServerContext, item: Any | None, tag: str) -> None:
+    """Refuse to replace `item` unless what is there now is what the read that returned `tag` returned.
+
+    `item` is the file's stat now (None: no file; the PUT's If-Match then fails). Another etag now is left
+    to the server's 412 (which carries the re-read instruction).
+    """
+    if item is None or getattr(item, "is_dir", False) or (item.etag or "").strip('"') != tag.strip('"'):
+        return
+    key = (item.file_id if item.file_id is not None else item.path, item.etag)
+    rec = _version_record(ctx, item)
+    digest = getattr(rec, "content_hash", None) if rec is not None else None
+    read = ctx.recall_document(key) if digest is None else None
+    if digest is None and read is None and rec is not None:
+        read = _cached_text(ctx, rec)
+    if digest is None and read is None:
+        raise refused(f"{item.path}: no read through this server returned this etag, so what it names cannot be "
+                      "checked (Nextcloud can keep an etag for changed content). Read the file with files_read, "
+                      "then write with the etag it returns. Do not retry unchanged.", status="etag_not_read")
+    from indexer.remote.digest import content_digest
+
+    data = _current_bytes(ctx, item)
+    if digest is not None:
+        same = content_digest(data) == digest
+    else:
+        same = read is not None and _text_of(data, item) == read.text
+    if same:
+        return
+    _remember_current(ctx, item, data, key)
+    raise refused(f"{item.path} changed since it was read, yet Nextcloud still gives it the same etag (another "
+                  "client overwrote it within the same second, keeping the size): writing would destroy that edit. "
+                  "Re-read it with files_read (it now returns the current content and an etag for it), merge your "
+                  "change, then write. Do not retry blindly with this etag.", status="changed_under_same_etag")
+
+
+def _version_record(ctx: ServerContext, item: Any) -> Any:
+    """The index record of exactly this version (same fileId or path, same etag), or None."""
+    try:
+        rec = (ctx.index.get_file(file_id=item.file_id) if item.file_id is not None else None) \
+            or ctx.index.get_file(path=item.path)
+    except Exception:  # noqa: BLE001 - an unreadable index knows no read
+        return None
+    return rec if rec is not None and rec.etag == item.etag else None
+
+
+def _cached_text(ctx: ServerContext, rec: Any) -> Any:
+    try:
+        return ctx.index.cached_document(rec)
+    except Exception:  # noqa: BLE001 - no cached text: the read is unknown
+        return None
+
+
+def _current_bytes(ctx: ServerContext, item: Any) -> bytes:
+    """What the file holds now (within the read cap: a text file over it was not read through us either)."""
+    try:
+        return ctx.client().webdav.read(item.path, max_bytes=ctx.settings.max_read_bytes)
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
+
+
+def _text_of(data: bytes, item: Any) -> str | None:
+    import reader
+
+    try:
+        return str(reader.extract(data, item.name or item.path.rsplit("/", 1)[-1], item.mime).text)
+    except Exception:  # noqa: BLE001 - text that no longer extracts is not the text that was read
+        return None
+
+
+def _remember_current(ctx: ServerContext, item: Any, data: bytes, key: tuple[Any, str]) -> None:
+    """Record what this etag names now, so the files_read the refusal asks for returns it (not the old text)."""
+    from indexer.remote.digest import content_digest
+    from server.tools.file_read import _store
+
+    ctx.forget_document(key)
+    doc = None
+    try:
+        import reader
+
+        doc = reader.extract(data, item.name or item.path.rsplit("/", 1)[-1], item.mime)
+    except Exception:  # noqa: BLE001 - the digest alone still refuses the next stale write
+        pass
+    _store(ctx, item, doc, digest=content_digest(data))
+
+
+def stat_or_none(ctx: ServerContext, target: str) -> Any | None:
+    """The file's stat now, None when nothing is there."""
     try:
         return ctx.client().webdav.stat(target)
     except NotFoundError:

@@ -44,7 +44,8 @@ def test_put_read_roundtrip_with_special_names(nc):
 
 def test_put_if_match_and_create_only(nc):
     first = nc.webdav.put("/Projects/draft.txt", b"v1", create_only=True)
-    second = nc.webdav.put("/Projects/draft.txt", b"v2", etag=first.etag)
+    # A new size: within the same second an unchanged size keeps the etag, as on Nextcloud (see below).
+    second = nc.webdav.put("/Projects/draft.txt", b"v2 longer", etag=first.etag)
     assert second.etag != first.etag and second.file_id == first.file_id
     with pytest.raises(NextcloudError) as stale:
         nc.webdav.put("/Projects/draft.txt", b"v3", etag=first.etag)
@@ -53,7 +54,17 @@ def test_put_if_match_and_create_only(nc):
     with pytest.raises(NextcloudError) as exists:
         nc.webdav.put("/Projects/draft.txt", b"v3", create_only=True)
     assert exists.value.kind == "exists"
-    assert nc.webdav.read("/Projects/draft.txt") == b"v2"   # nothing was lost
+    assert nc.webdav.read("/Projects/draft.txt") == b"v2 longer"   # nothing was lost
+
+
+def test_an_overwrite_in_the_same_second_with_the_same_size_keeps_the_etag(nc):
+    """Nextcloud 34 derives the etag from mtime (seconds) and size (seen in tests/live/test_live_write_guard.py)."""
+    first = nc.webdav.put("/Projects/same.txt", b"aaaa", mtime=1700000000)
+    again = nc.webdav.put("/Projects/same.txt", b"bbbb", mtime=1700000000)
+    assert again.etag == first.etag and nc.webdav.read("/Projects/same.txt") == b"bbbb"
+    later = nc.webdav.put("/Projects/same.txt", b"cccc", mtime=1700000001)
+    longer = nc.webdav.put("/Projects/same.txt", b"ccccc", mtime=1700000001)
+    assert len({first.etag, later.etag, longer.etag}) == 3
 
 
 def test_put_mtime(nc):

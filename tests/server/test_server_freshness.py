@@ -71,7 +71,8 @@ def test_grep_finds_a_file_changed_while_the_sync_was_running(small, ok):
     assert [h["path"] for h in res["hits"]] == ["/late.md"]
 
 
-def test_a_deleted_file_is_warned_about_then_dropped_when_read(small, ok, err):
+def test_a_file_deleted_after_the_sync_is_not_a_hit(small, ok, err):
+    """Issue 22, item 6: the hits are checked against the server (one SEARCH on their fileIds)."""
     from indexer.remote.sync import sync
 
     emu, ctx, call = small
@@ -80,15 +81,26 @@ def test_a_deleted_file_is_warned_about_then_dropped_when_read(small, ok, err):
     assert [h["path"] for h in first["hits"]] == ["/Notes/one.md"]
     assert not any("deleted" in w for w in first.get("warnings", []))   # the sync is fresh: nothing to say
     emu.state.delete(ALICE, "/Notes/one.md")
+    ctx.settings = Settings(freshness_interval_s=3600.0, stale_after_s=0.0)   # the check is not due either
+    gone = ok(call("files_grep", {"query": "herons"}))
+    assert gone["hits"] == [] and gone["total"] == 0
+    assert any("no longer has" in w and "/Notes/one.md" in w for w in gone["warnings"])
+    assert ctx.index.get_file(path="/Notes/one.md") is None, "dropped from the index at once"
+    text = err(call("files_read", {"path": "/Notes/one.md"}))
+    assert "files_search" in text and "Do not retry" in text
+
+
+def test_hits_the_server_cannot_vouch_for_are_warned_about(small, ok):
+    from indexer.remote.sync import sync
+
+    emu, ctx, call = small
+    assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
+    emu.faults.add(method="SEARCH", status=503, times=5)
     ctx.settings = Settings(freshness_interval_s=0.0, stale_after_s=0.0)
     stale = ok(call("files_grep", {"query": "herons"}))
-    assert [h["path"] for h in stale["hits"]] == ["/Notes/one.md"]      # only a sync or a read can know
+    assert [h["path"] for h in stale["hits"]] == ["/Notes/one.md"]
     last = ctx.index.get_meta("last_full_sync_at")
     assert any("deleted on the server since the last full sync" in w and last in w for w in stale["warnings"])
-    text = err(call("files_read", {"path": "/Notes/one.md"}))
-    assert "no longer exists" in text and "files_search" in text and "Do not retry" in text
-    after = ok(call("files_grep", {"query": "herons"}))
-    assert after["hits"] == []
 
 
 def test_a_deleted_file_read_by_file_id_is_dropped_too(small, ok, err):
@@ -116,10 +128,10 @@ def test_grep_in_a_folder_the_server_does_not_have(small, err, fresh_check):
     assert "/No-such-folder does not exist on the server" in text and "files_search" in text
     assert "Do not retry" in text
     assert "Could not ask" not in text and "mcp-nextcloud" not in text
-    # At most two questions: the freshness SEARCH (which cannot tell a missing folder from a file), then one
-    # PROPFIND that can; when the SEARCH is not due, the PROPFIND alone.
+    # Two questions: the freshness SEARCH (which cannot tell a missing folder from a file), then one PROPFIND
+    # that can; an empty answer asks the SEARCH even when it is not due (a file added since would be missed).
     asked = emu.request_count("SEARCH") + emu.request_count("PROPFIND")
-    assert asked == (2 if fresh_check else 1) and emu.request_count("GET", "/remote.php") == 0, emu.requests
+    assert asked == 2 and emu.request_count("GET", "/remote.php") == 0, emu.requests
     assert ctx.telemetry is None or ctx.telemetry.rows()[-1]["kind"] == "misuse"
 
 
@@ -144,3 +156,30 @@ def test_tool_answers_never_carry_cli_steps():
         assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in agent
         assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
         assert "Do not retry" in agent and "Do not retry" in person
+
+
+def test_a_file_uploaded_inside_the_check_interval_is_found_by_the_next_grep(small, ok):
+    """Issue 22, item 6: an empty answer asks the server now, whatever the interval (a PDF just uploaded)."""
+    from indexer.remote.sync import sync
+
+    emu, ctx, call = small
+    assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
+    ctx.settings = Settings(freshness_interval_s=3600.0)
+    assert ok(call("files_grep", {"query": "herons"}))["hits"]          # this grep used the check
+    word = _word("pelican")
+    emu.state.put_file(ALICE, "/Notes/new.md", f"just uploaded: a {word}".encode(), mtime=time.time() + 2)
+    found = ok(call("files_grep", {"query": word}))
+    assert [h["path"] for h in found["hits"]] == ["/Notes/new.md"]
+    assert "No indexed document contains this" not in found["hint"]
+
+
+def test_hits_say_when_the_server_was_last_asked_when_the_check_was_not_due(small, ok):
+    from indexer.remote.sync import sync
+
+    emu, ctx, call = small
+    assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
+    ctx.settings = Settings(freshness_interval_s=3600.0)
+    first = ok(call("files_grep", {"query": "herons"}))
+    assert not any("last asked" in w for w in first.get("warnings", []))   # asked during this call
+    again = ok(call("files_grep", {"query": "otters"}))
+    assert again["hits"] and any("The server was last asked what changed at" in w for w in again["warnings"])

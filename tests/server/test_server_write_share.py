@@ -19,7 +19,7 @@ def test_write_creates_then_chains_etags(world, call, ok, mode):
     assert world.emulator.state.find(ALICE, path).data == b"version one"
     read = ok(call("files_read", {"path": path}, mode))
     assert read["etag"] == created["etag"]
-    second = ok(call("files_write", {"path": path, "content": "version two", "etag": read["etag"]}, mode))
+    second = ok(call("files_write", {"path": path, "content": "version two!", "etag": read["etag"]}, mode))
     assert second["created"] is False and second["etag"] != created["etag"]
     assert second["fileId"] == created["fileId"]
     third = ok(call("files_write", {"fileId": second["fileId"], "content": "version 3", "etag": second["etag"]}, mode))

@@ -1,0 +1,64 @@
+"""files_grep between syncs on a real Nextcloud 34 (issue 22, item 6).
+
+A PDF uploaded while the freshness check is not due is found by the next grep (an empty answer asks the
+server at once), and a file deleted after the sync is not offered as a hit. Uploads and deletions are made
+with a plain HTTP client, as another client would.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+ROOT = Path(__file__).resolve().parents[2]
+PDF = ROOT / "fixtures" / "docs" / "tex-accents.pdf"     # holds "Propriétés d'une expression musicale"
+
+
+def _grep(server: Any, args: dict[str, Any]) -> dict[str, Any]:
+    from mcp import Client
+
+    async def go() -> Any:
+        async with Client(server, mode="legacy") as client:
+            return await client.call_tool("files_grep", args)
+
+    result = anyio.run(go)
+    assert not result.is_error, result.content[0].text
+    return json.loads(result.content[0].text)
+
+
+def test_live_grep_sees_an_upload_inside_the_interval_and_drops_a_deletion(live_account, live_http,
+                                                                          scratch_folder, tmp_path):
+    from indexer.remote.sync import sync
+    from indexer.store.index import Index
+    from nextcloud.client import NextcloudClient
+    from server.app import build_server
+    from server.context import ServerContext, Settings
+
+    dav = f"/remote.php/dav/files/{live_account.user}"
+    word = "tamarin" + uuid.uuid4().hex[:6]
+    doomed = f"{scratch_folder}/doomed.md"
+    assert live_http.put(dav + doomed, content=f"a note about the {word}".encode()).status_code == 201
+    with NextcloudClient(live_account) as client, Index.open(tmp_path / "index.db") as index:
+        assert sync(client, index, root=scratch_folder).complete
+    ctx = ServerContext(account=live_account, index=Index.open(tmp_path / "index.db"),
+                        settings=Settings(freshness_interval_s=3600.0, best_effort_s=10.0))
+    server = build_server(ctx)
+    try:
+        first = _grep(server, {"query": word, "path": scratch_folder})   # uses the check: not due for an hour
+        assert [h["path"] for h in first["hits"]] == [doomed]
+
+        uploaded = f"{scratch_folder}/musique-{uuid.uuid4().hex[:6]}.pdf"
+        assert live_http.put(dav + uploaded, content=PDF.read_bytes()).status_code == 201
+        found = _grep(server, {"query": "expression musicale", "path": scratch_folder})
+        assert uploaded in [h["path"] for h in found["hits"]], found
+        assert "No indexed document" not in found["hint"]
+
+        assert live_http.request("DELETE", dav + doomed).status_code == 204
+        gone = _grep(server, {"query": word, "path": scratch_folder})
+        assert gone["hits"] == [], gone
+        assert any("no longer has" in w and doomed in w for w in gone["warnings"]), gone["warnings"]
+    finally:
+        ctx.close()
