@@ -158,6 +158,17 @@ class Pim:
                 return await client.call_tool(name, args or {})
         return anyio.run(go)
 
+    def calls(self, calls: list[tuple[str, dict[str, Any]]], *, user: str = "alice") -> list[Any]:
+        """Several calls in one session of one server (what one call learns, e.g. a read's etag, the next keeps)."""
+        from mcp import Client
+
+        server = self.server(user)
+
+        async def go() -> list[Any]:
+            async with Client(server, mode="legacy") as client:
+                return [await client.call_tool(name, args) for name, args in calls]
+        return anyio.run(go)
+
     def http(self, user: str = "alice", *, ocs: bool = False) -> Any:
         """A raw client, to set up or inspect what the server holds (as the recordings' real clients would)."""
         from fixtures.emulator.testing import http_client
