@@ -110,12 +110,17 @@ def new_event(fields: EventFields, *, uid: str | None = None) -> tuple[str, str]
     _set(ev, "DESCRIPTION", fields.description)
     if fields.attendees:
         _set_people(ev, fields)
+    return uid, calendar_text(ev)
+
+
+def calendar_text(component: Any) -> str:
+    """One new component (VEVENT, VTODO) as the iCalendar object stored for it, with the zones it uses."""
     cal = icalendar.Calendar()
     cal.add("PRODID", PRODID)
     cal.add("VERSION", "2.0")
-    cal.add_component(ev)
+    cal.add_component(component)
     cal.add_missing_timezones()
-    return uid, cal.to_ical().decode("utf-8")
+    return cal.to_ical().decode("utf-8")
 
 
 def _components(cal: Any, uid: str) -> tuple[Any, list[Any]]:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from nextcloud.errors import NextcloudError, NotFoundError
+from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse, refused
 from server.errors import nextcloud_call as _nc
 from server.tools.resolve import check_path, file_ref, forget, resolve
+from server.tools.write_guard import stat_or_none
 
 
 def _resolve_target(ctx: ServerContext, path: str, *, write: bool = False) -> str:
@@ -71,21 +72,12 @@ def _reindex_move(ctx: ServerContext, before: Any, after: Any) -> None:
         _unindex(ctx, before.path, False)
 
 
-def _stat_or_none(ctx: ServerContext, path: str) -> Any:
-    try:
-        return ctx.client().webdav.stat(path)
-    except NotFoundError:
-        return None
-    except NextcloudError as exc:
-        raise from_nextcloud(exc) from None
-
-
 def _destination(ctx: ServerContext, item: Any, to: str) -> str:
     """`to` as the full new path: an existing folder (or a trailing /) means "into it, same name"."""
     target = _resolve_target(ctx, to, write=True)
     if target == "/" or to.strip().endswith("/"):
         return _resolve_target(ctx, target.rstrip("/") + "/" + item.name, write=True)
-    there = _stat_or_none(ctx, target)
+    there = stat_or_none(ctx, target)
     if there is not None and there.is_dir and there.file_id != item.file_id:
         return _resolve_target(ctx, target.rstrip("/") + "/" + item.name, write=True)
     return target
@@ -102,7 +94,7 @@ def move(ctx: ServerContext, *, path: str | None, file_id: int | None, to: str, 
     if item.is_dir and target.startswith(item.path.rstrip("/") + "/"):
         raise misuse(f"{target} is inside {item.path}: a folder cannot go into itself. Do not retry unchanged.",
                      status="into_itself")
-    existing = _stat_or_none(ctx, target)
+    existing = stat_or_none(ctx, target)
     if existing is not None and not replace:
         raise misuse(f"{target} already exists (fileId {existing.file_id}). Choose another name in `to`, or pass "
                      "replace=true to put that one in the trash bin and take its place. Do not retry unchanged.",
@@ -164,7 +156,7 @@ def _trash_entries(ctx: ServerContext) -> list[Any]:
 def _landing(ctx: ServerContext, entry: Any) -> str:
     """Where Nextcloud will put the entry back: its folder, or the root when that folder is gone (seen on 34)."""
     parent = entry.original_path.rsplit("/", 1)[0] or "/"
-    there = _stat_or_none(ctx, parent) if parent != "/" else None
+    there = stat_or_none(ctx, parent) if parent != "/" else None
     landing = entry.original_path if parent == "/" or (there is not None and there.is_dir) else "/" + entry.name
     return _resolve_target(ctx, landing, write=True)
 
@@ -188,7 +180,7 @@ def _from_trash(ctx: ServerContext, path: str | None, file_id: int | None) -> di
     _landing(ctx, entry)
     webdav = ctx.client().webdav
     _nc(webdav.restore_trash, entry)
-    back = _stat_or_none(ctx, entry.original_path)
+    back = stat_or_none(ctx, entry.original_path)
     if back is None or (entry.file_id is not None and back.file_id != entry.file_id):
         back = _nc(webdav.find_by_id, entry.file_id) if entry.file_id is not None else back
     out: dict[str, Any] = {**file_ref(back), "restored": "trash"}

@@ -16,7 +16,7 @@ import icalendar
 
 from server.errors import misuse
 from server.tools.cal_common import iso_utc
-from server.tools.cal_ics import PRODID, storable
+from server.tools.cal_ics import calendar_text, storable
 
 UTC = dt.timezone.utc
 # iCalendar PRIORITY 1 (highest) .. 9 (lowest), 0 undefined; the Tasks app's three levels.
@@ -84,12 +84,7 @@ def new_task(fields: TaskFields) -> tuple[str, str]:
     todo.add("STATUS", "NEEDS-ACTION")
     _apply(todo, TaskFields(title=fields.title or "", due=fields.due, priority=fields.priority,
                             description=fields.description), now)
-    cal = icalendar.Calendar()
-    cal.add("PRODID", PRODID)
-    cal.add("VERSION", "2.0")
-    cal.add_component(todo)
-    cal.add_missing_timezones()
-    return uid, cal.to_ical().decode("utf-8")
+    return uid, calendar_text(todo)
 
 
 def _todo(cal: Any, uid: str) -> Any:

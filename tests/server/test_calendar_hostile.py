@@ -137,8 +137,11 @@ def test_a_date_and_time_with_a_space_read_as_the_calendar_forms(pim, ok, err):
 def test_each_attendee_is_exactly_one_address(pim, err, item):
     text = err(pim.call("calendar_create_event", {"title": "t", "start": "2027-01-11T09:00Z",
                                                   "attendees": ["bob@example.invalid", item], "typedByUser": [item]}))
-    assert "attendees" in text and "not an e-mail address" in text and repr(item)[:20] in repr(text) or \
-        item[:10] in text
+    assert "attendees" in text
+    if "\n" in item:   # the argument validator refuses the line break before any address rule runs
+        assert "control character" in text and "\n" not in text
+    else:
+        assert "not an e-mail address" in text and (repr(item)[:20] in repr(text) or item[:10] in text)
 
 
 def test_an_address_made_up_from_a_name_is_refused_unless_the_user_typed_it(pim, ok, err):
