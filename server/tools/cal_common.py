@@ -35,12 +35,13 @@ RANGE_TEXT = "1900-01-01 to 2199-12-31 (UTC)"
 _SPACED_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}) +(\d{1,2}:\d{2}\S*)(.*)$")
 
 
-def zone(name: str) -> ZoneInfo:
-    """The IANA zone `name`; an unknown name is a misuse naming examples."""
+def zone(name: str, field: str = "") -> ZoneInfo:
+    """The IANA zone `name`; an unknown name is a misuse naming the argument and examples."""
     try:
         return ZoneInfo(name.strip())
     except (ZoneInfoNotFoundError, ValueError):
-        raise misuse(f"Time zone {name!r} is not an IANA name. Use one such as Europe/Paris, America/New_York "
+        named = f"{field}: time zone" if field else "Time zone"
+        raise misuse(f"{named} {name!r} is not an IANA name. Use one such as Europe/Paris, America/New_York "
                      "or UTC. Do not retry unchanged.", status="bad_time_zone") from None
 
 
@@ -92,7 +93,7 @@ def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.d
         raise misuse(f"{field} {value!r} is not a date or date-time. Use 2026-12-24 (all day), "
                      "2026-12-10T14:00Z (UTC) or 2026-12-10T14:00 Europe/Paris. Do not retry unchanged.",
                      status="bad_time") from None
-    tz = zone(zone_text) if zone_text else None
+    tz = zone(zone_text, field) if zone_text else None
     if when.tzinfo is None and tz is None:
         raise misuse(f"{field} {value!r} has no time zone, so it could be any of 24 instants. Add Z for UTC "
                      f"({text}Z), an offset ({text}+01:00) or a zone name after a space ({text} Europe/Paris)"
@@ -169,14 +170,14 @@ def calendars(ctx: ServerContext) -> list[CalendarRef]:
     return [CalendarRef(c.id, c.name, c.writable, tuple(c.components or ("VEVENT",))) for c in found]
 
 
-def pick_calendar(all_cals: list[CalendarRef], wanted: str) -> CalendarRef:
+def pick_calendar(all_cals: list[CalendarRef], wanted: str, field: str = "calendar") -> CalendarRef:
     """The calendar whose id or display name is `wanted` (case-insensitive); else a misuse listing the ids."""
     key = wanted.strip().casefold()
     for cal in all_cals:
         if cal.id.casefold() == key or cal.name.casefold() == key:
             return cal
     known = ", ".join(f"{c.id} ({c.name})" for c in all_cals if not c.app) or "none"
-    raise misuse(f"No calendar {wanted!r}. Calendars: {known}. Use one of these ids. Do not retry unchanged.",
+    raise misuse(f"{field}: no calendar {wanted!r}. Calendars: {known}. Use one of these ids. Do not retry unchanged.",
                  status="unknown_calendar")
 
 

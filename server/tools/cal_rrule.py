@@ -46,10 +46,19 @@ def _check_by(parts: dict[str, Any]) -> None:
             if not ok:
                 span = f"±{low}..{high}" if signed else f"{low}..{high}"
                 raise BadRule(f"{name}={value} is outside {span}")
+    freq = str((parts.get("FREQ") or [""])[0]).upper()
+    in_month = freq == "MONTHLY" or (freq == "YEARLY" and parts.get("BYMONTH"))
     for day in parts.get("BYDAY", []):
         found = _BYDAY.match(str(day).upper())
         if not found or (found.group(2) is not None and not 1 <= int(found.group(2)) <= 53):
             raise BadRule(f"BYDAY={day} is not a weekday (MO..SU, optionally numbered like 1MO or -1FR)")
+        if found.group(2) is None:
+            continue
+        # RFC 5545 3.3.10: a numbered weekday only in MONTHLY or YEARLY rules; a month has at most five of each.
+        if freq not in ("MONTHLY", "YEARLY"):
+            raise BadRule(f"BYDAY={day} is numbered, which only a MONTHLY or YEARLY rule allows")
+        if in_month and int(found.group(2)) > 5:
+            raise BadRule(f"BYDAY={day}: a month has at most five of each weekday (use 1..5 or -1..-5)")
     wkst = [str(w).upper() for w in parts.get("WKST", [])]
     if any(w not in _WEEKDAYS for w in wkst):
         raise BadRule(f"WKST={wkst[0]} is not a weekday")

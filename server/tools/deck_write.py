@@ -62,7 +62,7 @@ def create_board(ctx: ServerContext, *, title: str, stacks: list[str] | None, la
     accounts = []
     for who in people:
         account = who if who.casefold() == me.casefold() else \
-            resolve_account(client.ocs.sharees(who, item_type="file"), who)[0]
+            resolve_account(client.ocs.sharees(who, item_type="file"), who, "shares")[0]
         if account.casefold() == me.casefold():
             raise misuse(f"{account} is you: the board's owner is a member already. Drop it from shares. "
                          "Do not retry unchanged.", status="self_share")

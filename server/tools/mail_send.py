@@ -34,7 +34,7 @@ def _addresses(field: str, values: list[str] | None) -> list[str]:
 
 def _check_recipients(ctx: ServerContext, wanted: list[str], typed: set[str]) -> list[str]:
     """The addresses the user typed that Mail does not know; refuse any other unknown address."""
-    return people.check_known(wanted, typed, lambda mail: is_known(ctx, mail), "mail_contacts")
+    return people.check_known(wanted, typed, lambda mail: is_known(ctx, mail), "mail_contacts", "to/cc/bcc")
 
 
 def _sender(ctx: ServerContext, from_address: str | None) -> Any:
@@ -44,7 +44,7 @@ def _sender(ctx: ServerContext, from_address: str | None) -> Any:
     for account in accounts:
         if from_address.casefold() in [account.email.casefold(), *(a.casefold() for a in account.aliases)]:
             return account
-    raise misuse(f"{from_address!r} is not one of the user's mail accounts ("
+    raise misuse(f"sender {from_address!r} is not one of the user's mail accounts ("
                  f"{', '.join(a.email for a in accounts)}). Do not retry unchanged.", status="unknown_sender")
 
 

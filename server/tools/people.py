@@ -206,13 +206,14 @@ def addresses(field: str, values: Iterable[str] | None, finder: str) -> list[str
     return out
 
 
-def unknown_address(mail: str, finder: str) -> Any:
-    return misuse(f"{mail} is not an address the user's contacts or Mail know. Never build an address from a "
+def unknown_address(mail: str, finder: str, field: str = "attendees") -> Any:
+    return misuse(f"{field}: {mail} is not an address the user's contacts or Mail know. Never build an address from a "
                   f"name: find the person with {finder}, or ask the user to type the address and pass it in "
                   "typedByUser as well. Do not retry unchanged.", status="unknown_recipient")
 
 
-def check_known(wanted: list[str], typed: Iterable[str], is_known: Callable[[str], bool], finder: str) -> list[str]:
+def check_known(wanted: list[str], typed: Iterable[str], is_known: Callable[[str], bool], finder: str,
+                field: str = "attendees") -> list[str]:
     """The addresses the user typed that nobody knows (to be said); any other unknown address is refused."""
     typed_set = {t.casefold() for t in typed}
     unverified = []
@@ -222,7 +223,7 @@ def check_known(wanted: list[str], typed: Iterable[str], is_known: Callable[[str
         if mail.casefold() in typed_set:
             unverified.append(mail)
             continue
-        raise unknown_address(mail, finder)
+        raise unknown_address(mail, finder, field)
     return unverified
 
 

@@ -103,7 +103,7 @@ def file_entry(item: Any) -> dict[str, Any]:
     return entry
 
 
-def resolve_account(candidates: list[Any], who: str) -> tuple[str, str | None]:
+def resolve_account(candidates: list[Any], who: str, field: str = "shareWith") -> tuple[str, str | None]:
     """The one user account meant by `who` among OCS sharees: exact id, else exact display name; else a misuse error.
 
     Shared by files_share_internal and deck_create_board (Deck stores an ACL for any name it is given).
@@ -117,7 +117,7 @@ def resolve_account(candidates: list[Any], who: str) -> tuple[str, str | None]:
         return str(exact[0].id), exact[0].label
     listed = "; ".join(f"{c.id} ({c.label})" for c in (exact or users)[:8])
     if not users:
-        raise misuse(f"No account on this Nextcloud matches {who!r}. Ask the user for the account id. "
+        raise misuse(f"{field}: no account on this Nextcloud matches {who!r}. Ask the user for the account id. "
                      "Do not retry with guesses.", status="unknown_sharee")
     raise misuse(f"{who!r} does not name exactly one account. Candidates: {listed}. Call again with one of these "
                  "account ids.", status="ambiguous_sharee")

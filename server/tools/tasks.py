@@ -50,7 +50,7 @@ def task_lists(ctx: ServerContext, wanted: str | None = None) -> list[CalendarRe
     all_cals = calendars(ctx)
     lists = [c for c in all_cals if "VTODO" in c.components and not c.app]
     if wanted:
-        cal = pick_calendar(all_cals, wanted)
+        cal = pick_calendar(all_cals, wanted, "list")
         if cal not in lists:
             raise misuse(f"{cal.id} ({cal.name}) is not a task list: it accepts no tasks. Task lists: "
                          f"{', '.join(c.id for c in lists) or 'none'}. Do not retry unchanged.", status="not_task_list")

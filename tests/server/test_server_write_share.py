@@ -149,7 +149,7 @@ def test_share_upgrade_when_the_server_refuses_a_second_share(world, call, ok):
 
 
 @pytest.mark.parametrize("who, needles", [
-    ("nobody-here", ["No account", "Do not retry"]),
+    ("nobody-here", ["shareWith: no account", "Do not retry"]),
     ("i", ["Candidates", "bob", "admin"]),
     ("alice", ["the caller's own account"]),
 ])
