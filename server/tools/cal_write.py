@@ -97,6 +97,12 @@ def _writable(cal: CalendarRef) -> CalendarRef:
     return cal
 
 
+def target_calendar(ctx: ServerContext, calendar: str | None) -> Any:
+    """The writable calendar a new event goes to: the one named, else the default (refused when none yet)."""
+    all_cals = calendars(ctx)
+    return _writable(pick_calendar(all_cals, calendar) if calendar else default_calendar(all_cals))
+
+
 def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calendar: str | None,
            location: str | None, description: str | None, repeat: str | None, attendees: list[str] | None,
            typed: list[str] | None = None, uid: str | None = None, checked: bool = False) -> dict[str, Any]:
@@ -109,8 +115,7 @@ def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calen
         hi = lo + (dt.timedelta(hours=1) if isinstance(lo, dt.datetime) else dt.timedelta(days=1))
     people = check_emails(attendees)
     unverified = [] if checked else check_known(ctx, people, typed)
-    all_cals = calendars(ctx)
-    cal = _writable(pick_calendar(all_cals, calendar) if calendar else default_calendar(all_cals))
+    cal = target_calendar(ctx, calendar)
     fields = EventFields(title=title, start=lo, end=hi, location=location, description=description,
                          rrule=repeat, attendees=people, organizer=organizer(ctx) if people else None)
     uid, ics = new_event(fields, uid=uid)

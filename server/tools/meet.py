@@ -150,6 +150,7 @@ def schedule(ctx: ServerContext, *, title: str, start: str, end: str | None, par
     require_public_url(ctx)
     cal_write.times(start, end)
     plan = invitations(ctx, participants, attendees, typed)
+    cal_write.target_calendar(ctx, calendar)   # an account with no calendar yet is told before a room exists
     if plan.mails:
         cal_write.organizer(ctx)
     room = open_room(ctx, title, participants, extra=plan.members)

@@ -26,9 +26,10 @@ SERVE_SECONDS = 10.0
 
 def _statuses_since(admin: Any, mark: int, agent: str = OUR_AGENT) -> list[int]:
     """The HTTP statuses of the requests logged after `mark` whose User-Agent starts with `agent`."""
+    end = admin.log_mark()   # nginx logs a request just after answering it: wait for a later marker's line
     with admin.access_log.open("rb") as fh:
         fh.seek(mark)
-        lines = fh.read().decode("utf-8", "replace").splitlines()
+        lines = fh.read(end - mark).decode("utf-8", "replace").splitlines()
     out = []
     for line in lines:
         parts = line.split('"')

@@ -95,6 +95,8 @@ def test_live_confirm_writes_and_the_server_has_it(writer, tmp_path):
     with httpx.Client(base_url=account.url, auth=(account.user, account.app_password), timeout=60) as http:
         etag = http.request("PROPFIND", f"/remote.php/dav/files/{account.user}/note.md", headers={"Depth": "0"})
         tag = etag.text.split("<d:getetag>")[1].split("</d:getetag>")[0].strip('"&quot;')
+        # A replacement needs an etag a read through us returned (what it read is compared before the PUT).
+        assert run("files", "read", "--path", "/note.md", "--json").returncode == 0
         done = run("files", "write", "--path", "/note.md", "--content", "second\n", "--etag", tag, "--confirm",
                    "--json")
         assert done.returncode == 0, done.stderr[-1500:]

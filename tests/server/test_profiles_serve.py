@@ -133,7 +133,7 @@ def test_token_add_prints_once_and_stores_only_a_digest(world: Any, tmp_path: Pa
     assert listed == [{"name": "scanner", "profile": {"name": "scanner", "folders": ["/Scans"],
                                                       "tools": ["files_search", "files_write"]}}]
     assert token not in _cli(env, "token", "list").stdout
-    bad = _cli(env, "token", "add", "--name", "x", "--tools", "files_delete", "--json")
+    bad = _cli(env, "token", "add", "--name", "x", "--tools", "files_shred", "--json")
     assert bad.returncode == 2 and "unknown tool name" in json.loads(bad.stdout)["error"]["message"]
     none = _cli(env, "token", "add", "--name", "x", "--json")
     assert none.returncode == 2 and "no limits" in json.loads(none.stdout)["error"]["message"]
@@ -142,7 +142,7 @@ def test_token_add_prints_once_and_stores_only_a_digest(world: Any, tmp_path: Pa
 
 
 @pytest.mark.parametrize("options, needle", [
-    (["--tools", "files_read,files_delete"], "unknown tool name(s) files_delete"),
+    (["--tools", "files_read,files_shred"], "unknown tool name(s) files_shred"),
     (["--folder", "/Projects/../Documents"], "not a folder path"),
 ])
 def test_serve_refuses_a_bad_profile_at_start(world: Any, tmp_path: Path, options: list[str], needle: str) -> None:
