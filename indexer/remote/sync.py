@@ -281,7 +281,7 @@ class _Syncer:
             path = _norm(item.path)
             old = known.get(path)
             if (old is not None and item.etag and old.etag == item.etag and old.file_id == item.file_id
-                    and not _retryable(old)):
+                    and old.size == int(item.size or 0) and not _retryable(old)):   # size: see tx._unchanged
                 # The common case in a changed folder: this sibling did not change. No write at all.
                 self.report.unchanged += 1
                 self.step(path)

@@ -67,16 +67,26 @@ def test_upsert_unchanged_local_file_needs_no_extraction(index, put_text):
 def test_upsert_remote_same_etag_is_reused_and_new_etag_reextracts(index, put_text):
     w = index.writer()
     put_text(w, "/r.txt", "remote words", source="remote", file_id=7, etag="e1")
-    rec, needs = w.upsert(meta("/r.txt", source="remote", file_id=7, etag="e1", size=1, mtime=5.0))
+    size = len("remote words")
+    rec, needs = w.upsert(meta("/r.txt", source="remote", file_id=7, etag="e1", size=size, mtime=5.0))
     assert not needs and rec.status == "indexed"
-    rec, needs = w.upsert(meta("/r.txt", source="remote", file_id=7, etag="e2", size=1, mtime=5.0))
+    rec, needs = w.upsert(meta("/r.txt", source="remote", file_id=7, etag="e2", size=size, mtime=5.0))
+    assert needs and rec.status == "pending"
+
+
+def test_upsert_remote_same_etag_with_another_size_reextracts(index, put_text):
+    """Nextcloud 34 can keep an etag across an overwrite within the same second: the size still tells."""
+    w = index.writer()
+    put_text(w, "/r.txt", "remote words", source="remote", file_id=7, etag="e1")
+    rec, needs = w.upsert(meta("/r.txt", source="remote", file_id=7, etag="e1", size=99, mtime=5.0))
     assert needs and rec.status == "pending"
 
 
 def test_move_by_file_id_keeps_text_without_extraction(index, put_text):
     w = index.writer()
     put_text(w, "/old/name.txt", "the quarterly saffron report", source="remote", file_id=42, etag="e1")
-    rec, needs = w.upsert(meta("/new/renamed.txt", source="remote", file_id=42, etag="e1"))
+    rec, needs = w.upsert(meta("/new/renamed.txt", source="remote", file_id=42, etag="e1",
+                               size=len("the quarterly saffron report")))
     assert not needs
     assert rec.path == "/new/renamed.txt" and rec.status == "indexed"
     assert index.get_file(path="/old/name.txt") is None
