@@ -44,7 +44,8 @@ def _names(values: list[str] | None, what: str) -> list[str]:
     for v in values or []:
         text = " ".join(str(v).split())
         if not text:
-            raise misuse(f"A {what} is empty: give a name for each. Do not retry unchanged.", status=f"bad_{what}")
+            raise misuse(f"{what}s: an item is empty: give a name for each. Do not retry unchanged.",
+                         status=f"bad_{what}")
         if text.casefold() not in (o.casefold() for o in out):
             out.append(text)
     return out

@@ -55,9 +55,6 @@ WRITES = ("calendar_create_event", "calendar_update_event", "calendar_delete_eve
 UNNAMED = {
     "500": "files_search: 'The search folder (...) does not exist' does not say path",
     "404": "mail_read: Mail's 404 is worded as a missing path with files_search as the next step",
-    "bad_share": "deck_create_board: 'A share is empty' says share, not shares",
-    "bad_stack": "deck_create_board: 'A stack title is empty' says stack, not stacks",
-    "bad_label": "deck_create_board: 'A label is empty' says label, not labels",
 }
 FINDINGS: list[dict[str, Any]] = []
 
