@@ -84,7 +84,7 @@ def stored_tokens(config_path: Path) -> list[dict[str, Any]]:
 def save_tokens(config_path: Path, tokens: list[dict[str, Any]]) -> None:
     from indexer.store.filemodes import write_private
 
-    write_private(tokens_path(config_path), json.dumps({"tokens": tokens}, indent=1).encode("utf-8"))
+    write_private(tokens_path(config_path), json.dumps({"tokens": tokens}, separators=(",", ":")).encode("utf-8"))
 
 
 def add_token(config_path: Path, name: str, limits: dict[str, Any]) -> str:
