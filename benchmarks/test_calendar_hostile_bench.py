@@ -10,8 +10,8 @@ week. Listed over a month and over the longest window (366 days):
 
 - end to end (MCP client -> tool -> emulator): wall ms of the call;
 - the listing's work alone over the same objects (fetched, and parsed once,
-  first): ms in all (single events included; past 5,000 objects the parse
-  cache no longer holds them all and they are parsed again), ms inside the
+  first): ms in all (single events included: their entries are cached, up to
+  20,000; series keep their parsed calendar, up to 2,000), ms inside the
   recurrence expansions, steps, series cut or capped, Python peak
   (tracemalloc) and process RSS growth (psutil).
 
@@ -89,7 +89,6 @@ def _expansion_alone(emu, window: dict) -> dict:
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
     from server.tools.cal_common import CalendarRef, bound
-    from server.tools.cal_read import parsed_object
 
     creds = emu.account("alice")
     client = NextcloudClient(Account(url=creds["url"], user="alice", app_password=creds["app_password"]))
@@ -97,9 +96,7 @@ def _expansion_alone(emu, window: dict) -> dict:
     hi = bound(window["end"], "end") + dt.timedelta(days=1)
     fetched = [(CalendarRef(c, c, True, ("VEVENT",)), client.caldav.objects_between(c, lo, hi))
                for c in [f"cal-{i}" for i in range(CALENDARS)] + ["hostile"]]
-    for cal, objects in fetched:
-        for obj in objects:
-            parsed_object((cal.id, obj.name, obj.etag), obj.ics)
+    _expand_all(fetched, lo, hi, window["limit"])   # the first listing fills the caches
     t0 = time.perf_counter()
     budget, count = _expand_all(fetched, lo, hi, window["limit"])
     ms = (time.perf_counter() - t0) * 1000

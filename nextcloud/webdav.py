@@ -243,7 +243,7 @@ class WebDAV:
         except NextcloudError as err:
             if err.status in (404, 500) and "only supported on directories" in (err.detail or ""):
                 raise NextcloudError(
-                    "not_found", f"The search folder ({scope}) does not exist or is not a folder. "
+                    "not_found", f"The search folder (path {scope}) does not exist or is not a folder. "
                     "Search from '/' or confirm the folder with files_search; do not guess variants. "
                     "Do not retry.", status=err.status, path=scope) from None
             raise

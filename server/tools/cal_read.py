@@ -29,28 +29,41 @@ from server.tools.first_login import NO_CALENDAR_YET, has_own_calendar
 
 DEFAULT_DAYS = 7
 MAX_WINDOW_DAYS = 366
-# Parsed objects by (calendar, name, etag): an agent lists the same weeks again and again, and parsing is
-# most of a listing's cost. A changed object has a new etag, so an entry is never stale; never mutated.
-_PARSED: "OrderedDict[tuple[str, str, str], Any]" = OrderedDict()
-_PARSED_MAX = 5000
-_PARSED_LOCK = threading.Lock()
+class _Recent:
+    """A bounded, thread-safe map that forgets the least recently used entry first.
+
+    Keys are (calendar, name, etag): a changed object has a new etag, so an entry is never stale."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: "OrderedDict[tuple[str, str, str], Any]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, str]) -> Any:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[str, str, str], value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+# An agent lists the same weeks again and again, and parsing is most of a listing's cost. Most objects are
+# one event that does not repeat: for those only the answer's entry and its two instants are kept (under
+# 1 kB each), so a year of a busy account stays cached; parsed calendars are kept only for series.
+_SERIES = _Recent(2_000)
+_SINGLES = _Recent(20_000)
 
 
 def parsed_object(key: tuple[str, str, str], ics: str) -> Any:
-    """icalendar.Calendar of a stored object, from the cache when its etag is unchanged."""
-    if not key[2]:
-        return icalendar.Calendar.from_ical(ics)
-    with _PARSED_LOCK:
-        hit = _PARSED.get(key)
-        if hit is not None:
-            _PARSED.move_to_end(key)
-            return hit
-    cal = icalendar.Calendar.from_ical(ics)
-    with _PARSED_LOCK:
-        _PARSED[key] = cal
-        while len(_PARSED) > _PARSED_MAX:
-            _PARSED.popitem(last=False)
-    return cal
+    """icalendar.Calendar of a stored object (from the cache when it is a series seen before)."""
+    hit = _SERIES.get(key) if key[2] else None
+    return hit if hit is not None else icalendar.Calendar.from_ical(ics)
 
 
 def _addr(value: Any) -> str:
@@ -120,8 +133,8 @@ def _instant(value: dt.date | dt.datetime) -> dt.datetime:
     return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
 
 
-def _single_in_window(comp: Any, start: dt.datetime, end: dt.datetime) -> bool:
-    """RFC 4791 9.9 overlap for one event that does not repeat (most of a calendar: no recurrence engine)."""
+def _span(comp: Any) -> tuple[dt.datetime, dt.datetime]:
+    """First and last instant of one event that does not repeat (most of a calendar: no recurrence engine)."""
     first = comp.decoded("DTSTART")
     if comp.get("DTEND") is not None:
         last = comp.decoded("DTEND")
@@ -129,13 +142,21 @@ def _single_in_window(comp: Any, start: dt.datetime, end: dt.datetime) -> bool:
         last = first + comp.decoded("DURATION")
     else:
         last = first if isinstance(first, dt.datetime) else first + dt.timedelta(days=1)
-    lo, hi = _instant(first), _instant(last)
+    return _instant(first), _instant(last)
+
+
+def _overlaps(lo: dt.datetime, hi: dt.datetime, start: dt.datetime, end: dt.datetime) -> bool:
+    """RFC 4791 9.9 overlap of [lo, hi) with the window [start, end)."""
     return lo < end and (hi > start if hi > lo else lo >= start)
 
 
 def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.datetime, component: str,
                   key: tuple[str, str, str], budget: Budget, watchdog: Watchdog) -> list[dict[str, Any]]:
     """The occurrences of one stored object in [start, end); ValueError (the reason) when it is unusable."""
+    single = _SINGLES.get(key) if key[2] else None
+    if single is not None:
+        entry, lo, hi = single
+        return [dict(entry)] if _overlaps(lo, hi, start, end) else []   # a copy: the cached one stays as it was
     parsed = parsed_object(key, ics)
     comps = parsed.walk(component)
     for comp in comps:
@@ -149,7 +170,12 @@ def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.dateti
     repeats = any(c.get("RRULE") is not None or c.get("RDATE") is not None or c.get("RECURRENCE-ID") is not None
                   for c in comps)
     if not repeats and len(comps) == 1 and component == "VEVENT" and comps[0].get("DTSTART") is not None:
-        return [occurrence_entry(comps[0], cal, False)] if _single_in_window(comps[0], start, end) else []
+        entry, lo, hi = occurrence_entry(comps[0], cal, False), *_span(comps[0])
+        if key[2]:
+            _SINGLES.put(key, (dict(entry), lo, hi))
+        return [entry] if _overlaps(lo, hi, start, end) else []
+    if key[2]:
+        _SERIES.put(key, parsed)
     uid = str(comps[0].get("UID") or "") if comps else ""
     budget.titles[uid] = str(comps[0].get("SUMMARY") or "") if comps else ""
     found = occurrences(parsed, component, start, end, budget, watchdog, uid)

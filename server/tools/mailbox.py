@@ -88,6 +88,16 @@ def _failure(exc: Exception) -> Exception:
     return from_nextcloud(exc) if isinstance(exc, NextcloudError) else exc
 
 
+def _missing_message(exc: Exception, message_id: int) -> Exception | None:
+    """Mail's 404 for a message id: the id argument is wrong (Mail's words would point at a file path)."""
+    from nextcloud.errors import NextcloudError
+
+    if isinstance(exc, NextcloudError) and exc.kind == "not_found":
+        return misuse(f"No message has id {message_id} in this account's mail. Take an id from mail_search; "
+                      "do not guess ids. Do not retry.", status="not_found")
+    return None
+
+
 def _mailboxes(ctx: ServerContext, account: Any) -> list[Any]:
     try:
         return list(ctx.cached(f"mail:boxes:{account.id}", ACCOUNTS_TTL_S,
@@ -175,7 +185,7 @@ def read(ctx: ServerContext, message_id: int, *, offset: int, limit: int | None,
     try:
         msg = ctx.client().mail.message(message_id)
     except Exception as exc:
-        raise _failure(exc) from None
+        raise _missing_message(exc, message_id) or _failure(exc) from None
     doc = _body_document(msg.body or "")
     head = {"id": msg.id, "subject": msg.subject, "from": msg.sender, "to": msg.to,
             "date": iso_time(msg.date), "unread": not bool(msg.flags.get("seen", False))}

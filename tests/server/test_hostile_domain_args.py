@@ -222,3 +222,9 @@ def test_an_address_without_a_domain_is_a_bad_address_not_a_crash(mail_call, err
     args = {"to": ["bob@example.invalid"], "subject": "Standup", "body": "Hello", field: [address]}
     text = err(mail_call("mail_compose", args))
     assert f"{field}:" in text and "not an e-mail address" in text and "internal error" not in text
+
+
+def test_files_search_in_a_missing_folder_names_the_path_argument(world, call, err):
+    # Nothing in the index matches, so the server's SEARCH runs; Nextcloud answers a missing scope with a 500.
+    text = err(call("files_search", {"name": "zzz-no-such-name", "path": "/No such folder here"}))
+    assert "path /No such folder here" in text and "does not exist" in text

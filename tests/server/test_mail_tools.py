@@ -111,7 +111,9 @@ def test_read_slices_and_finds_in_the_body(mcall: Any, ok: Any, err: Any) -> Non
     found = ok(mcall("mail_read", {"id": msg["id"], "find": "23:00 utc"}))
     assert found["total"] == 1 and data["body"][found["matches"][0]["offset"]:].startswith("23:00 UTC")
     assert "past the end" in err(mcall("mail_read", {"id": msg["id"], "offset": 999}))
-    assert "not found" in err(mcall("mail_read", {"id": 99999})).lower()
+    missing = err(mcall("mail_read", {"id": 99999}))
+    # The refusal names the id argument and where ids come from, not a file path (Mail answers a plain 404).
+    assert "id 99999" in missing and "mail_search" in missing and "files_search" not in missing
 
 
 def test_contacts_are_accent_insensitive_and_ambiguity_is_said(mcall: Any, ok: Any) -> None:
