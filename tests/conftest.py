@@ -7,6 +7,7 @@ them.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,12 @@ SHARED = ROOT.parent / "shared"
 RECORDINGS = SHARED / "nextcloud-34"
 
 pytest_plugins = ["fixtures.emulator.testing"]
+
+# The CLI and serve processes tests start run in their own process unless a test asks for the index service
+# (tests/server/test_cli_service.py does, and compares both ways): no test leaves a service behind it, and
+# one that starts it anyway (an environment built from scratch) sees it go soon.
+os.environ.setdefault("MCP_NEXTCLOUD_SERVICE", "0")
+os.environ.setdefault("MCP_NEXTCLOUD_SERVICE_IDLE_S", "30")
 
 
 @pytest.fixture(scope="session")
