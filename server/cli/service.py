@@ -44,6 +44,8 @@ from server.cli.service_client import (BUSY, DECLINED, ERR, EXIT, IDLE_ENV, OUT,
 
 IDLE_SECONDS = 600.0
 BUSY_SECONDS = 1.0
+TRIM_AFTER_SECONDS = 2.0
+STAMP_EVERY_SECONDS = 0.1   # the code stamp costs ~3 ms: a burst of calls checks it at most this often
 PACKAGES = ("reader", "indexer", "nextcloud", "server", "mcp_nextcloud")
 MAX_REQUEST = 1 << 20
 
@@ -60,6 +62,19 @@ def code_stamp(root: str = "") -> str:
                     st = os.stat(os.path.join(folder, name))
                     parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
     return str(hash("\n".join(parts)))
+
+
+def release_memory() -> None:
+    """Collect garbage and hand glibc's free heap pages back (malloc_trim): an idle service keeps what it uses."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):   # not glibc: the pages stay with the process until it exits
+        pass
 
 
 # -- per-request standard streams ----------------------------------------------------------------------
@@ -259,6 +274,8 @@ class Service:
         self.path = path
         self.log = log
         self.stamp = code_stamp()
+        self._stamped = time.monotonic()
+        self._trimmed = False
         self.started = time.time()
         self.idle_s = float(os.environ.get(IDLE_ENV) or IDLE_SECONDS)
         self.lines = CommandLines()
@@ -314,6 +331,7 @@ class Service:
                 if self._idle():
                     self.log("idle: exiting")
                     break
+                self._trim()
                 continue
             except OSError:
                 break
@@ -322,6 +340,14 @@ class Service:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
         self.unlink()
         self.sock.close()
+
+    def _trim(self) -> None:
+        """Once a call is TRIM_AFTER_SECONDS behind: what the calls left free goes back to the system."""
+        with self._lock:
+            due = not self.active and not self._trimmed and time.monotonic() - self.last > TRIM_AFTER_SECONDS
+            self._trimmed = self._trimmed or due
+        if due:
+            release_memory()
 
     def _idle(self) -> bool:
         with self._lock:
@@ -339,7 +365,7 @@ class Service:
             if len(fields) < 2 or fields[0] != PROTOCOL:
                 conn.send(DECLINED, b"another protocol")
                 return
-            if code_stamp() != self.stamp:
+            if self._code_changed():
                 self.log("our code changed: exiting for the current one")
                 self.unlink()
                 self.stop.set()
@@ -358,6 +384,15 @@ class Service:
                 self.active -= 1
                 self.requests += 1
                 self.last = time.monotonic()
+                self._trimmed = False
+
+    def _code_changed(self) -> bool:
+        now = time.monotonic()
+        with self._lock:
+            if now - self._stamped < STAMP_EVERY_SECONDS:
+                return False
+            self._stamped = now
+        return code_stamp() != self.stamp
 
     def _dispatch(self, conn: Connection, kind: str, fields: list[str]) -> None:
         if kind == "cli":
