@@ -167,7 +167,7 @@ def _grep_rounds(ours: list[str], env: dict[str, str], docs: Path, rg: str | Non
 
 
 def _tool_rounds(ours: list[str], env: dict[str, str], figures: dict[str, Any], budgets: list[Any]) -> None:
-    for command in (["contacts", "search", "elodie", "--json"], ["calendar", "list", "--json"],
+    for command in (["contacts", "search", "elodie", "--json"], ["whoami", "--json"],
                     ["files", "search", "--json", "--limit", "5"]):
         _client([*ours, *command], env)
         cpu = [_client([*ours, *command], env)[1] for _ in range(ROUNDS)]

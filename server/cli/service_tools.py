@@ -65,7 +65,10 @@ class ToolHost:
                 path = Path(index_path)
                 if not path.exists():
                     Index.open(path).close()     # created as serve creates it (folder 0700, file 0600)
+                from server import faultlog
+
                 log, _ = open_call_log(default_telemetry_path())
+                faultlog.install(default_telemetry_path().parent, stderr=False)   # faults.log, as serve's
                 self.index_path = path
                 self.ctx = ServerContext(account=account, index=self.kept.open(path), telemetry=log,
                                          settings=Settings.from_env())
