@@ -335,11 +335,24 @@ class Service:
                 continue
             except OSError:
                 break
+            if self.stop.is_set():
+                conn.close()             # before TAKEN: the caller starts a new service, nothing ran here
+                break
             with self._lock:
                 self.active += 1
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
         self.unlink()
         self.sock.close()
+        self._drain()
+
+    def _drain(self, seconds: float = 30.0) -> None:
+        """Let the calls that were taken finish (a serve's attachment is not waited for)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self.active <= self.attached:
+                    return
+            time.sleep(0.05)
 
     def _trim(self) -> None:
         """Once a call is TRIM_AFTER_SECONDS behind: what the calls left free goes back to the system."""
@@ -404,8 +417,9 @@ class Service:
         elif kind == "status":
             conn.send(EXIT, json.dumps(self.status(), separators=(",", ":")).encode())
         elif kind == "stop":
-            conn.send(EXIT, b"stopping")
+            self.unlink()                    # the next caller starts a new service at once
             self.stop.set()
+            conn.send(EXIT, b"stopping")
         else:
             conn.send(DECLINED, b"unknown request")
 

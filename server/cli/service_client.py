@@ -330,12 +330,19 @@ def _ttys() -> str:
 def _converse(sock: "_socket.socket", request: bytes, argv: list[str]) -> int:
     """Send the call and relay the service's frames until its exit code."""
     sock.settimeout(None)
-    sock.sendall(request)
+    try:
+        sock.sendall(request)
+    except OSError:
+        raise _Stale() from None     # it closed as we connected: nothing ran
     frames = Frames(sock)
     printed = False
     try:
-        if sock.recv(1) != TAKEN:
-            raise ServiceGone("the service closed the connection")
+        taken = sock.recv(1)
+    except ConnectionError:
+        taken = b""
+    if taken != TAKEN:   # it was exiting (idle, stopped) as we connected: nothing ran, start a new one
+        raise _Stale()
+    try:
         while True:
             tag, payload = frames.read()
             if tag == EXIT:
