@@ -196,7 +196,9 @@ def test_a_service_of_older_code_is_replaced(env: dict[str, str], tmp_path: Path
     assert _cli(copy_env, "inspect", str(ROOT / "fixtures/docs/notes.txt"), cwd=tree).returncode == 0
     old = _status(copy_env)["pid"]
     marker = tree / "server" / "cli" / "inspect.py"
-    marker.write_text(marker.read_text() + "\n# edited\n")
+    edited = marker.with_suffix(".new")   # saved as editors, git and pip do: a new file replaces the old one
+    edited.write_text(marker.read_text() + "\n# edited\n")
+    os.replace(edited, marker)
     done = _cli(copy_env, "inspect", str(ROOT / "fixtures/docs/notes.txt"), cwd=tree)
     assert done.returncode == 0 and "Shopping list" in done.stdout
     wait_for(lambda: not _alive(old), what="the older service's exit")
