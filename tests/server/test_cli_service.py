@@ -266,3 +266,38 @@ def test_two_serves_and_the_cli_share_one_sync(env: dict[str, str], emulator: Em
     assert len(downloads) == 1, downloads
     status = _status(env)
     assert status["backgroundSync"] is True
+
+
+def test_a_serve_profile_holds_for_the_tool_calls_the_service_runs(env: dict[str, str]) -> None:
+    """serve --read-only --folder: the service runs each call under that serve's profile; the answers are those
+    of a serve that runs its tools itself."""
+    from mcp import Client, StdioServerParameters
+
+    calls = [("files_write", {"path": "/Documents/nope.txt", "content": "x"}),
+             ("files_read", {"path": "/Documents/notes.txt"}),
+             ("files_grep", {"query": "install"}),
+             ("nextcloud_whoami", {})]
+
+    def answers(switch: str) -> list[tuple[bool, str]]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "server", "serve", "--interval", "0", "--read-only", "--folder",
+                                          "/Photos"], env={**env, "MCP_NEXTCLOUD_SERVICE": switch}, cwd=str(ROOT))
+
+        async def go() -> list[tuple[bool, str]]:
+            async with Client(params, mode="legacy") as client:
+                listed = {t.name for t in (await client.list_tools()).tools}
+                assert "files_write" not in listed and "files_read" in listed
+                out = []
+                for name, args in calls:
+                    result = await client.call_tool(name, args)
+                    out.append((bool(result.is_error), _steady(result.content[0].text)))
+                return out
+
+        return anyio.run(go)
+
+    assert _cli(env, "index", "sync", "--wait", "60").returncode == 0
+    served = answers("1")
+    assert _status(env)["requests"] >= len(calls)
+    assert served == answers("0")
+    assert served[0][0] and served[1][0]            # a write is not offered; /Documents is outside the jail
+    assert "/Documents/" not in served[2][1]        # no hit outside /Photos
