@@ -240,9 +240,11 @@ class CommandLines:
     """Runs command lines as their own processes would, one at a time, keeping parsers and the index."""
 
     def __init__(self) -> None:
+        from server.cli.client_pool import ClientPool
         from server.cli.index_kept import KeptIndex
 
         self.kept = KeptIndex()
+        self.clients = ClientPool()
         self.lock = threading.Lock()
         self._parsers: dict[str, Any] = {}
 
@@ -272,6 +274,7 @@ class CommandLines:
             parser = self.parser(argv[0] if argv else None)
             args = parse(parser, argv)
             args.kept_index = self.kept
+            args.client_pool = self.clients
             return run_parsed(parser, args)
         except SystemExit as exc:            # argparse: --help, a usage error
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -507,6 +510,8 @@ class Service:
         if self.tools is not None:
             with contextlib.suppress(Exception):
                 self.tools.close()
+        with contextlib.suppress(Exception):
+            self.lines.clients.close()
         with contextlib.suppress(Exception):
             self.lines.kept.close()
 

@@ -120,13 +120,17 @@ class ToolSession:
 
         self.dry = DryRun() if dry_run else None
         self.args = args
-        self.real = NextcloudClient(account, total_timeout=args.timeout)
+        pool: Any = getattr(args, "client_pool", None)   # the index service's (server/cli/client_pool.py)
+        self.pooled = pool is not None and not dry_run   # a dry run hooks its client's transport: its own
+        self.real = (pool.get(account, args.timeout) if self.pooled
+                     else NextcloudClient(account, total_timeout=args.timeout))
         client = _DryClient(self.real, self.dry) if self.dry else self.real
         try:
             self.ctx = _context(spec, account, args, client=client)
             self.server = _server(spec, self.ctx)
         except BaseException:
-            self.real.close()
+            if not self.pooled:
+                self.real.close()
             raise
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
@@ -149,9 +153,12 @@ class ToolSession:
         try:
             if getattr(self.args, "kept_index", None) is not None:
                 self.ctx.index = None   # the service's kept index outlives this call
+            if self.pooled:
+                self.ctx._client = None   # the pooled client outlives this call (ctx.close would close it)
             self.ctx.close()
         finally:
-            self.real.close()
+            if not self.pooled:
+                self.real.close()
 
     def __enter__(self) -> "ToolSession":
         return self
