@@ -235,6 +235,48 @@ class Connection:
         return unpack(data)
 
 
+class HangUp:
+    """Interrupts a command line whose caller went away (Ctrl-C, killed): as the caller's own process would
+    have stopped, the command gets KeyboardInterrupt (between two Python steps, so a request under way ends
+    first) and ends as an interrupted command does; what it finished stays done (jobs, batch journals)."""
+
+    def __init__(self, conn: Connection, thread_id: int) -> None:
+        self._conn, self._thread_id = conn, thread_id
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._watch, name="caller-hangup", daemon=True).start()
+
+    def _watch(self) -> None:
+        import select
+
+        sock = self._conn.sock
+        while not self._done.is_set():
+            readable, _, _ = select.select([sock], [], [], 0.2)
+            if not readable or self._done.is_set():
+                continue
+            try:
+                peeked = sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
+            except OSError:
+                peeked = b""
+            if peeked:                       # the caller's stdin, for the command to read
+                self._done.wait(0.05)
+                continue
+            self._conn.gone = True
+            with self._lock:                 # never after stop(): the command line is over by then
+                if not self._done.is_set():
+                    import ctypes
+
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread_id),
+                                                               ctypes.py_object(KeyboardInterrupt))
+            return
+
+    def stop(self) -> None:
+        with self._lock:
+            self._done.set()
+
+
 # -- command lines ----------------------------------------------------------------------------------------
 class CommandLines:
     """Runs command lines as their own processes would, one at a time, keeping parsers and the index."""
@@ -270,6 +312,7 @@ class CommandLines:
         os.environ["COLUMNS"] = columns
         _COMMAND_LINE[0] = streams
         token = _REQUEST.set(streams)
+        watch = HangUp(conn, threading.get_ident())
         try:
             parser = self.parser(argv[0] if argv else None)
             args = parse(parser, argv)
@@ -279,6 +322,7 @@ class CommandLines:
         except SystemExit as exc:            # argparse: --help, a usage error
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         finally:
+            watch.stop()
             _REQUEST.reset(token)
             _COMMAND_LINE[0] = None
             os.chdir("/")
@@ -458,6 +502,8 @@ class Service:
         try:
             try:
                 rc = self.lines.run(conn, cwd, columns, ttys, argv)
+            except KeyboardInterrupt:        # the caller hung up as the command ended (HangUp)
+                rc = 130
             except Exception as exc:         # a bug: logged here; the caller runs the call and shows it
                 import traceback
 
