@@ -78,6 +78,8 @@ def _open(args: argparse.Namespace, *, create: bool = True):
         raise RuntimeError(f"there is no index at {path} ({named}): check the path, or build it first with "
                            f"'mcp-nextcloud index add FOLDER' or 'mcp-nextcloud index sync'")
     kept = getattr(args, "kept_index", None)   # the index service's, open across its calls (server/cli/service.py)
+    if kept is not None and not path.exists():
+        Index.open(path).close()             # created here first, as in the command's own process
     index = kept.open(path) if kept is not None else Index.open(path)
     for note in index.notes:   # file modes repaired on open
         print(f"note: {note}", file=sys.stderr)
