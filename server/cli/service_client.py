@@ -349,7 +349,8 @@ def _converse(sock: "_socket.socket", request: bytes, argv: list[str]) -> int:
                 return int(payload)
             if tag in (OUT, ERR):
                 printed = True
-                _write(sys.stdout if tag == OUT else sys.stderr, payload)
+                if not _write(sys.stdout if tag == OUT else sys.stderr, payload):
+                    return 0             # the reader went away: hanging up ends the command there too
             elif tag == STDIN:
                 data = sys.stdin.buffer.read() if sys.stdin is not None else b""
                 sock.sendall(netstring(data))
@@ -365,7 +366,8 @@ def _converse(sock: "_socket.socket", request: bytes, argv: list[str]) -> int:
         return 1
 
 
-def _write(stream: object, data: bytes) -> None:
+def _write(stream: object, data: bytes) -> bool:
+    """Write what the command printed; False when the reader of our output went away."""
     try:
         buffer = getattr(stream, "buffer", None)
         if buffer is not None:
@@ -378,6 +380,8 @@ def _write(stream: object, data: bytes) -> None:
     except BrokenPipeError:
         # `grep x | head -1`: as in-process (server/cli/root.py), the reader going away is no error.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return False
+    return True
 
 
 def terminal_columns() -> int:
