@@ -43,6 +43,10 @@ from server.cli.service_client import (BUSY, DECLINED, ERR, EXIT, IDLE_ENV, OUT,
                                        netstring, peer_is_this_user, unpack)
 
 IDLE_SECONDS = 600.0
+# Idle this long with the MCP tool stack loaded, the service starts itself afresh on its socket (exec): what
+# stays for hours between an agent's sessions is the grep path (~30 MB), not the tools (~100 MB).
+SHED_ENV = "MCP_NEXTCLOUD_SERVICE_SHED_S"
+SHED_SECONDS = 120.0
 BUSY_SECONDS = 1.0
 TRIM_AFTER_SECONDS = 2.0
 STAMP_EVERY_SECONDS = 1.0   # the whole code stamp costs ~3 ms: calls check every file at most this often
@@ -345,6 +349,8 @@ class Service:
         self._trimmed = False
         self.started = time.time()
         self.idle_s = float(os.environ.get(IDLE_ENV) or IDLE_SECONDS)
+        self.shed_s = float(os.environ.get(SHED_ENV) or SHED_SECONDS)
+        self.shedding = False
         self.lines = CommandLines()
         self.tools: Any = None           # server.cli.service_tools.ToolHost, built on the first tool call
         self.stop = threading.Event()
@@ -357,6 +363,29 @@ class Service:
         self.bound: tuple[int, int] | None = None
 
     # -- listening --
+    def adopt(self, fd: int) -> None:
+        """Listen on the socket a shed predecessor (this very process before exec) left open at fd."""
+        srv = socket.socket(fileno=fd)
+        srv.set_inheritable(False)
+        st = os.stat(self.path)
+        self.sock, self.bound = srv, (st.st_dev, st.st_ino)
+
+    def shed(self) -> None:
+        """exec this program again with the listening socket (callers queue meanwhile), the idle time left."""
+        import atexit
+
+        assert self.sock is not None
+        self.close()
+        atexit._run_exitfuncs()          # what exiting would do: the extraction pool's helpers stop
+        fd = self.sock.fileno()
+        os.set_inheritable(fd, True)
+        self.log("idle with the tool stack loaded: starting afresh on the same socket")
+        code = (f"import sys; sys.path.insert(0, {code_root()!r}); "
+                "from server.cli.service import main; sys.exit(main(sys.argv[1:]))")
+        sys.stdout.flush()
+        os.execv(sys.executable, [sys.executable, "-c", code, self.path, "--fd", str(fd),
+                                  "--idle-left", f"{self.idle_left():.3f}"])
+
     def bind(self) -> bool:
         """Listen at the path (0600); False when a live service already answers there."""
         if os.path.lexists(self.path):
@@ -398,6 +427,9 @@ class Service:
                 if self._idle():
                     self.log("idle: exiting")
                     break
+                if self._shed_due():
+                    self.shedding = True
+                    return                   # main() starts this program afresh on the same socket
                 self._trim()
                 continue
             except OSError:
@@ -428,6 +460,17 @@ class Service:
             self._trimmed = self._trimmed or due
         if due:
             release_memory()
+
+    def _shed_due(self) -> bool:
+        """The MCP tool stack (~70 MB) is loaded, and no serve nor call has needed it for shed_s seconds."""
+        if "mcp" not in sys.modules:
+            return False
+        with self._lock:
+            return not self.active and not self.attached and time.monotonic() - self.last > self.shed_s
+
+    def idle_left(self) -> float:
+        with self._lock:
+            return max(0.0, self.idle_s - (time.monotonic() - self.last))
 
     def _idle(self) -> bool:
         with self._lock:
@@ -588,7 +631,10 @@ def main(argv: list[str]) -> int:
         log(f"refusing to listen outside the private runtime folder {folder}")
         return 2
     service = Service(path, log)
-    if not service.bind():
+    if "--fd" in argv:                   # started afresh by shed(): the socket is ours already
+        service.adopt(int(argv[argv.index("--fd") + 1]))
+        service.idle_s = float(argv[argv.index("--idle-left") + 1])
+    elif not service.bind():
         log("another service already answers here: exiting")
         return 0
     signal.signal(signal.SIGTERM, lambda *_: service.stop.set())
@@ -596,6 +642,8 @@ def main(argv: list[str]) -> int:
     try:
         _preload()
         service.loop()
+        if service.shedding:
+            service.shed()               # does not return
     except KeyboardInterrupt:
         pass
     finally:

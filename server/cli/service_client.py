@@ -45,7 +45,7 @@ READ_ONLY = ("grep", "inspect", "help", "manifest", "report")
 # What decides a service's answers besides NEXTCLOUD_* / MCP_NEXTCLOUD_* (default folders, locale, zone).
 DECIDING = ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR", "TZ",
             "LANG", "LC_ALL", "LC_CTYPE", "LC_TIME", "PYTHONPATH", "PYTHONHASHSEED")
-NOT_DECIDING = (SWITCH, IDLE_ENV, "MCP_NEXTCLOUD_WARM")
+NOT_DECIDING = (SWITCH, IDLE_ENV, "MCP_NEXTCLOUD_SERVICE_SHED_S", "MCP_NEXTCLOUD_WARM")
 UNSET = "\0"
 PRIVATE_MODE = 0o700
 START_SECONDS = 15.0    # a service that does not listen within this is broken: the call runs here

@@ -17,6 +17,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -301,3 +302,24 @@ def test_a_serve_profile_holds_for_the_tool_calls_the_service_runs(env: dict[str
     assert served == answers("0")
     assert served[0][0] and served[1][0]            # a write is not offered; /Documents is outside the jail
     assert "/Documents/" not in served[2][1]        # no hit outside /Photos
+
+
+def test_an_idle_service_sheds_the_tool_stack_and_keeps_answering(env: dict[str, str]) -> None:
+    """Idle past MCP_NEXTCLOUD_SERVICE_SHED_S with the MCP tools loaded, the service starts afresh on its socket
+    (same pid, same socket): its memory falls back to the grep path's, and every command still answers."""
+    env = {**env, "MCP_NEXTCLOUD_SERVICE_SHED_S": "2"}
+    assert _cli(env, "index", "sync", "--wait", "60").returncode == 0
+    first = _cli(env, "contacts", "search", "elodie", "--json")
+    loaded = _status(env)
+    time.sleep(0.5)
+    wait_for(lambda: "starting afresh" in _log_of(env), timeout=60, what="the shed")
+    shed = _status(env)
+    assert shed["pid"] == loaded["pid"]
+    assert shed["memoryBytes"] < loaded["memoryBytes"] - 20 * 1024 * 1024, (loaded, shed)
+    again = _cli(env, "contacts", "search", "elodie", "--json")
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+
+
+def _log_of(env: dict[str, str]) -> str:
+    folder = Path(env["XDG_RUNTIME_DIR"]) / "mcp-nextcloud"
+    return "".join(p.read_text() for p in folder.glob("*.log"))
