@@ -174,10 +174,17 @@ def _service_tools(args: argparse.Namespace, index_path: Path) -> Any:
 
     if os.environ.get(SWITCH) == "0" or args.mail or args.telemetry or args.max_read_mb:
         return None
+    from server.cli.service_client import connect
     from server.cli.service_tools import ServiceTools
 
     interval = args.interval if args.interval and args.interval > 0 else 0.0
     name = service_name(["serve", *(["--index", args.index] if args.index else [])], os.environ)
+    try:
+        connect(name).close()            # started now: the first tool call does not wait for it
+    except OSError as exc:               # no private runtime folder of ours...: this serve runs its tools itself
+        print(f"mcp-nextcloud serve: the index service cannot be used ({exc}); running the tools in this "
+              "process", file=sys.stderr)
+        return None
     return ServiceTools(name, index_path, interval)
 
 

@@ -483,8 +483,13 @@ class Service:
             if not peer_is_this_user(sock):
                 self.log("refused a caller of another user")
                 return
-            sock.sendall(TAKEN)
+            try:
+                sock.sendall(TAKEN)
+            except ConnectionError:
+                return                       # a probe (is it listening?) that did not wait
             fields = conn.read_request()
+            if not fields:
+                return                       # a probe that closed without a request
             if len(fields) < 2 or fields[0] != PROTOCOL:
                 conn.send(DECLINED, b"another protocol")
                 return
