@@ -9,8 +9,8 @@ manual against `pdftotext`, run interleaved: each round runs every tool once,
 and ratios are taken within a round (the machine is shared; a round's tools
 see the same load). Peak memory of a build is summed over the whole process
 tree (main process, forkserver, workers, recoll's filters), sampled. The grep
-and inspect rounds run twice: on their own (MCP_NEXTCLOUD_WARM=0) and while
-`mcp-nextcloud warm` answers them.
+and inspect rounds run twice: on their own (MCP_NEXTCLOUD_SERVICE=0) and while
+the index service answers them (server/cli/service.py).
 
 Whole processes are timed twice, each round running both: "installed" is
 this tree's wheel installed into a fresh venv (benchmarks/installed.py: what a
@@ -45,7 +45,7 @@ import psutil
 from benchmarks.conftest import report
 from benchmarks.installed import InstallFailed, install
 from benchmarks.test_index_bench import make_corpus
-from server.cli.warm import SWITCH
+from server.cli.service_client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "docs"
@@ -111,7 +111,7 @@ class Ours:
 
     def __init__(self, label: str, entry: list[str], env: dict[str, str]) -> None:
         self.label, self.entry, self.env = label, entry, env
-        self.cold = {**env, SWITCH: "0"}     # never handed to a warm process
+        self.cold = {**env, SWITCH: "0"}     # never handed to the index service
 
     def __call__(self, *args: str) -> list[str]:
         return [*self.entry, *args]
@@ -286,7 +286,7 @@ def check_answers(run: Run) -> None:
 
 
 def _env(run: Run, ours: Ours, warm: bool) -> dict[str, str]:
-    # inspect finds the warm process by the index, as a user's shell with MCP_NEXTCLOUD_INDEX set would
+    # inspect finds the index service by the index, as a user's shell with MCP_NEXTCLOUD_INDEX set would
     return {**ours.env, "MCP_NEXTCLOUD_INDEX": str(run.index)} if warm else ours.cold
 
 
@@ -370,22 +370,24 @@ def read_phase(run: Run, warm: bool) -> None:
 
 
 def warm_phases(run: Run) -> None:
-    """The same calls while `mcp-nextcloud warm` (the installed one) runs for the index (server/cli/warm.py)."""
+    """The same calls answered by the index service (the installed one's, started for the index first)."""
     ours = run.main
-    proc = subprocess.Popen(ours("warm", "--index", str(run.index)), cwd=ROOT, env=ours.env,
-                            stderr=subprocess.PIPE, text=True)
+    env = {**ours.env, "MCP_NEXTCLOUD_INDEX": str(run.index)}
+    started = subprocess.run(ours("service", "start", "--json"), cwd=ROOT, env=env, capture_output=True, text=True,
+                             timeout=60)
+    assert started.returncode == 0, started.stderr
     try:
-        assert proc.stderr is not None
-        ready = proc.stderr.readline()
-        assert ready.startswith("warm: answering"), ready
         grep_phase(run, warm=True)
         read_phase(run, warm=True)
-    finally:
-        proc.terminate()
-        _, log = proc.communicate(timeout=60)
-    served = log.count("grep: exit 0") + log.count("inspect: exit 0")
-    expected = (GREP_ROUNDS + READ_ROUNDS) * len(run.clis)
-    assert served >= expected, f"the warm process answered {served} of {expected} calls: {log[-1000:]}"
+        status = subprocess.run(ours("service", "status", "--json"), cwd=ROOT, env=env, capture_output=True,
+                                text=True, timeout=60)
+    finally:   # each CLI (installed, checkout) started its own interpreter's service
+        for cli in run.clis:
+            subprocess.run(cli("service", "stop"), cwd=ROOT, env={**cli.env, "MCP_NEXTCLOUD_INDEX": str(run.index)},
+                           capture_output=True, timeout=60)
+    served = json.loads(status.stdout).get("requests", 0)
+    expected = GREP_ROUNDS + READ_ROUNDS
+    assert served >= expected, f"the index service answered {served} of {expected} calls"
 
 
 def test_side_by_side(tmp_path: Path) -> None:

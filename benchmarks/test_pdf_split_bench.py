@@ -9,7 +9,7 @@ round), median of the rounds:
   on PDFs of 8 to 204 manual pages, to place the page threshold: wall time and CPU time (all the
   processes of the run, from RUSAGE_CHILDREN; CPU time is what a split costs a busy machine);
 - the interpreter's own start (`-S` and with site: this machine's .pth hooks, absent from a user's venv);
-- `inspect` while `mcp-nextcloud warm` answers it (the warm process forks the child itself).
+- `inspect` answered by the index service (it forks the child itself).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from typing import Any
 from benchmarks.conftest import report
 from benchmarks.installed import InstallFailed, install
 from indexer.jobs import oneshot
-from server.cli.warm import SWITCH
+from server.cli.service_client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
 MANUAL = ROOT / "fixtures" / "docs" / "manual.pdf"
@@ -141,18 +141,14 @@ def _threshold(env: dict[str, str], tmp: Path, figures: dict[str, Any]) -> None:
 def _warm(env: dict[str, str], tmp: Path, figures: dict[str, Any], budgets: list[Any],
           installed: Path | None) -> None:
     index = tmp / "warm.db"
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "warm", "--index", str(index)], cwd=ROOT,
-                            env=env, stderr=subprocess.PIPE, text=True)
+    warm_env = {k: v for k, v in env.items() if k != SWITCH} | {"MCP_NEXTCLOUD_INDEX": str(index)}
+    cli = [sys.executable, "-m", "server.cli", "service"]
+    started = subprocess.run([*cli, "start"], cwd=ROOT, env=warm_env, capture_output=True, text=True, timeout=60)
+    assert started.returncode == 0, started.stderr
     try:
-        assert proc.stderr is not None
-        ready = proc.stderr.readline()
-        assert ready.startswith("warm: answering"), ready
-        warm_env = {k: v for k, v in env.items() if k != SWITCH} | {"MCP_NEXTCLOUD_INDEX": str(index)}
         _side_by_side(warm_env, figures, budgets, ", warm", installed)
     finally:
-        proc.terminate()
-        _, log = proc.communicate(timeout=60)
-    assert log.count("inspect: exit 0") >= ROUNDS, f"the warm process answered too few calls: {log[-1000:]}"
+        subprocess.run([*cli, "stop"], cwd=ROOT, env=warm_env, capture_output=True, timeout=60)
 
 
 def test_pdf_split(tmp_path: Path) -> None:

@@ -66,6 +66,8 @@ class NextcloudMCP(MCPServer):
 
     context: ServerContext | None = None
     _rules: dict[str, ArgumentRules] | None = None
+    # serve with the index service (server/cli/service_tools.py ServiceTools): tool calls run there.
+    remote: Any = None
 
     def _argument_rules(self, name: str, tool: Any) -> ArgumentRules:
         """Each tool's argument rules, read once from its argument model."""
@@ -88,6 +90,8 @@ class NextcloudMCP(MCPServer):
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self.remote is not None:
+            return await self._call_in_service(name, arguments)
         t0 = time.perf_counter()
         log = self.context.telemetry if self.context is not None else None
         from server import profile
@@ -117,6 +121,20 @@ class NextcloudMCP(MCPServer):
             log.record(name, "ok", "ok", (time.perf_counter() - t0) * 1000, size,
                        profile=None if in_force.unrestricted else in_force.name)
         return result
+
+
+    async def _call_in_service(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The call run by the index service under this request's profile: its result, or its failure raised."""
+        import anyio
+
+        from server import profile
+
+        try:
+            return await anyio.to_thread.run_sync(self.remote.call, name, arguments, profile.current())
+        except (ToolError, ValidationError):
+            raise
+        except Exception as exc:   # the service could not be reached or ended during the call
+            raise ToolFailure(f"{name}: {exc}.", kind="fault", status="service_unavailable", retry=False) from exc
 
 
 # Constraints still enforced by validation but not worth their bytes in every session's tools/list.

@@ -7,6 +7,8 @@ them.
 """
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,26 @@ SHARED = ROOT.parent / "shared"
 RECORDINGS = SHARED / "nextcloud-34"
 
 pytest_plugins = ["fixtures.emulator.testing"]
+
+# The CLI and serve processes tests start run in their own process unless a test asks for the index service
+# (tests/server/test_cli_service.py does, and compares both ways): no test leaves a service behind it, and
+# one that starts it anyway (an environment built from scratch) sees it go soon.
+os.environ.setdefault("MCP_NEXTCLOUD_SERVICE", "0")
+os.environ.setdefault("MCP_NEXTCLOUD_SERVICE_IDLE_S", "30")
+# Tests that build their environment without MCP_NEXTCLOUD_* use the service: its sockets go to a runtime folder
+# of this session (short: a socket path holds ~100 bytes), and every service in it is stopped at the end.
+_RUNTIME = tempfile.mkdtemp(prefix="mcpt", dir="/tmp")
+os.environ["XDG_RUNTIME_DIR"] = _RUNTIME
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "server", "service", "stop", "--all"], cwd=ROOT, capture_output=True,
+                   timeout=60, env={**os.environ, "XDG_RUNTIME_DIR": _RUNTIME})
+    shutil.rmtree(_RUNTIME, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

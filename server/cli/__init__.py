@@ -6,10 +6,10 @@ returning an exit code). Root help is an index of the commands. Results go to
 stdout (compact JSON with --json); diagnostics go to stderr; no secret is ever
 printed.
 
-This package's top imports nothing: a `grep` or `inspect` call that the warm
-process answers (server/cli/warm_client.py) pays for os, sys and a socket
-only. The parser and the in-process run live in server/cli/root.py and are
-re-exported here on first use. Each command module keeps its top cheap
+This package's top imports nothing: a call that the index service answers
+(server/cli/service_client.py) pays for os, sys and a socket only. The parser
+and the in-process run live in server/cli/root.py and are re-exported here on
+first use. Each command module keeps its top cheap
 (argparse, json, stdlib): heavy imports (mcp, apsw, the reader, icalendar via
 nextcloud.caldav) go inside the function that runs the command, so
 `mcp-nextcloud --help` and every other command stay fast
@@ -42,8 +42,8 @@ def __getattr__(name: str) -> object:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line: a read call goes to the warm process when one answers, else runs here."""
-    from server.cli.warm_client import forward
+    """The command line: run by the index service (started when none runs), else here (MCP_NEXTCLOUD_SERVICE=0)."""
+    from server.cli.service_client import forward
 
     argv = sys.argv[1:] if argv is None else argv
     answered = forward(argv)

@@ -77,13 +77,15 @@ def _open(args: argparse.Namespace, *, create: bool = True):
                                               else "the default index")
         raise RuntimeError(f"there is no index at {path} ({named}): check the path, or build it first with "
                            f"'mcp-nextcloud index add FOLDER' or 'mcp-nextcloud index sync'")
-    kept = getattr(args, "kept_index", None)   # the warm process's, open across its calls (server/cli/warm.py)
+    kept = getattr(args, "kept_index", None)   # the index service's, open across its calls (server/cli/service.py)
+    if kept is not None and not path.exists():
+        Index.open(path).close()             # created here first, as in the command's own process
     index = kept.open(path) if kept is not None else Index.open(path)
     for note in index.notes:   # file modes repaired on open
         print(f"note: {note}", file=sys.stderr)
     if kept is None:
         return index
-    import contextlib   # the warm process's (loaded there already): a one-off call's grep does without it
+    import contextlib   # the service's (loaded there already): a one-off call's grep does without it
 
     return contextlib.nullcontext(index)   # a kept index stays open
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from server.cli.warm_client import terminal_columns
+from server.cli.service_client import terminal_columns
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (~3 ms a CLI call; mypy knows the name)
 if TYPE_CHECKING:

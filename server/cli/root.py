@@ -1,7 +1,7 @@
 """The root parser with the command modules registered, and running a command in this process.
 
-`server.cli` re-exports these names lazily: a call the warm process answers
-(server/cli/warm_client.py) never imports argparse or any command module.
+`server.cli` re-exports these names lazily: a call the index service answers
+(server/cli/service_client.py) never imports argparse or any command module.
 """
 from __future__ import annotations
 
@@ -25,12 +25,12 @@ COMMAND_MODULES = [
     "token",           # token add/list/remove: bearer tokens with their own profile
     "tool_commands",   # whoami, files, deck, calendar, contacts, meet, mail: one command per MCP tool
     "manifest",        # manifest, help COMMAND
-    "warm",            # warm: a ready process answering grep and inspect
+    "service_cmd",     # service status/stop/start: the per-user index service
 ]
 
 # Commands whose call needs only their own module's parser (read paths an agent shells out to): the other
 # modules register dozens of commands (one per MCP tool), ~10 ms a call would pay for nothing.
-OWN_MODULE = {"grep": "index", "index": "index", "inspect": "inspect", "warm": "warm"}
+OWN_MODULE = {"grep": "index", "index": "index", "inspect": "inspect", "service": "service_cmd"}
 
 ROOT_EPILOG = """\
 Start with: mcp-nextcloud demo   (no account needed: an emulated Nextcloud, and what an agent sees)
@@ -96,7 +96,7 @@ def _command_of(parser: CommandParser, argv: list[str]) -> CommandParser:
 
 
 def run_parsed(parser: RootParser, args: argparse.Namespace) -> int:
-    """Run parsed arguments' command: its exit code (the warm process parses with a parser it keeps)."""
+    """Run parsed arguments' command: its exit code (the index service parses with a parser it keeps)."""
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

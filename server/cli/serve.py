@@ -96,7 +96,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from server.app import build_server
     from server.cli.errors import person_text
     from server.cli.storage import index_problem
-    from server.context import open_context
+    from server.context import Settings, open_context
     from server.mail_app import build_mail_server
     from server.telemetry import default_telemetry_path
 
@@ -114,9 +114,11 @@ def run_serve(args: argparse.Namespace) -> int:
         if sock is None:
             return 2
     index_path = Path(args.index).expanduser() if args.index else default_index_path()
+    remote = _service_tools(args, index_path)
     try:
         ctx = open_context(account, index_path=index_path, telemetry_path=args.telemetry,
-                           settings=_settings(args))
+                           settings=_settings(args) if remote is None else Settings.from_env(),
+                           telemetry=remote is None)
     except Exception as exc:  # apsw.Error or OSError: the index cannot be opened
         if sock is not None:
             sock.close()
@@ -126,6 +128,9 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     for note in ctx.notes:
         print(f"mcp-nextcloud serve: {note}", file=sys.stderr)
+    if remote is not None:   # the service owns the index (its one writer, the sync): this process only asks
+        ctx.index.close()
+        ctx.index = None
     faultlog.install((Path(args.telemetry).expanduser() if args.telemetry else default_telemetry_path()).parent,
                      stderr=True)
     if args.mail:
@@ -133,6 +138,7 @@ def run_serve(args: argparse.Namespace) -> int:
         server: Any = mail_server
     else:
         server = build_server(ctx)
+        server.remote = remote
     problem = _apply_profile(args, server)
     if problem:
         print(f"mcp-nextcloud serve: {problem}", file=sys.stderr)
@@ -142,6 +148,8 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     if args.mail:
         mail_server.mail_state()  # asked before the first session: its instructions then agree with its lists
+    if remote is not None:
+        remote.attach()
     try:
         if not args.http:
             anyio.run(server.run_stdio_async)
@@ -150,7 +158,34 @@ def run_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     finally:
+        if remote is not None:
+            remote.close()
         ctx.close()
+
+
+def _service_tools(args: argparse.Namespace, index_path: Path) -> Any:
+    """serve's link to the index service (server/cli/service_tools.py), or None to run the tools here.
+
+    Here: with MCP_NEXTCLOUD_SERVICE=0, for --mail (no index), and with --telemetry or --max-read-mb, which
+    would give this serve a context unlike the service's."""
+    import os
+
+    from server.cli.service_client import SWITCH, service_name
+
+    if os.environ.get(SWITCH) == "0" or args.mail or args.telemetry or args.max_read_mb:
+        return None
+    from server.cli.service_client import connect
+    from server.cli.service_tools import ServiceTools
+
+    interval = args.interval if args.interval and args.interval > 0 else 0.0
+    name = service_name(["serve", *(["--index", args.index] if args.index else [])], os.environ)
+    try:
+        connect(name).close()            # started now: the first tool call does not wait for it
+    except OSError as exc:               # no private runtime folder of ours...: this serve runs its tools itself
+        print(f"mcp-nextcloud serve: the index service cannot be used ({exc}); running the tools in this "
+              "process", file=sys.stderr)
+        return None
+    return ServiceTools(name, index_path, interval)
 
 
 def _apply_profile(args: argparse.Namespace, server: Any) -> str | None:

@@ -119,13 +119,18 @@ class ToolSession:
         from nextcloud.client import NextcloudClient
 
         self.dry = DryRun() if dry_run else None
-        self.real = NextcloudClient(account, total_timeout=args.timeout)
+        self.args = args
+        pool: Any = getattr(args, "client_pool", None)   # the index service's (server/cli/client_pool.py)
+        self.pooled = pool is not None and not dry_run   # a dry run hooks its client's transport: its own
+        self.real = (pool.get(account, args.timeout) if self.pooled
+                     else NextcloudClient(account, total_timeout=args.timeout))
         client = _DryClient(self.real, self.dry) if self.dry else self.real
         try:
             self.ctx = _context(spec, account, args, client=client)
             self.server = _server(spec, self.ctx)
         except BaseException:
-            self.real.close()
+            if not self.pooled:
+                self.real.close()
             raise
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
@@ -146,9 +151,14 @@ class ToolSession:
 
     def close(self) -> None:
         try:
+            if getattr(self.args, "kept_index", None) is not None:
+                self.ctx.index = None   # the service's kept index outlives this call
+            if self.pooled:
+                self.ctx._client = None   # the pooled client outlives this call (ctx.close would close it)
             self.ctx.close()
         finally:
-            self.real.close()
+            if not self.pooled:
+                self.real.close()
 
     def __enter__(self) -> "ToolSession":
         return self
@@ -192,19 +202,23 @@ def _context(spec: dict[str, Any], account: Any, args: argparse.Namespace, *, cl
 
     index = None
     if spec["server"] == "main":
-        index = _open_index(getattr(args, "index", None))
+        index = _open_index(getattr(args, "index", None), getattr(args, "kept_index", None))
     ctx = ServerContext(account=account, index=index, settings=Settings.from_env(), client_factory=lambda: client)
     return ctx
 
 
-def _open_index(path: str | None) -> Any:
-    """The index the tools read; a named file that does not exist is an error (never created by a typo)."""
+def _open_index(path: str | None, kept: Any = None) -> Any:
+    """The index the tools read; a named file that does not exist is an error (never created by a typo).
+
+    In the index service, its kept index (server/cli/index_kept.py): every call shares its one writer."""
     from indexer.store.index import Index, default_index_path
 
     target = Path(path).expanduser() if path else default_index_path()
     if path and not target.exists():
         raise CliError(f"no index at {target}: check the path, or build one with 'mcp-nextcloud index sync "
                        f"--index {target}'", usage=True, status="no_index")
+    if kept is not None and target.exists():
+        return kept.open(target)
     return Index.open(target)   # it makes the folder 0700 and the database 0600
 
 

@@ -51,7 +51,7 @@ sys.stdout.buffer.write(pickle.dumps(out))
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "MCP_NEXTCLOUD_WARM": "0"}
+    return {**os.environ, "PYTHONPATH": str(ROOT), "MCP_NEXTCLOUD_SERVICE": "0"}
 
 
 def _driver(cases: list[tuple[Path, str, dict[str, Any]]]) -> list[Any]:

@@ -276,7 +276,7 @@ def cli_env(tmp_path: Path, account=None) -> dict[str, str]:
     env.update(MCP_NEXTCLOUD_INDEX=str(tmp_path / "cli-index.db"),
                MCP_NEXTCLOUD_JOURNAL=str(tmp_path / "batches.sqlite"),
                MCP_NEXTCLOUD_ARTIFACTS=str(tmp_path / "artifacts"), MCP_NEXTCLOUD_CONFIG=str(tmp_path / "config.json"),
-               MCP_NEXTCLOUD_WARM="0", XDG_DATA_HOME=str(tmp_path / "data"), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               MCP_NEXTCLOUD_SERVICE="0", XDG_DATA_HOME=str(tmp_path / "data"), XDG_CACHE_HOME=str(tmp_path / "cache"),
                XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_STATE_HOME=str(tmp_path / "state"))
     return env
 

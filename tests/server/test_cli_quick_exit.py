@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MCP_NEXTCLOUD_WARM": "0"}
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MCP_NEXTCLOUD_SERVICE": "0"}
 
 
 def _run(*args: str, code: str | None = None) -> subprocess.CompletedProcess[bytes]:
