@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 from . import paths
 from .config import Account
@@ -24,6 +22,8 @@ if TYPE_CHECKING:   # the app clients are imported on first use: caldav pulls in
 # Login names that are plainly a user id: Nextcloud ids are these characters,
 # while LDAP / e-mail style logins (with '@' or spaces) often map to another id.
 _PLAIN_ID = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+_App = TypeVar("_App")
 
 
 class NextcloudClient:
@@ -45,7 +45,7 @@ class NextcloudClient:
         self._uid_lock = threading.Lock()
         self.webdav = WebDAV(self._transport, lambda: self.user_id, recheck_user=self._recheck_user_id)
         self.ocs = OCS(self._transport, probe_dav=self._probe_dav)
-        self._apps: dict[str, Any] = {}   # caldav, carddav, deck, talk, mail: made on first use
+        self._apps: dict[str, object] = {}   # caldav, carddav, deck, talk, mail: made on first use
         self._apps_lock = threading.Lock()
 
     def bounded(self, seconds: float) -> "NextcloudClient":
@@ -57,7 +57,7 @@ class NextcloudClient:
         twin._user_id = self._user_id
         return twin
 
-    def _app(self, name: str, make: Any) -> Any:
+    def _app(self, name: str, make: Callable[[], _App]) -> _App:
         """The app client `name`, made once (thread-safe) by `make()` on first use."""
         client = self._apps.get(name)
         if client is None:
@@ -65,7 +65,7 @@ class NextcloudClient:
                 client = self._apps.get(name)
                 if client is None:
                     client = self._apps[name] = make()
-        return client
+        return cast(_App, client)   # _apps[name] is only ever what make() made
 
     # The app clients are properties so that importing this module (every CLI
     # command and the server do) does not import icalendar, vobject and friends.

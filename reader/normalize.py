@@ -77,7 +77,7 @@ def _fold_char(ch: str) -> str:
     return "".join(c for c in out if not _dropped(c))
 
 
-class _FoldTable(dict):
+class _FoldTable(dict[int, str]):
     """Code point -> folded string, filled lazily; usable with str.translate (C speed)."""
 
     def __missing__(self, ordinal: int) -> str:
@@ -89,7 +89,7 @@ class _FoldTable(dict):
 _FOLD = _FoldTable()
 
 
-class _WordTable(dict):
+class _WordTable(dict[int, str]):
     """Like _FoldTable, but whitespace becomes a space and hyphens stay word separators."""
 
     def __missing__(self, ordinal: int) -> str:
@@ -107,7 +107,7 @@ class _WordTable(dict):
 _WORDS = _WordTable()
 
 
-class _CountTable(dict):
+class _CountTable(dict[int, str]):
     """Code point -> chr(number of characters it folds to), for str.translate."""
 
     def __missing__(self, ordinal: int) -> str:
@@ -143,7 +143,7 @@ class _FastFold:
     the same result as `text.translate(table)`.
     """
 
-    def __init__(self, table: dict) -> None:
+    def __init__(self, table: dict[int, str]) -> None:
         self.table = table
         mapping = bytearray(range(256))   # bytes >= 0x80 (UTF-8 sequences) map to themselves
         delete = bytearray()
@@ -237,7 +237,7 @@ def _counts(text: str) -> bytes:
     return text.translate(_COUNTS).encode("latin-1")
 
 
-def _offsets_from_counts(counts: bytes) -> tuple[array, bool]:
+def _offsets_from_counts(counts: bytes) -> tuple[array[int], bool]:
     """norm index -> original index, from the per-character fold counts (C-speed iterators)."""
     offsets = array("I", compress(range(len(counts)), counts))
     expansions = [(m.start(), counts[m.start()]) for m in _EXPANDING.finditer(counts)]
@@ -268,7 +268,8 @@ class NormalizedText:
 
     __slots__ = ("norm", "offsets", "length", "counts", "expanded", "_line_starts")
 
-    def __init__(self, norm: str, offsets: array, length: int, counts: bytes = b"", expanded: bool = False) -> None:
+    def __init__(self, norm: str, offsets: array[int], length: int, counts: bytes = b"",
+                 expanded: bool = False) -> None:
         self.norm = norm
         self.offsets = offsets
         self.length = length
@@ -376,7 +377,7 @@ def _join_hyphenation(text: str) -> str:
     if "\n" not in text or not any(h in text for h in _HYPHEN_CHARS):
         return text  # the common case, in C-speed membership tests
 
-    def join(m: re.Match) -> str:
+    def join(m: re.Match[str]) -> str:
         # A match can only start at a hyphen and the rest of it is whitespace,
         # so skipping a rejected match never skips the start of another one.
         i = m.start()
