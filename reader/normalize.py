@@ -31,6 +31,8 @@ import zlib
 from array import array
 from itertools import compress
 
+from unidecode import unidecode
+
 # Bump when the folding changes: cached forms of another version are refused.
 NORMALIZE_VERSION = 1
 _MAGIC = b"NT"
@@ -64,10 +66,7 @@ def _fold_char(ch: str) -> str:
         return ""
     base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not _dropped(c))
     if not base.isascii() and unicodedata.name(ch, "").startswith("LATIN"):
-        # Latin letters without a decomposition (ß, æ, ø, ł, œ, đ, þ). Imported here, for the few texts
-        # that have them: unidecode imports typing (~3 ms a CLI call, issue 17).
-        from unidecode import unidecode
-
+        # Latin letters without a decomposition (ß, æ, ø, ł, œ, đ, þ).
         base = unidecode(base)
     out = base.casefold()
     if not out.isascii():

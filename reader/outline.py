@@ -10,6 +10,8 @@ points into; it says so when anything is left out.
 from __future__ import annotations
 
 import bisect
+import csv
+import io
 import json
 import re
 from typing import Any
@@ -139,9 +141,6 @@ def _sheet_entries(doc: Document) -> list[OutlineEntry]:
 
 def _csv_structure(text: str) -> dict[str, Any]:
     """Header, first rows and a row count from CSV/TSV text (the extractor may have done it already)."""
-    import csv   # here: only a CSV's outline needs it
-    import io
-
     head = text[:20_000]
     try:
         dialect = csv.Sniffer().sniff(head.split("\n", 1)[0] or ",", delimiters=",;\t|")
