@@ -16,9 +16,14 @@ characters per file, never a whole-document scan, and every offset is a
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import time
 import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from indexer.models import iso_time
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
@@ -29,13 +34,8 @@ from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_m
 from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause
 from indexer.store.rows import account_clause
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, NamedTuple
-
     from indexer.store.index import Index
-else:
-    from reader.records import NamedTuple
 
 __all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "grep", "make_cursor",
            "read_cursor", "coverage"]
@@ -45,6 +45,7 @@ WARN_NAMES = 5
 NEG_CAP = 5_000      # chunks walked to find the files an excluded word rules out
 
 
+@dataclass(repr=False)
 class GrepHit:
     """A matching file with its best passages.
 
@@ -52,23 +53,19 @@ class GrepHit:
     show (files_read with find lists every one); `phrase` is false for a file
     that holds the query's words but not as the phrase. `folder` names the
     local folder of the file when the index holds several.
-    (Plain classes and NamedTuples in the search path, not dataclasses: see reader/document.py.)
     """
 
-    def __init__(self, path: str, fileId: int | None, kind: str | None, mtime: float, size: int, score: float,
-                 passages: list[Passage] | None = None, more: bool = False, phrase: bool = True,
-                 source: str = "local", folder: str | None = None) -> None:
-        self.path = path
-        self.fileId = fileId
-        self.kind = kind
-        self.mtime = mtime
-        self.size = size
-        self.score = score
-        self.passages = [] if passages is None else passages
-        self.more = more
-        self.phrase = phrase
-        self.source = source
-        self.folder = folder
+    path: str
+    fileId: int | None
+    kind: str | None
+    mtime: float
+    size: int
+    score: float
+    passages: list[Passage] = field(default_factory=list)
+    more: bool = False
+    phrase: bool = True
+    source: str = "local"
+    folder: str | None = None
 
     def __repr__(self) -> str:
         return f"GrepHit(path={self.path!r}, score={self.score}, passages={len(self.passages)})"
@@ -87,25 +84,25 @@ class GrepHit:
         return d
 
 
+@dataclass
 class GrepResult:
     """Ranked hits, the number of matching files, paging, and what the index could not see.
 
     `total` is exact unless `totalIsEstimate`: then at least that many files match.
     """
 
-    def __init__(self, query: str) -> None:
-        self.query = query
-        self.hits: list[GrepHit] = []
-        self.total = 0
-        self.totalIsEstimate = False
-        self.truncated = False
-        self.nextCursor: str | None = None
-        self.warnings: list[str] = []
-        self.notes: list[str] = []      # how the query was read (literal operators, caps)
-        self.tookMs = 0.0
-        # The facts behind the coverage warnings, so each front end can add its own advice.
-        self.unindexed = 0                      # files under the path not indexed yet (not searched)
-        self.nothing_indexed: str | None = None  # the warning saying nothing at all is indexed under the path
+    query: str
+    hits: list[GrepHit] = field(default_factory=list)
+    total: int = 0
+    totalIsEstimate: bool = False
+    truncated: bool = False
+    nextCursor: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # how the query was read (literal operators, caps)
+    tookMs: float = 0.0
+    # The facts behind the coverage warnings, so each front end can add its own advice.
+    unindexed: int = 0                       # files under the path not indexed yet (not searched)
+    nothing_indexed: str | None = None       # the warning saying nothing at all is indexed under the path
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "hits": [h.to_dict() for h in self.hits], "total": self.total,
@@ -127,26 +124,18 @@ class GrepResult:
 
 # -- cursors ---------------------------------------------------------------
 def _binding(secret: bytes, parts: list[Any]) -> str:
-    # Imported on first use: loading OpenSSL costs a CLI grep that fits on one page ~3 ms for nothing.
-    import hashlib
-    import hmac
-
     msg = json.dumps(parts, separators=(",", ":"), sort_keys=True, default=str).encode()
     return hmac.new(secret, msg, hashlib.sha256).hexdigest()[:16]
 
 
 def make_cursor(secret: bytes, parts: list[Any], offset: int) -> str:
     """Opaque cursor: the next offset plus an HMAC of the query, filters and scope."""
-    import base64   # on first use, like hashlib: a grep that fits on one page needs no cursor
-
     raw = json.dumps({"o": offset, "h": _binding(secret, parts)}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query") -> int:
     """The offset a cursor carries; ValueError when it was made for another query / filters / index."""
-    import base64
-
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         data = json.loads(raw)

@@ -14,6 +14,7 @@ import threading
 import time
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 import apsw
 
@@ -26,20 +27,13 @@ from indexer.store.location import default_index_path
 from indexer.store.rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause  # noqa: F401
 from indexer.store.rows import ROOT_COLUMNS, _row_to_root
 from indexer.store.schema import CHUNK_BITS, migrate
+from indexer.store.writer import IndexWriter
 
 __all__ = ["Index", "IndexWriter", "default_index_path"]
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Iterator, cast
-
     from indexer.search.grep import GrepResult
     from indexer.search.names import NameSearchResult
-    from indexer.store.writer import IndexWriter
-else:
-    def cast(_type: object, value: object) -> object:
-        """typing.cast (the value itself) without importing typing: column types are for the type checker."""
-        return value
 
 
 def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[dict]:
@@ -56,15 +50,6 @@ def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[d
         parts.append({"from": "folder", "folder": r["folder"], "path": r["path"], "files": r["files"],
                       "inAnswers": r.get("remotePath") is not None})
     return parts
-
-
-def __getattr__(name: str) -> Any:
-    """`from indexer.store.index import IndexWriter` keeps working without importing the writer eagerly."""
-    if name == "IndexWriter":
-        from indexer.store.writer import IndexWriter
-
-        return IndexWriter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Index:
@@ -112,9 +97,6 @@ class Index:
 
     def writer(self) -> IndexWriter:
         """This index's one writer (its thread starts on first use)."""
-        # Imported here: reading (grep, a CLI call) never pays for the writer and what it pulls in.
-        from indexer.store.writer import IndexWriter
-
         with self._writer_lock:
             if self._closed:
                 raise RuntimeError("index is closed: open it again with Index.open(path)")

@@ -5,11 +5,9 @@ importing files_grep's module (the MCP SDK, pydantic, the HTTP client).
 """
 from __future__ import annotations
 
-from indexer.models import iso_time
+from typing import Any
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any
+from indexer.models import iso_time
 
 
 def hit_entry(h: Any) -> dict[str, Any]:
