@@ -32,7 +32,7 @@ import os
 import posixpath
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 
@@ -40,9 +40,7 @@ from indexer.jobs.child import DEFAULT_MEMORY_BYTES, GRACE_SECONDS, cap_memory, 
 from indexer.jobs.worker_memory import RECYCLE_ABOVE_FRESH
 from indexer.models import FileRecord, too_large_reason
 from indexer.store.prepare import Prepared, prepare
-
-if TYPE_CHECKING:   # annotations only: `inspect` extracts through this pool without loading the index
-    from indexer.store.writer import IndexWriter, WriteTx
+from indexer.store.writer import IndexWriter, WriteTx
 
 RECYCLE_AFTER = 500          # files per worker before a fresh one
 # A worker's word after a file (staying or leaving) comes once it has handed that file's memory back:

@@ -23,7 +23,7 @@ import json
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from indexer.models import iso_time
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
@@ -31,11 +31,8 @@ from indexer.search.query import ParsedQuery, Tier, expand, parse
 from indexer.search.syntax import MAX_PASSAGES
 from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching, other_chunk_matches,
                                  ranked_cheaply, scan, top_files)
-from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause
+from indexer.store.index import FILE_COLUMNS, Index, _row_to_record, prefix_clause
 from indexer.store.rows import account_clause
-
-if TYPE_CHECKING:  # pragma: no cover
-    from indexer.store.index import Index
 
 __all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "grep", "make_cursor",
            "read_cursor", "coverage"]
@@ -145,8 +142,6 @@ def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query
             "cursor is not one this index issued: pass the nextCursor of the previous answer unchanged, "
             "or drop cursor to start from the first page; do not retry with this cursor"
         ) from exc
-    import hmac
-
     if offset < 0 or not hmac.compare_digest(mac, _binding(secret, parts)):
         raise ValueError(
             f"cursor belongs to another {what} (or other filters or account): repeat the exact same {what} "
@@ -156,7 +151,7 @@ def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query
 
 
 # -- warnings --------------------------------------------------------------
-def coverage(index: "Index", path_prefix: str | None, result: GrepResult) -> None:
+def coverage(index: Index, path_prefix: str | None, result: GrepResult) -> None:
     """What the answer cannot see (pending / failed files under the path, when indexing last ran), as facts.
 
     No advice: what to do about it depends on who reads it (a tool, a person at
@@ -286,7 +281,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     return _Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes)
 
 
-def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult,
+def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult,
           per_file: int) -> None:
     """Build the hits of one page: records, pages and best chunks fetched in three queries.
 
@@ -327,7 +322,7 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
                                    more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder))
 
 
-def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
+def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
          modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
          scope: str = "", account_only: bool = False, passages: int = PASSAGES_PER_FILE) -> GrepResult:
     """Ranked files containing `query`, each with up to `passages` passages; see the module docstring.

@@ -199,7 +199,8 @@ def _context(spec: dict[str, Any], account: Any, args: argparse.Namespace, *, cl
 
 def _open_index(path: str | None) -> Any:
     """The index the tools read; a named file that does not exist is an error (never created by a typo)."""
-    from indexer.store.index import Index, default_index_path
+    from indexer.index import Index
+    from indexer.store.index import default_index_path
 
     target = Path(path).expanduser() if path else default_index_path()
     if path and not target.exists():

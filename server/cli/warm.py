@@ -33,7 +33,7 @@ from server.cli.warm_client import (APPLIED_ENV, DECLINED, DEFAULT_DECIDERS, FOR
                                     socket_path, TAKEN, unpack)
 
 if TYPE_CHECKING:
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.cli.parser import RootParser, Subcommands
 
 __all__ = ["SWITCH", "KeptIndex", "WarmCalls", "serve"]
@@ -54,7 +54,7 @@ class KeptIndex:
     def open(self, path: Path) -> Index:
         """The open index at path, opened again when the file there is another one; its notes are this call's."""
         from indexer.store.filemodes import secure_database
-        from indexer.store.index import Index
+        from indexer.index import Index
 
         st = os.stat(path)
         if self._index is not None and self._fd is not None and _same_file(st, os.fstat(self._fd)):
