@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from indexer.models import iso_time
+from indexer.search.grep import GrepHit
 
 
-def hit_entry(h: Any) -> dict[str, Any]:
+def hit_entry(h: GrepHit) -> dict[str, Any]:
     """A GrepHit as a compact record.
 
     Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false. A
