@@ -261,8 +261,7 @@ class NormalizedText:
     many characters of `norm` original character i folded to (0 dropped, 1,
     or more for ß, ligatures): the run-length (delta) encoding of `offsets`,
     which is what is serialised. `length` is the length of the original text
-    (used to check a cached form still fits). (A plain class: see
-    reader/document.py on why not a dataclass.)
+    (used to check a cached form still fits).
     """
 
     __slots__ = ("norm", "offsets", "length", "counts", "expanded", "_line_starts")
