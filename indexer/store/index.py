@@ -35,7 +35,6 @@ from indexer.store.writer import IndexWriter
 __all__ = ["Index", "IndexWriter", "default_index_path"]
 
 
-
 def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[dict]:
     """Where each part of the index comes from: the synced account, then each local folder added.
 
@@ -53,7 +52,7 @@ def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[d
 
 
 class Index:
-    """Read side of the index: grep, name search, records and cached documents."""
+    """Read side of the stored index: records, cached documents, meta, status (searches: indexer.index.Index)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
