@@ -28,7 +28,7 @@ from indexer.local.folder import index_folder
 from indexer.models import FileMeta
 from indexer.jobs.pool import ExtractionPool
 from indexer.store.prepare import prepare
-from indexer.store.index import Index
+from indexer.index import Index
 from reader.document import Document
 
 SEED = 20261130

@@ -29,7 +29,7 @@ CHILD = textwrap.dedent("""
     from indexer.jobs.pool import IN_PROCESS
     from indexer.remote.sync import sync
     from indexer.store import selection as sel
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
     def peak_mb():

@@ -21,7 +21,7 @@ import unicodedata
 
 from benchmarks.test_index_bench import N_DOCS, PHRASE, RARE, build, make_corpus
 from indexer.search.syntax import MAX_TERMS
-from indexer.store.index import Index
+from indexer.index import Index
 
 REPEAT = 15
 

@@ -44,7 +44,7 @@ def _corpus(n: int) -> list[str]:
 def world(tmp_path_factory):
     from fixtures.emulator.server import Emulator
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 
@@ -71,7 +71,7 @@ def _wire_size(tools) -> dict[str, int]:
 def test_server_tool_calls(world, tmp_path):
     from mcp import Client
 
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.app import build_server
     from server.context import ServerContext, Settings
     from server.telemetry import CallLog
@@ -190,7 +190,7 @@ def test_grep_while_the_freshness_search_hangs(world, tmp_path):
     """
     from mcp import Client
 
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.app import build_server
     from server.context import ServerContext, Settings
 

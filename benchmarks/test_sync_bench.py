@@ -16,7 +16,7 @@ import httpx
 
 from fixtures.emulator.server import Emulator
 from indexer.remote.sync import sync
-from indexer.store.index import Index
+from indexer.index import Index
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
 from nextcloud.webdav import PROPFIND_BODY

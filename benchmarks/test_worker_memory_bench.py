@@ -157,7 +157,7 @@ DRIVER = """
 import json, sys
 from indexer.jobs.pool import ExtractionPool
 from indexer.local.folder import index_folder
-from indexer.store.index import Index
+from indexer.index import Index
 release, above = json.loads(sys.argv[1])
 with Index.open(sys.argv[3]) as index, ExtractionPool(release_memory=release, recycle_above=above) as pool:
     r = index_folder(index, sys.argv[2], pool=pool)

@@ -2,19 +2,15 @@
 
 `FileMeta` is what a source (local folder, journal, remote PROPFIND) says about a
 file; `FileRecord` adds what the index made of it (status, reason, engine).
-Plain classes, not dataclasses: every CLI grep imports them (see
-reader/document.py).
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Any, Callable
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Callable
-
-    # progress(done, total, current path): how indexing and sync report progress; only the CLI draws it.
-    ProgressFn = Callable[[int, int, str], None]
+# progress(done, total, current path): how indexing and sync report progress; only the CLI draws it.
+ProgressFn = Callable[[int, int, str], None]
 
 STATUSES = ("indexed", "pending", "too_large", "unsupported", "failed")
 
@@ -37,46 +33,32 @@ def iso_time(ts: float | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(ts)))
 
 
+@dataclass
 class FileMeta:
     """A file as a source describes it, before any extraction."""
 
-    def __init__(self, path: str, source: str, file_id: int | None, etag: str | None, size: int, mtime: float,
-                 mime: str | None, local_path: str | None = None, root_id: int | None = None) -> None:
-        self.path = path              # the handle tools show: "/" + path relative to the account (or local folder) root
-        self.source = source          # "local" or "remote"
-        self.file_id = file_id        # Nextcloud fileId when known (remote, or local with a sync journal)
-        self.etag = etag
-        self.size = size
-        self.mtime = mtime            # unix seconds
-        self.mime = mime
-        self.local_path = local_path
-        self.root_id = root_id        # the local folder (roots row) the file is in; None for remote files
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and vars(self) == vars(other)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+    path: str                      # the handle tools show: "/" + path relative to the account (or local folder) root
+    source: str                    # "local" or "remote"
+    file_id: int | None            # Nextcloud fileId when known (remote, or local with a sync journal)
+    etag: str | None
+    size: int
+    mtime: float                   # unix seconds
+    mime: str | None
+    local_path: str | None = None
+    root_id: int | None = None     # the local folder (roots row) the file is in; None for remote files
 
 
+@dataclass
 class FileRecord(FileMeta):
     """A file as the index holds it: its metadata plus the outcome of extraction."""
 
-    def __init__(self, path: str, source: str, file_id: int | None, etag: str | None, size: int, mtime: float,
-                 mime: str | None, local_path: str | None = None, root_id: int | None = None, id: int = 0,
-                 kind: str | None = None, status: str = "pending", reason: str | None = None,
-                 engine: str | None = None, indexed_at: float | None = None, content_hash: str | None = None,
-                 ) -> None:
-        super().__init__(path, source, file_id, etag, size, mtime, mime, local_path, root_id)
-        self.id = id                  # rowid
-        self.kind = kind
-        self.status = status          # indexed | pending | too_large | unsupported | failed
-        self.reason = reason
-        self.engine = engine
-        self.indexed_at = indexed_at
-        self.content_hash = content_hash   # blake2b of the bytes last extracted (local files): recognises moves
+    id: int = 0                    # rowid
+    kind: str | None = None
+    status: str = "pending"        # indexed | pending | too_large | unsupported | failed
+    reason: str | None = None
+    engine: str | None = None
+    indexed_at: float | None = None
+    content_hash: str | None = None   # blake2b of the bytes last extracted (local files): recognises moves
 
     @property
     def download_failed(self) -> bool:
@@ -84,6 +66,7 @@ class FileRecord(FileMeta):
         return self.status == "failed" and (self.reason or "").startswith(DOWNLOAD_FAILED)
 
 
+@dataclass
 class Root:
     """A local folder indexed into the database and the prefix its files' paths carry.
 
@@ -93,24 +76,14 @@ class Root:
     paths are their Nextcloud paths.
     """
 
-    def __init__(self, id: int, folder: str, prefix: str, journal: str | None, added_at: float,
-                 indexed_at: float | None, remote: str | None = None, remote_from: str | None = None) -> None:
-        self.id = id
-        self.folder = folder          # absolute path of the folder on this machine
-        self.prefix = prefix          # "" (paths are "/" + relative path), "/<name>" or the remote folder of a sync one
-        self.journal = journal        # file name of its desktop-client sync journal, when it is a sync folder
-        self.added_at = added_at
-        self.indexed_at = indexed_at
-        self.remote = remote          # the Nextcloud folder a sync folder mirrors ("/", "/Work"); None when plain
-        self.remote_from = remote_from   # where `remote` came from: "option", "config" or "default"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Root) and vars(self) == vars(other)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __repr__(self) -> str:
-        return f"Root(id={self.id}, folder={self.folder!r}, prefix={self.prefix!r}, remote={self.remote!r})"
+    id: int
+    folder: str                    # absolute path of the folder on this machine
+    prefix: str                    # "" (paths are "/" + relative path), "/<name>" or the remote folder of a sync one
+    journal: str | None            # file name of its desktop-client sync journal, when it is a sync folder
+    added_at: float
+    indexed_at: float | None
+    remote: str | None = None      # the Nextcloud folder a sync folder mirrors ("/", "/Work"); None when plain
+    remote_from: str | None = None   # where `remote` came from: "option", "config" or "default"
 
     @property
     def is_sync(self) -> bool:
@@ -121,8 +94,8 @@ class Root:
         """The visible path of a file at `rel` ('/'-separated, relative to the folder)."""
         return self.prefix + "/" + rel.strip("/")
 
-    def to_dict(self) -> dict:
-        d = {"folder": self.folder, "path": self.prefix or "/", "journal": self.journal,
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"folder": self.folder, "path": self.prefix or "/", "journal": self.journal,
              "addedAt": self.added_at, "lastIndexedAt": self.indexed_at}
         if self.remote is not None:
             d["remotePath"] = self.remote

@@ -2,7 +2,7 @@
 
 The repository is organised by its packages (`reader/`, `indexer/`,
 `nextcloud/`, `server/`, and `fixtures/` for the emulator the demo runs), and
-the code imports them by those names (`from indexer.store.index import Index`).
+the code imports them by those names (`from indexer.index import Index`).
 Installed, they would be generic top-level names that other distributions use
 too (PyPI has `reader`, `fixtures`, `server`...). So the wheel puts them inside
 this package (`mcp_nextcloud/reader/`, ...: a setuptools package-dir mapping,

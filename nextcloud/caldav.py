@@ -14,7 +14,7 @@ from urllib.parse import unquote
 import icalendar
 
 from . import paths
-from .davxml import APPLE, CALDAV, DAV, escape, parse_multistatus, q
+from .davxml import APPLE, CALDAV, DAV, DavResponse, escape, parse_multistatus, q
 from .errors import NextcloudError, error_for
 from .http import Transport
 
@@ -138,7 +138,7 @@ def calendars_from_multistatus(body: bytes | str) -> list[Calendar]:
     return out
 
 
-def _multistatus(body: bytes, calendar: str) -> list:
+def _multistatus(body: bytes, calendar: str) -> list[DavResponse]:
     """The REPORT's responses; characters XML forbids are replaced by U+FFFD first (only when there are some)."""
     try:
         return parse_multistatus(body, source=SOURCE, path=calendar)

@@ -2,28 +2,26 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import Any, Callable, TypeVar, cast
 
 from . import paths
+from .caldav import CalDAV
+from .carddav import CardDAV
 from .config import Account
+from .deck import Deck
 from .errors import NextcloudError, no_credentials
 from .http import Transport
+from .mail import Mail
 from .ocs import OCS
+from .talk import Talk
+from .unified import UnifiedSearch
 from .webdav import WebDAV
-
-if TYPE_CHECKING:   # the app clients are imported on first use: caldav pulls in icalendar (~0.2 s)
-    from .caldav import CalDAV
-    from .carddav import CardDAV
-    from .deck import Deck
-    from .mail import Mail
-    from .unified import UnifiedSearch
-    from .talk import Talk
 
 # Login names that are plainly a user id: Nextcloud ids are these characters,
 # while LDAP / e-mail style logins (with '@' or spaces) often map to another id.
 _PLAIN_ID = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+_App = TypeVar("_App")
 
 
 class NextcloudClient:
@@ -45,7 +43,7 @@ class NextcloudClient:
         self._uid_lock = threading.Lock()
         self.webdav = WebDAV(self._transport, lambda: self.user_id, recheck_user=self._recheck_user_id)
         self.ocs = OCS(self._transport, probe_dav=self._probe_dav)
-        self._apps: dict[str, Any] = {}   # caldav, carddav, deck, talk, mail: made on first use
+        self._apps: dict[str, object] = {}   # caldav, carddav, deck, talk, mail, unified: made on first use
         self._apps_lock = threading.Lock()
 
     def bounded(self, seconds: float) -> "NextcloudClient":
@@ -57,7 +55,7 @@ class NextcloudClient:
         twin._user_id = self._user_id
         return twin
 
-    def _app(self, name: str, make: Any) -> Any:
+    def _app(self, name: str, make: Callable[[], _App]) -> _App:
         """The app client `name`, made once (thread-safe) by `make()` on first use."""
         client = self._apps.get(name)
         if client is None:
@@ -65,57 +63,39 @@ class NextcloudClient:
                 client = self._apps.get(name)
                 if client is None:
                     client = self._apps[name] = make()
-        return client
+        return cast(_App, client)   # _apps[name] is only ever what make() made
 
-    # The app clients are properties so that importing this module (every CLI
-    # command and the server do) does not import icalendar, vobject and friends.
+    # Each app client is made on first use, once (thread-safe): most calls need one or two of them.
     @property
-    def caldav(self) -> "CalDAV":
-        """CalDAV calendars and events (imports nextcloud.caldav on first use)."""
-        def make() -> "CalDAV":
-            from .caldav import CalDAV
-            return CalDAV(self._transport, lambda: self.user_id)
-        return self._app("caldav", make)
+    def caldav(self) -> CalDAV:
+        """CalDAV calendars and events."""
+        return self._app("caldav", lambda: CalDAV(self._transport, lambda: self.user_id))
 
     @property
-    def carddav(self) -> "CardDAV":
-        """CardDAV address books and contacts (imported on first use)."""
-        def make() -> "CardDAV":
-            from .carddav import CardDAV
-            return CardDAV(self._transport, lambda: self.user_id)
-        return self._app("carddav", make)
+    def carddav(self) -> CardDAV:
+        """CardDAV address books and contacts."""
+        return self._app("carddav", lambda: CardDAV(self._transport, lambda: self.user_id))
 
     @property
-    def deck(self) -> "Deck":
-        """Deck boards, stacks and cards (imported on first use)."""
-        def make() -> "Deck":
-            from .deck import Deck
-            return Deck(self._transport)
-        return self._app("deck", make)
+    def deck(self) -> Deck:
+        """Deck boards, stacks and cards."""
+        return self._app("deck", lambda: Deck(self._transport))
 
     @property
-    def talk(self) -> "Talk":
-        """Talk rooms and chat (imported on first use)."""
-        def make() -> "Talk":
-            from .talk import Talk
-            return Talk(self._transport, public_url=self.account.public_url or self.account.url)
-        return self._app("talk", make)
+    def talk(self) -> Talk:
+        """Talk rooms and chat."""
+        public_url = self.account.public_url or self.account.url
+        return self._app("talk", lambda: Talk(self._transport, public_url=public_url))
 
     @property
-    def mail(self) -> "Mail":
-        """The Mail app's API (imported on first use)."""
-        def make() -> "Mail":
-            from .mail import Mail
-            return Mail(self._transport)
-        return self._app("mail", make)
+    def mail(self) -> Mail:
+        """The Mail app's API."""
+        return self._app("mail", lambda: Mail(self._transport))
 
     @property
-    def unified(self) -> "UnifiedSearch":
+    def unified(self) -> UnifiedSearch:
         """Unified search: the server's providers (file names; contents with the Full text search app)."""
-        def make() -> "UnifiedSearch":
-            from .unified import UnifiedSearch
-            return UnifiedSearch(self._transport)
-        return self._app("unified", make)
+        return self._app("unified", lambda: UnifiedSearch(self._transport))
 
     @property
     def user_id(self) -> str:

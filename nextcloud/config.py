@@ -11,7 +11,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from platformdirs import user_config_dir
 
@@ -66,7 +66,7 @@ def default_config_path() -> Path:
     return Path(user_config_dir("mcp-nextcloud")) / "account.json"
 
 
-def _read_file(path: Path) -> dict:
+def _read_file(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:

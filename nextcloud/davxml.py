@@ -46,7 +46,8 @@ class DavResponse:
 def parse_xml(body: bytes | str, *, source: str = "webdav", path: str | None = None) -> Element:
     """Parse XML safely; entity declarations and malformed XML become NextcloudError."""
     try:
-        return SafeET.fromstring(body)
+        root: Element = SafeET.fromstring(body)   # defusedxml is untyped: it returns ElementTree's Element
+        return root
     except DefusedXmlException:
         raise error_for(source, None, condition="unsafe_xml", path=path) from None
     except SafeET.ParseError:

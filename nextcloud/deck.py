@@ -77,11 +77,11 @@ def _uid(value: Any) -> str:
     return str(value or "")
 
 
-def label_from_json(d: dict) -> Label:
+def label_from_json(d: dict[str, Any]) -> Label:
     return Label(id=int(d["id"]), title=str(d.get("title") or ""), color=str(d.get("color") or ""))
 
 
-def card_from_json(d: dict) -> Card:
+def card_from_json(d: dict[str, Any]) -> Card:
     """A Card from Deck's JSON (owner is an object in lists, a string in reorder answers)."""
     users = [_uid(a.get("participant")) for a in d.get("assignedUsers") or [] if isinstance(a, dict)]
     return Card(id=int(d["id"]), title=str(d.get("title") or ""), stack_id=int(d.get("stackId") or 0),
@@ -92,7 +92,7 @@ def card_from_json(d: dict) -> Card:
                 assigned_users=[u for u in users if u], etag=str(d.get("ETag") or ""))
 
 
-def stack_from_json(d: dict) -> Stack:
+def stack_from_json(d: dict[str, Any]) -> Stack:
     return Stack(id=int(d["id"]), title=str(d.get("title") or ""), board_id=int(d.get("boardId") or 0),
                  order=int(d.get("order") or 0),
                  cards=sorted((card_from_json(c) for c in d.get("cards") or []), key=lambda c: c.order))
@@ -107,7 +107,7 @@ def _member(participant: Any, kind: str = "user", can_edit: bool = True) -> Memb
     return Member(id=uid, name=str(name or uid), kind=kind, can_edit=can_edit)
 
 
-def board_from_json(d: dict) -> Board:
+def board_from_json(d: dict[str, Any]) -> Board:
     perms = d.get("permissions") or {}
     members = [_member(d.get("owner"))]
     for acl in d.get("acl") or []:
@@ -206,7 +206,7 @@ class Deck:
                           path=f"card {card_id}", body=body, idempotent=True)   # a full replace: same result twice
         return card_from_json(data)
 
-    def _card_action(self, board_id: int, stack_id: int, card_id: int, action: str, body: dict) -> Any:
+    def _card_action(self, board_id: int, stack_id: int, card_id: int, action: str, body: dict[str, Any]) -> Any:
         # Setting a label or an assignee is a state, not an increment: safe to repeat.
         return self._call("PUT", f"{self._card_url(board_id, stack_id, card_id)}/{action}",
                           path=f"card {card_id}", body=body, idempotent=True)

@@ -154,7 +154,7 @@ class NextcloudError(Exception):
         # Exceptions pickle as cls(*args); ours are keyword-built, so rebuild from the fields.
         return _rebuild, (type(self), dict(self.__dict__))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A compact, JSON-ready form for result envelopes and telemetry."""
         return {"kind": self.kind, "status": self.status, "retry": self.retry,
                 "category": self.category, "message": self.message}
@@ -183,7 +183,7 @@ def _class_for(kind: str) -> type[NextcloudError]:
     return {_R: RefusedError, _M: MisuseError, _F: FaultError}[CODES[code][0]]
 
 
-def _rebuild(cls: type[NextcloudError], state: dict) -> NextcloudError:
+def _rebuild(cls: type[NextcloudError], state: dict[str, Any]) -> NextcloudError:
     err = Exception.__new__(cls)
     err.__dict__.update(state)
     Exception.__init__(err, err.message)

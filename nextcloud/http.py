@@ -137,7 +137,7 @@ def response_detail(resp: httpx.Response) -> str | None:
                 return str(ocs_data["error"])
             for key in ("message", "error"):
                 if isinstance(data.get(key), str):
-                    return data[key]
+                    return str(data[key])
         return None
     if text.startswith("<"):
         _, msg = sabre_error(body)

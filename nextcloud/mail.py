@@ -50,7 +50,7 @@ class Message:
     date: int
     preview: str = ""
     body: str | None = None
-    flags: dict = field(default_factory=dict)
+    flags: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def _addresses(value: Any) -> list[str]:
     return [a for a in out if a]
 
 
-def message_from_json(d: dict) -> Message:
+def message_from_json(d: dict[str, Any]) -> Message:
     sender = _addresses(d.get("from"))
     return Message(id=int(d.get("databaseId") or d.get("id") or 0), mailbox_id=int(d.get("mailboxId") or 0),
                    subject=str(d.get("subject") or ""), sender=sender[0] if sender else "",

@@ -19,7 +19,7 @@ class User:
     id: str
     display_name: str
     email: str | None
-    quota: dict | None
+    quota: dict[str, Any] | None
     groups: list[str] = field(default_factory=list)
 
 
@@ -45,7 +45,7 @@ _SHAREE_KINDS = {"users": "user", "groups": "group", "emails": "email", "remotes
                  "remote_groups": "remote_group", "circles": "circle", "rooms": "room"}
 
 
-def user_from_ocs(data: dict) -> User:
+def user_from_ocs(data: dict[str, Any]) -> User:
     """A User from ocs.data of cloud/user (the key is 'display-name' there, 'displayname' elsewhere)."""
     quota = data.get("quota")
     groups = data.get("groups") or []
@@ -56,14 +56,14 @@ def user_from_ocs(data: dict) -> User:
                 groups=[str(g) for g in groups] if isinstance(groups, list) else [])
 
 
-def share_from_ocs(data: dict) -> Share:
+def share_from_ocs(data: dict[str, Any]) -> Share:
     return Share(id=str(data.get("id", "")), path=str(data.get("path") or ""),
                  share_with=data.get("share_with"), permissions=int(data.get("permissions") or 0),
                  share_type=int(data.get("share_type") or 0),
                  share_with_name=data.get("share_with_displayname"), item_type=data.get("item_type"))
 
 
-def sharees_from_ocs(data: dict) -> list[Sharee]:
+def sharees_from_ocs(data: dict[str, Any]) -> list[Sharee]:
     """Exact matches first, then the rest, without duplicates."""
     out: list[Sharee] = []
     seen: set[tuple[str, str]] = set()
@@ -86,7 +86,7 @@ class OCS:
 
     def __init__(self, transport: Transport, probe_dav: Callable[[str], bool] | None = None) -> None:
         self._t = transport
-        self._caps: tuple[float, dict] | None = None
+        self._caps: tuple[float, dict[str, Any]] | None = None
         self._caps_lock = threading.Lock()
         self._probe_dav = probe_dav
 
@@ -98,11 +98,11 @@ class OCS:
         """The account the app password belongs to (GET cloud/user)."""
         return user_from_ocs(self._get("/ocs/v2.php/cloud/user", params={"format": "json"}))
 
-    def capabilities(self) -> dict:
+    def capabilities(self) -> dict[str, Any]:
         """ocs.data.capabilities, cached for 30 s."""
         return self._capabilities_full().get("capabilities") or {}
 
-    def _capabilities_full(self) -> dict:
+    def _capabilities_full(self) -> dict[str, Any]:
         with self._caps_lock:
             if self._caps and time.monotonic() - self._caps[0] < CAPS_TTL:
                 return self._caps[1]

@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .config import default_config_path
+
 ENV_PATH = "MCP_NEXTCLOUD_REFUSED"      # where the record lives (default: beside the config file)
 _SALT = b"mcp-nextcloud refused credential v1\0"
 MAX_LINES = 200                          # older fingerprints are forgotten past this many
@@ -43,8 +45,6 @@ def default_path() -> Path:
     env = os.environ.get(ENV_PATH)
     if env:
         return Path(env).expanduser()
-    from .config import default_config_path
-
     return default_config_path().with_name("refused-credentials")
 
 

@@ -44,10 +44,10 @@ class ChatMessage:
     system: str = ""          # systemMessage ("user_added", ...); "" for what a person wrote
     kind: str = "comment"     # messageType: comment, system, command, comment_deleted, ...
     actor_type: str = "users"
-    parameters: dict = field(default_factory=dict)   # {mention-user1: {type, id, name}, ...}
+    parameters: dict[str, Any] = field(default_factory=dict)   # {mention-user1: {type, id, name}, ...}
 
 
-def room_from_json(d: dict, base_url: str = "") -> Room:
+def room_from_json(d: dict[str, Any], base_url: str = "") -> Room:
     t = int(d.get("type") or 0)
     token = str(d.get("token") or "")
     return Room(token=token, name=str(d.get("name") or ""),
@@ -57,12 +57,12 @@ def room_from_json(d: dict, base_url: str = "") -> Room:
                 url=f"{base_url.rstrip('/')}/index.php/call/{token}" if base_url and token else "")
 
 
-def participant_from_json(d: dict) -> Participant:
+def participant_from_json(d: dict[str, Any]) -> Participant:
     return Participant(id=str(d.get("actorId") or ""), display_name=str(d.get("displayName") or ""),
                        source=str(d.get("actorType") or ""), attendee_id=d.get("attendeeId"))
 
 
-def message_from_json(d: dict) -> ChatMessage:
+def message_from_json(d: dict[str, Any]) -> ChatMessage:
     return ChatMessage(id=int(d.get("id") or 0), token=str(d.get("token") or ""), actor_id=str(d.get("actorId") or ""),
                        actor_name=str(d.get("actorDisplayName") or ""), message=str(d.get("message") or ""),
                        timestamp=int(d.get("timestamp") or 0), system=str(d.get("systemMessage") or ""),

@@ -89,7 +89,7 @@ class Page:
     paginated: bool
 
 
-def _entry(d: dict) -> Entry:
+def _entry(d: dict[str, Any]) -> Entry:
     attrs = d.get("attributes")
     return Entry(title=str(d.get("title") or ""), subline=str(d.get("subline") or ""),
                  resource_url=str(d.get("resourceUrl") or ""),

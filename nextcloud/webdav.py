@@ -6,6 +6,7 @@ in the URL and percent-encoding stay inside this module.
 from __future__ import annotations
 
 import builtins
+import io
 
 import mimetypes
 import re
@@ -289,7 +290,6 @@ class WebDAV:
         """GET the bytes (optionally a byte range, inclusive end like HTTP) into memory."""
         norm = paths.normalize(path)
         if byte_range is None:
-            import io
             buf = io.BytesIO()
             self.download(norm, buf, max_bytes=max_bytes)
             return buf.getvalue()

@@ -2,20 +2,14 @@
 
 Everything here is plain data: no I/O, no clock. The indexer serialises these
 objects (see `Document.to_dict` / `from_dict`) next to the extracted text.
-
-Plain classes and NamedTuples, not dataclasses: every CLI call imports this
-module, and `dataclasses` (with the `inspect` it loads) plus the code each
-@dataclass generates cost several milliseconds per process (issue 17).
 """
 from __future__ import annotations
 
+import bisect
+import copy
+from dataclasses import dataclass, field
 from enum import StrEnum
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any, NamedTuple
-else:
-    from .records import NamedTuple
+from typing import Any, NamedTuple
 
 
 class ReaderCode(StrEnum):
@@ -95,30 +89,19 @@ class Limits(NamedTuple):
 DEFAULT_LIMITS = Limits()
 
 
+@dataclass(slots=True)
 class OutlineEntry:
     """One heading, bookmark, sheet or slide title, pointing into `Document.text`."""
 
-    __slots__ = ("title", "level", "offset", "page", "line")
-
-    def __init__(self, title: str, level: int = 1, offset: int = 0, page: int | None = None,
-                 line: int | None = None) -> None:
-        self.title = title
-        self.level = level          # 1 = top level
-        self.offset = offset        # character offset into Document.text
-        self.page = page            # 1-based page / slide / sheet number, when the format has pages
-        self.line = line            # 1-based line number of `offset` in Document.text
+    title: str
+    level: int = 1              # 1 = top level
+    offset: int = 0             # character offset into Document.text
+    page: int | None = None     # 1-based page / slide / sheet number, when the format has pages
+    line: int | None = None     # 1-based line number of `offset` in Document.text
 
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "level": self.level, "offset": self.offset, "page": self.page,
                 "line": self.line}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, OutlineEntry) and self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __repr__(self) -> str:
-        return f"OutlineEntry({self.title!r}, level={self.level}, offset={self.offset}, page={self.page})"
 
 
 class ImageData(NamedTuple):
@@ -130,6 +113,7 @@ class ImageData(NamedTuple):
     height: int | None = None
 
 
+@dataclass(eq=True, repr=False)
 class Document:
     """A file turned into text.
 
@@ -156,48 +140,29 @@ class Document:
     - `image`: set for images (text is then a short description).
     """
 
-    def __init__(self, text: str, kind: str, name: str = "", mime: str = "text/plain",
-                 pages: list[int] | None = None, page_unit: str = "page",
-                 outline: list[OutlineEntry] | None = None, structure: dict[str, Any] | None = None,
-                 warnings: list[str] | None = None, engine: str | None = None, image: ImageData | None = None,
-                 _normalized: Any = None) -> None:
-        self.text = text
-        self.kind = kind
-        self.name = name
-        self.mime = mime
-        self.pages = [0] if pages is None else pages
-        self.page_unit = page_unit
-        self.outline = [] if outline is None else outline
-        self.structure = {} if structure is None else structure
-        self.warnings = [] if warnings is None else warnings
-        self.engine = engine
-        self.image = image
-        # Lazily built by reader.normalize; the indexer may attach a cached one.
-        self._normalized = _normalized
-
-    def _compared(self) -> tuple[Any, ...]:
-        return (self.text, self.kind, self.name, self.mime, self.pages, self.page_unit, self.outline,
-                self.structure, self.warnings, self.engine, self.image)
-
-    def __eq__(self, other: object) -> bool:
-        """Equal content (the cached normalised form is left out)."""
-        return isinstance(other, Document) and self._compared() == other._compared()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
+    text: str
+    kind: str
+    name: str = ""
+    mime: str = "text/plain"
+    pages: list[int] = field(default_factory=lambda: [0])
+    page_unit: str = "page"
+    outline: list[OutlineEntry] = field(default_factory=list)
+    structure: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    engine: str | None = None
+    image: ImageData | None = None
+    # Lazily built by reader.normalize; the indexer may attach a cached one. Not content: left out of ==.
+    _normalized: Any = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
         return f"Document(kind={self.kind!r}, name={self.name!r}, chars={len(self.text)}, pages={len(self.pages)})"
 
     def page_of(self, offset: int) -> int:
         """1-based page / slide / sheet number that contains `offset`."""
-        import bisect
-
         return max(1, bisect.bisect_right(self.pages, offset))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form (without image bytes or the normalised form); shares nothing with the document."""
-        import copy
-
         d: dict[str, Any] = {
             "text": self.text, "kind": self.kind, "name": self.name, "mime": self.mime, "pages": list(self.pages),
             "page_unit": self.page_unit, "outline": [e.to_dict() for e in self.outline],

@@ -19,15 +19,13 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from .document import Document
 from .normalize import _SPACING_ACCENTS, NormalizedText, normalize, normalize_query
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any, Literal
-
-    MatchMode = Literal["substring", "word_start", "whole_word"]
+MatchMode = Literal["substring", "word_start", "whole_word"]
 
 DEFAULT_LIMIT = 20
 DEFAULT_CONTEXT = 240  # characters a passage holds at most (match included)
@@ -39,28 +37,24 @@ MATCH_MODES = ("substring", "word_start", "whole_word")
 _UNIT_END = re.compile(r"[.!?;:\u3002](?=\s)|\n")
 
 
+@dataclass(slots=True, repr=False)
 class Match:
     """One match: where it is in `Document.text` and the passage around it.
 
     `passage` is exactly `text[passageOffset:passageOffset + len(passage)]`.
     `shared` is true when the match lies in the previous match's passage: its
     dict then leaves the passage out (the previous one shows it).
-    (A plain class: see reader/document.py on why not a dataclass.)
     """
 
-    __slots__ = ("offset", "length", "text", "passage", "passage_offset", "page", "line", "whole_word", "shared")
-
-    def __init__(self, offset: int, length: int, text: str, passage: str, passage_offset: int, page: int,
-                 line: int, whole_word: bool = True, shared: bool = False) -> None:
-        self.offset = offset
-        self.length = length
-        self.text = text
-        self.passage = passage
-        self.passage_offset = passage_offset
-        self.page = page
-        self.line = line
-        self.whole_word = whole_word
-        self.shared = shared
+    offset: int
+    length: int
+    text: str
+    passage: str
+    passage_offset: int
+    page: int
+    line: int
+    whole_word: bool = True
+    shared: bool = False
 
     def __repr__(self) -> str:
         return f"Match(offset={self.offset}, length={self.length}, text={self.text!r}, page={self.page})"
@@ -74,16 +68,15 @@ class Match:
         return d
 
 
+@dataclass
 class FindResult:
     """Matches in text order; `total` counts all of them, `truncated` when more than `limit`."""
 
-    def __init__(self, query: str, matches: list[Match] | None = None, total: int = 0, truncated: bool = False,
-                 hint: str | None = None) -> None:
-        self.query = query
-        self.matches = [] if matches is None else matches
-        self.total = total
-        self.truncated = truncated
-        self.hint = hint
+    query: str
+    matches: list[Match] = field(default_factory=list)
+    total: int = 0
+    truncated: bool = False
+    hint: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {

@@ -31,6 +31,8 @@ import zlib
 from array import array
 from itertools import compress
 
+from unidecode import unidecode
+
 # Bump when the folding changes: cached forms of another version are refused.
 NORMALIZE_VERSION = 1
 _MAGIC = b"NT"
@@ -64,10 +66,7 @@ def _fold_char(ch: str) -> str:
         return ""
     base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not _dropped(c))
     if not base.isascii() and unicodedata.name(ch, "").startswith("LATIN"):
-        # Latin letters without a decomposition (ß, æ, ø, ł, œ, đ, þ). Imported here, for the few texts
-        # that have them: unidecode imports typing (~3 ms a CLI call, issue 17).
-        from unidecode import unidecode
-
+        # Latin letters without a decomposition (ß, æ, ø, ł, œ, đ, þ).
         base = unidecode(base)
     out = base.casefold()
     if not out.isascii():
@@ -77,7 +76,7 @@ def _fold_char(ch: str) -> str:
     return "".join(c for c in out if not _dropped(c))
 
 
-class _FoldTable(dict):
+class _FoldTable(dict[int, str]):
     """Code point -> folded string, filled lazily; usable with str.translate (C speed)."""
 
     def __missing__(self, ordinal: int) -> str:
@@ -89,7 +88,7 @@ class _FoldTable(dict):
 _FOLD = _FoldTable()
 
 
-class _WordTable(dict):
+class _WordTable(dict[int, str]):
     """Like _FoldTable, but whitespace becomes a space and hyphens stay word separators."""
 
     def __missing__(self, ordinal: int) -> str:
@@ -107,7 +106,7 @@ class _WordTable(dict):
 _WORDS = _WordTable()
 
 
-class _CountTable(dict):
+class _CountTable(dict[int, str]):
     """Code point -> chr(number of characters it folds to), for str.translate."""
 
     def __missing__(self, ordinal: int) -> str:
@@ -143,7 +142,7 @@ class _FastFold:
     the same result as `text.translate(table)`.
     """
 
-    def __init__(self, table: dict) -> None:
+    def __init__(self, table: dict[int, str]) -> None:
         self.table = table
         mapping = bytearray(range(256))   # bytes >= 0x80 (UTF-8 sequences) map to themselves
         delete = bytearray()
@@ -237,7 +236,7 @@ def _counts(text: str) -> bytes:
     return text.translate(_COUNTS).encode("latin-1")
 
 
-def _offsets_from_counts(counts: bytes) -> tuple[array, bool]:
+def _offsets_from_counts(counts: bytes) -> tuple[array[int], bool]:
     """norm index -> original index, from the per-character fold counts (C-speed iterators)."""
     offsets = array("I", compress(range(len(counts)), counts))
     expansions = [(m.start(), counts[m.start()]) for m in _EXPANDING.finditer(counts)]
@@ -262,13 +261,13 @@ class NormalizedText:
     many characters of `norm` original character i folded to (0 dropped, 1,
     or more for ß, ligatures): the run-length (delta) encoding of `offsets`,
     which is what is serialised. `length` is the length of the original text
-    (used to check a cached form still fits). (A plain class: see
-    reader/document.py on why not a dataclass.)
+    (used to check a cached form still fits).
     """
 
     __slots__ = ("norm", "offsets", "length", "counts", "expanded", "_line_starts")
 
-    def __init__(self, norm: str, offsets: array, length: int, counts: bytes = b"", expanded: bool = False) -> None:
+    def __init__(self, norm: str, offsets: array[int], length: int, counts: bytes = b"",
+                 expanded: bool = False) -> None:
         self.norm = norm
         self.offsets = offsets
         self.length = length
@@ -376,7 +375,7 @@ def _join_hyphenation(text: str) -> str:
     if "\n" not in text or not any(h in text for h in _HYPHEN_CHARS):
         return text  # the common case, in C-speed membership tests
 
-    def join(m: re.Match) -> str:
+    def join(m: re.Match[str]) -> str:
         # A match can only start at a hyphen and the rest of it is whitespace,
         # so skipping a rejected match never skips the start of another one.
         i = m.start()

@@ -10,8 +10,11 @@ points into; it says so when anything is left out.
 from __future__ import annotations
 
 import bisect
+import csv
+import io
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from .document import Document, OutlineEntry
@@ -32,25 +35,21 @@ _SETEXT = re.compile(r"^(?P<title>[^\n#>\-=*].*)\n(?P<rule>=+|-+)[ \t]*$", re.M)
 _FENCE = re.compile(r"^ {0,3}(```|~~~)", re.M)
 
 
+@dataclass
 class Outline:
-    """Entries in document order, the format skeleton, and the document's size.
+    """Entries in document order, the format skeleton, and the document's size."""
 
-    (A plain class: see reader/document.py on why not a dataclass.)
-    """
-
-    def __init__(self, kind: str, total: int = 0, pages: int = 1, page_unit: str = "page",
-                 entry_count: int = 0) -> None:
-        self.kind = kind
-        self.entries: list[OutlineEntry] = []
-        self.structure: dict[str, Any] = {}
-        self.truncated = False
-        self.total = total
-        self.pages = pages
-        self.page_unit = page_unit
-        self.hint: str | None = None
-        self.subsections: list[int] = []      # per entry: entries below it left out (collapsed)
-        self.entry_count = entry_count        # entries in the whole document
-        self.next_offset: int | None = None   # outline again from here for the entries after the ones shown
+    kind: str
+    total: int = 0
+    pages: int = 1
+    page_unit: str = "page"
+    entry_count: int = 0                  # entries in the whole document
+    entries: list[OutlineEntry] = field(default_factory=list)
+    structure: dict[str, Any] = field(default_factory=dict)
+    truncated: bool = False
+    hint: str | None = None
+    subsections: list[int] = field(default_factory=list)   # per entry: entries below it left out (collapsed)
+    next_offset: int | None = None        # outline again from here for the entries after the ones shown
 
     def to_dict(self) -> dict[str, Any]:
         entries = [entry_dict(e, self.subsections[n] if n < len(self.subsections) else 0)
@@ -139,9 +138,6 @@ def _sheet_entries(doc: Document) -> list[OutlineEntry]:
 
 def _csv_structure(text: str) -> dict[str, Any]:
     """Header, first rows and a row count from CSV/TSV text (the extractor may have done it already)."""
-    import csv   # here: only a CSV's outline needs it
-    import io
-
     head = text[:20_000]
     try:
         dialect = csv.Sniffer().sniff(head.split("\n", 1)[0] or ",", delimiters=",;\t|")

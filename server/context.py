@@ -13,9 +13,21 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
-from server.telemetry import CallLog
+from indexer.index import Index
+from indexer.jobs.pool import ExtractionPool
+from indexer.remote.refresh import BackgroundSync
+from indexer.store.location import index_path as locate
+from nextcloud.client import NextcloudClient
+from nextcloud.config import Account
+from reader.document import Document
+from server.telemetry import CallLog, default_telemetry_path, open_call_log
+
+if TYPE_CHECKING:   # server.tools.freshness builds on this module
+    from server.tools.freshness import Freshness
+
+_Value = TypeVar("_Value")
 
 MB = 1024 * 1024
 # The one write limit: files_write's cap on content (UTF-8 bytes); the HTTP transport's body limit derives
@@ -57,46 +69,49 @@ class Settings:
 class ServerContext:
     """What every tool call needs. Thread-safe: sync tools run in worker threads."""
 
-    account: Any                                   # nextcloud.config.Account
-    index: Any                                     # indexer.store.Index
+    account: Account | None                        # None: no account configured (tools say how to log in)
+    index: Index | None                            # None: the mail server, which reads no index
     telemetry: CallLog | None = None
     settings: Settings = field(default_factory=Settings)
-    client_factory: Callable[[], Any] | None = None
-    _client: Any = field(default=None, init=False, repr=False)
-    _quick: Any = field(default=None, init=False, repr=False)
+    client_factory: Callable[[], NextcloudClient] | None = None
+    _client: NextcloudClient | None = field(default=None, init=False, repr=False)
+    _quick: NextcloudClient | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _cache: dict[str, tuple[float, Any]] = field(default_factory=dict, init=False, repr=False)
     # Recently read Documents by (fileId, etag): a warm files_read skips decompressing the cached text.
-    docs: "OrderedDict[tuple[Any, str], Any]" = field(default_factory=OrderedDict, init=False, repr=False)
-    background: Any = field(default=None, init=False, repr=False)
-    _extractor: Any = field(default=None, init=False, repr=False)
+    docs: OrderedDict[tuple[Any, str], Document] = field(default_factory=OrderedDict, init=False, repr=False)
+    background: BackgroundSync | None = field(default=None, init=False, repr=False)
+    _extractor: ExtractionPool | None = field(default=None, init=False, repr=False)
     _last_fresh_check: float = field(default=float("-inf"), init=False, repr=False)  # never checked
     # What opening found and repaired (a damaged call log set aside...): for `serve` to print on stderr.
     notes: list[str] = field(default_factory=list, init=False)
     # What the last freshness check could not do (server.tools.freshness): repeated until a check succeeds.
-    last_fresh_failure: Any = field(default=None, init=False, repr=False)
+    last_fresh_failure: Freshness | None = field(default=None, init=False, repr=False)
     last_checked_at: float | None = field(default=None, init=False, repr=False)  # wall time of the last good check
 
-    def client(self) -> Any:
+    def files_index(self) -> Index:
+        """The index the file tools answer from: the main server's (the mail server's context has none)."""
+        if self.index is None:
+            raise RuntimeError("this server has no index: the file tools belong to the main server")
+        return self.index
+
+    def client(self) -> NextcloudClient:
         """The one Nextcloud client of this process, built on first use."""
         with self._lock:
             if self._client is None:
                 self._client = self.make_client()
             return self._client
 
-    def make_client(self) -> Any:
+    def make_client(self) -> NextcloudClient:
         """A new client: the factory's (tests, the demo) or one for the account (httpx pools are thread-safe)."""
         if self.client_factory is not None:
             return self.client_factory()
-        from nextcloud.client import NextcloudClient
         return NextcloudClient(self.account)
 
-    def extractor(self) -> Any:
-        """The capped extraction pool files_read uses (indexer.jobs.pool.ExtractionPool), started on first use."""
+    def extractor(self) -> ExtractionPool:
+        """The capped extraction pool files_read uses, started on first use."""
         with self._lock:
             if self._extractor is None:
-                from indexer.jobs.pool import ExtractionPool
-
                 self._extractor = ExtractionPool(min(2, os.cpu_count() or 1))
             return self._extractor
 
@@ -114,7 +129,7 @@ class ServerContext:
         with self._lock:
             self._last_fresh_check = float("-inf")
 
-    def quick_client(self) -> Any:
+    def quick_client(self) -> NextcloudClient:
         """A client for best-effort calls: one attempt, every timeout `settings.best_effort_s` (never retries).
 
         With a client factory (the CLI's tool commands, tests, the demo) it is the bounded twin of the
@@ -127,26 +142,25 @@ class ServerContext:
                 base = self.client_factory() if self.client_factory is not None else None
                 bounded = getattr(base, "bounded", None)
                 if base is None:
-                    from nextcloud.client import NextcloudClient
                     self._quick = NextcloudClient(self.account, timeout=s, connect_timeout=s, total_timeout=s,
                                                   retries=0)
                 else:  # a stand-in without transports of its own is used as is
                     self._quick = bounded(s) if callable(bounded) else base
             return self._quick
 
-    def cached(self, key: str, ttl_s: float, compute: Callable[[], Any]) -> Any:
+    def cached(self, key: str, ttl_s: float, compute: Callable[[], _Value]) -> _Value:
         """A value kept for ttl_s (whoami facts change rarely; asking Nextcloud each time costs a round trip)."""
         now = time.monotonic()
         with self._lock:
             hit = self._cache.get(key)
         if hit and now - hit[0] < ttl_s:
-            return hit[1]
+            return cast(_Value, hit[1])   # a key is only ever cached by one caller, with one type
         value = compute()   # outside the lock: a slow server must not block other tools
         with self._lock:
             self._cache[key] = (now, value)
         return value
 
-    def remember_document(self, key: tuple[Any, str], doc: Any, max_chars: int = 5_000_000) -> None:
+    def remember_document(self, key: tuple[Any, str], doc: Document, max_chars: int = 5_000_000) -> None:
         """Keep `doc` in the in-memory LRU, evicting the oldest beyond max_chars of text (the newest always stays)."""
         with self._lock:
             self.docs[key] = doc
@@ -161,7 +175,7 @@ class ServerContext:
         with self._lock:
             self.docs.pop(key, None)
 
-    def recall_document(self, key: tuple[Any, str]) -> Any:
+    def recall_document(self, key: tuple[Any, str]) -> Document | None:
         """The Document read before for (fileId, etag), or None."""
         with self._lock:
             doc = self.docs.get(key)
@@ -173,13 +187,11 @@ class ServerContext:
         """Keep the index fresh every settings.sync_interval_s seconds (serve); a no-op when off."""
         if not self.settings.sync_interval_s:
             return
-        from indexer.remote.refresh import BackgroundSync
-
         with self._lock:
             if self.background is not None:
                 return
             # The shared client: BackgroundSync does not close it (close_client=False).
-            self.background = BackgroundSync(self.client, self.index, self.settings.sync_interval_s)
+            self.background = BackgroundSync(self.client, self.files_index(), self.settings.sync_interval_s)
         self.background.start()
 
     def close(self) -> None:
@@ -199,13 +211,10 @@ class ServerContext:
         self._client = self._quick = None
 
 
-def open_context(account: Any, *, index_path: Path | str | None = None, telemetry_path: Path | str | None = None,
-                 settings: Settings | None = None, telemetry: bool = True) -> ServerContext:
+def open_context(account: Account | None, *, index_path: Path | str | None = None,
+                 telemetry_path: Path | str | None = None, settings: Settings | None = None,
+                 telemetry: bool = True) -> ServerContext:
     """A context for `account`: its index (default location unless given) and the call log."""
-    from indexer.store.index import Index
-    from indexer.store.location import index_path as locate
-    from server.telemetry import default_telemetry_path, open_call_log
-
     # The same rule as `mcp-nextcloud index sync` and `grep`, so serve answers from what they built.
     index = Index.open(locate(index_path))
     log, note = open_call_log(telemetry_path or default_telemetry_path()) if telemetry else (None, None)

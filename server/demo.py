@@ -39,7 +39,7 @@ def run(*, query: str = "install", out: TextIO | None = None, as_json: bool = Fa
     out = out or sys.stdout
     from fixtures.emulator.server import Emulator   # installed with the package (mcp_nextcloud/fixtures)
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 

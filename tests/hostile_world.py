@@ -36,7 +36,7 @@ class _World:
         from mcp import Client
 
         from fixtures.emulator.server import Emulator
-        from indexer.store.index import Index
+        from indexer.index import Index
         from nextcloud.config import Account
         from server.app import build_server
         from server.context import ServerContext, Settings

@@ -10,7 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from reader.document import Limits, ReaderError
+from reader.extract import extract
 from reader.limits import RETRY_WHEN_CHANGED
+
+from indexer.store.prepare import prepare
 
 MIB = 1024 * 1024
 DEFAULT_MEMORY_BYTES = 1536 * MIB  # 1.5 GiB of address space per child
@@ -37,14 +40,10 @@ def work(data: bytes, name: str, mime: str | None, limits: Limits, with_rows: bo
     A ReaderError travels as plain parts; the parent rebuilds it (`reader_error`), so the front ends can
     word the cause, the next step and the retry statement for their audience.
     """
-    from reader.extract import extract
-
     try:
         doc = extract(data, name, mime, limits=limits)
         if not with_rows:
             return "ok", doc, None
-        from indexer.store.prepare import prepare
-
         return "ok", doc, prepare(doc)
     except ReaderError as exc:
         return reported(exc)

@@ -15,8 +15,15 @@ Forking is only safe in a process with one thread (a fork copies other threads' 
 from __future__ import annotations
 
 import os
+import pickle
+import selectors
+import signal
 import sys
+import threading
+import time
 from typing import Any, Callable, NoReturn
+
+from indexer.jobs.child import cap_memory
 
 CPU_MARGIN_SECONDS = 5       # the CPU backstop sits this far past the parent's own deadline
 # glibc's malloc gives the top of its heap back at each large free and grows it again at the next
@@ -33,8 +40,6 @@ def thread_count() -> int:
     try:
         return len(os.listdir("/proc/self/task"))
     except OSError:
-        import threading
-
         return threading.active_count()
 
 
@@ -60,8 +65,6 @@ class Child:
 
     def answer(self) -> Any:
         """The child's unpickled result; LookupError when it sent none (it died, or its job raised)."""
-        import pickle
-
         payload = b"".join(self.chunks)
         if self.exitcode != 0 or not payload:
             raise LookupError(self.exitcode)
@@ -83,8 +86,6 @@ def run(jobs: list[Callable[[], Any]], memory_bytes: int | None, seconds: float,
     KeyboardInterrupt raised inside os.fork's at-fork hooks would be printed and lost, and one raised
     between a fork and its bookkeeping would leave a child nobody waits for.
     """
-    import signal
-
     children: list[Child] = []
     finished = False
     try:
@@ -122,12 +123,8 @@ def _child_main(fd: int, job: Callable[[], Any], memory_bytes: int | None, secon
                 keep_heap: bool) -> NoReturn:
     status = _NO_ANSWER
     try:
-        import pickle
-        import signal
-
         signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole group; the parent kills us
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # held by the parent while forking
-        from indexer.jobs.child import cap_memory
         import reader.extract  # noqa: F401 - loaded before the cap, as in the pool's workers
 
         cap_memory(memory_bytes)
@@ -171,9 +168,6 @@ def _cap_cpu(seconds: float) -> None:
 
 def _read(children: list[Child], seconds: float) -> bool:
     """Read every child's answer until all pipes are closed (True) or `seconds` have passed (False)."""
-    import selectors
-    import time
-
     end = time.monotonic() + seconds
     with selectors.DefaultSelector() as sel:
         for child in children:
@@ -193,8 +187,6 @@ def _read(children: list[Child], seconds: float) -> bool:
 
 def _end(children: list[Child], kill: bool) -> None:
     """Close the pipes and reap every child; kill first those that may still run."""
-    import signal
-
     for child in children:
         os.close(child.fd)
         if child.reaped:

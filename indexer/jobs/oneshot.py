@@ -21,6 +21,8 @@ from typing import Any, Callable
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
 
 from indexer.jobs import forked
+from indexer.jobs.pool import ExtractionPool
+from indexer.models import too_large_reason
 from indexer.jobs.child import (DEFAULT_MEMORY_BYTES, GRACE_SECONDS, died, overran, reader_error, reported,
                                  work)
 
@@ -43,12 +45,8 @@ def extract_once(data: bytes, name: str, mime: str | None = None, *, limits: Lim
     PDF of MIN_SPLIT_BYTES or more); each child still reads at least MIN_PAGES_PER_PART pages.
     """
     if len(data) > limits.max_bytes:
-        from indexer.models import too_large_reason
-
         raise ReaderError(f"{name}: " + too_large_reason(len(data), limits.max_bytes), code="too_large")
     if not forked.can_fork():
-        from indexer.jobs.pool import ExtractionPool   # multiprocessing and friends: only on this route
-
         with ExtractionPool(1, limits=limits, memory_bytes=memory_bytes, grace_seconds=grace_seconds) as pool:
             return pool.extract(data, name, mime, rows=False).document
     _preload(data)

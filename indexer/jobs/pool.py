@@ -28,21 +28,22 @@ from __future__ import annotations
 import atexit
 import concurrent.futures as cf
 import multiprocessing as mp
+import signal
+from multiprocessing import forkserver, resource_tracker
 import os
 import posixpath
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
+from reader.extract import extract, is_light
 
 from indexer.jobs.child import DEFAULT_MEMORY_BYTES, GRACE_SECONDS, cap_memory, died, overran, reader_error, work
-from indexer.jobs.worker_memory import RECYCLE_ABOVE_FRESH
+from indexer.jobs.worker_memory import RECYCLE_ABOVE_FRESH, Settler
 from indexer.models import FileRecord, too_large_reason
 from indexer.store.prepare import Prepared, prepare
-
-if TYPE_CHECKING:   # annotations only: `inspect` extracts through this pool without loading the index
-    from indexer.store.writer import IndexWriter, WriteTx
+from indexer.store.writer import IndexWriter, WriteTx
 
 RECYCLE_AFTER = 500          # files per worker before a fresh one
 # A worker's word after a file (staying or leaving) comes once it has handed that file's memory back:
@@ -80,8 +81,6 @@ def _stop_helpers() -> None:
     return while two of its processes still run. `_stop` is CPython's own (its tests use it);
     where it is missing, or a worker still runs, they end on their own as before.
     """
-    from multiprocessing import forkserver, resource_tracker
-
     if mp.active_children():   # a worker not stopped (no pool close): waiting for the tracker could hang
         return
     for helper in (getattr(forkserver, "_forkserver", None), getattr(resource_tracker, "_resource_tracker", None)):
@@ -125,8 +124,6 @@ class InProcess:
         self._lock = threading.Lock()
 
     def submit(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> "cf.Future[Extracted]":
-        from reader.extract import extract, is_light
-
         if not is_light(data, name, mime):
             return self._pool().submit(data, name, mime, rows=rows)
         out: cf.Future[Extracted] = cf.Future()
@@ -156,12 +153,7 @@ def _serve(conn: Any, limits: Limits, memory_bytes: int | None, recycle_above: i
     or False (still fat, or its heap is suspect): then it exits, and the parent, which reads that word
     before it sends the next file, starts a fresh worker for it. None or EOF ends the loop.
     """
-    import reader.extract  # noqa: F401 - already loaded by the fork server; with "spawn", loaded before the cap
-    from indexer.jobs.worker_memory import Settler
-
-    cap_memory(memory_bytes)
-    import signal
-
+    cap_memory(memory_bytes)   # reader.extract is loaded: this module imports it (with "spawn", before the cap)
     # Ctrl-C reaches the whole process group: the parent decides when this worker ends (no traceback here).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     settler = Settler(recycle_above, release=release)

@@ -204,3 +204,10 @@ def find_sync_folder(folder: str | Path, journal_name: str | None = None) -> tup
         if journal_name and m.journal_path and os.path.basename(m.journal_path.replace("\\", "/")) == journal_name:
             return m, notes
     return matches[0], notes
+
+
+def configured_remote(folder: str, journal_name: str) -> tuple[str | None, list[str]]:
+    """The Nextcloud folder the desktop client's config says the sync folder `folder` mirrors (None: no entry),
+    and notes about configs that could not be read (indexer.store.roots.RemoteLookup)."""
+    entry, problems = find_sync_folder(folder, journal_name)
+    return (entry.target_path if entry is not None else None), problems

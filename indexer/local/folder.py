@@ -26,17 +26,14 @@ from collections import deque
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
-from indexer.local.desktop_config import RemotePathError, normalize_remote_path
+from indexer.local.desktop_config import RemotePathError, configured_remote, normalize_remote_path
 from indexer.local.journal import Journal, open_journal
-from indexer.models import FileMeta, FileRecord, Root, too_large_reason
+from indexer.models import FileMeta, FileRecord, ProgressFn, Root, too_large_reason
 from indexer.jobs.pool import Extracted, ExtractionPool, Extractor, store_outcome
 from indexer.store.index import Index, IndexWriter
 from indexer.store.writer import PathCollision, WriteTx
-
-if TYPE_CHECKING:
-    from indexer.models import ProgressFn
 
 # Not user documents: client state, partial downloads, editor lock/backup files.
 IGNORED_PATTERNS = (
@@ -253,7 +250,8 @@ def _open_root(writer: IndexWriter, root: str, journal: Journal | None,
                 "or give the sync folder itself; do not retry as is")
     notes: list[str] = []
     journal_name = journal.path.name if journal else None
-    root_rec = writer.register_root(root, journal=journal_name, remote=remote_path, notes=notes)
+    root_rec = writer.register_root(root, journal=journal_name, remote=remote_path, configured=configured_remote,
+                                    notes=notes)
     report = IndexReport(folder=root, journal=journal_name, path=root_rec.prefix or "/",
                          remote_path=root_rec.remote, remote_path_from=root_rec.remote_from, warnings=notes)
     if root_rec.remote_from == "default":

@@ -21,6 +21,7 @@ from typing import Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from indexer.local.desktop_config import configured_remote
 from indexer.local.journal import open_journal
 from indexer.local.folder import remove_all, file_meta, index_one, is_ignored_path, walk
 from indexer.jobs.pool import ExtractionPool, Extractor
@@ -102,7 +103,7 @@ class FolderWatcher:
         self._thread = threading.Thread(target=self._run, name="index-watch", daemon=True)
         self.journal = open_journal(self.root)
         self.root_rec = index.writer().register_root(
-            self.root, journal=self.journal.path.name if self.journal else None)
+            self.root, journal=self.journal.path.name if self.journal else None, configured=configured_remote)
         self.applied = 0
         self.moves = 0            # records moved without extraction
         self.journal_checked = 0  # files looked at because the journal changed

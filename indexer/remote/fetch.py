@@ -14,6 +14,7 @@ from collections import deque
 from typing import Any, Protocol
 
 from nextcloud.errors import NextcloudError
+from reader.extract import is_light
 
 from indexer.remote.digest import content_digest
 from indexer.jobs.pool import IN_PROCESS, Extracted, ExtractionPool, Extractor, store_outcome
@@ -32,8 +33,6 @@ def inline(rec: FileRecord, data: bytes) -> bool:
 
     The bytes decide, not the name: a `notes.txt` that is really a zip goes to the capped pool.
     """
-    from reader.extract import is_light
-
     return (len(data) <= INLINE_MAX_BYTES and (rec.mime or "").split(";")[0].strip() in INLINE_MIMES
             and is_light(data, posixpath.basename(rec.path), rec.mime))
 

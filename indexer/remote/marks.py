@@ -2,7 +2,8 @@
 
 One owner for these facts: the sync writes the marks (`record`,
 `record_failure`, `record_account`), files_grep's freshness check and the
-coverage warnings read them (`read`, `read_failure`).
+coverage warnings read them (`snapshot`: every mark in one read; `read`, `read_failure`).
+The keys themselves are indexer.store.sync_keys's, so the store can drop them with the account.
 """
 from __future__ import annotations
 
@@ -12,23 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexer.models import iso_time
+from indexer.store.sync_keys import (ACCOUNT, ACCOUNT_KEYS, CHANGES_SINCE, LAST_FULL_SYNC_AT, LAST_SYNC_AT,
+                                     LAST_SYNC_FAILURE, LAST_SYNC_REPORT)
 from nextcloud.errors import ErrorCode, NextcloudError
 
 # "Changes since" is the sync's START time minus this margin: a file changed while the walk was
 # running (after its folder was listed) or with a clock a little behind ours is still asked for.
 CHANGES_SINCE_MARGIN_S = 2.0
-# Meta keys: the human-facing finish time of any sync (and its report), and the marks only a complete
-# sync of the whole account may move (a partial or subtree sync does not vouch for what it did not see).
-LAST_SYNC_AT = "last_sync_at"
-LAST_SYNC_REPORT = "last_sync"
-CHANGES_SINCE = "changes_since"
-LAST_FULL_SYNC_AT = "last_full_sync_at"
-# Why the last sync stopped before finishing ("" once a sync finishes): the tools say "the index could not
-# be brought up to date, because..." instead of letting "no hit" pass for evidence.
-LAST_SYNC_FAILURE = "last_sync_failure"
-ACCOUNT = "account"   # "user on https://server": whose files the remote part of the index holds
-# Every key that describes the synced account (dropped together when the account's files are removed).
-ACCOUNT_KEYS = (LAST_SYNC_AT, LAST_SYNC_REPORT, CHANGES_SINCE, LAST_FULL_SYNC_AT, LAST_SYNC_FAILURE, ACCOUNT)
+# A recorded failure (LAST_SYNC_FAILURE) lets the tools say "the index could not be brought up to date,
+# because..." instead of letting "no hit" pass for evidence.
 
 
 @dataclass(frozen=True)
@@ -84,12 +77,51 @@ class SyncFailure:
     error: NextcloudError | None
 
 
+@dataclass(frozen=True)
+class SyncSnapshot:
+    """Every mark of the synced account as one read saw them: what a tool call reasons from."""
+
+    marks: SyncMarks
+    failure: SyncFailure | None
+    account: str | None
+    report: dict[str, Any]           # the last sync's report (`index sync --json` shows it); {} when none
+
+
+def snapshot(index: Any) -> SyncSnapshot:
+    """The account's marks in one read of the index. Best effort: an unreadable index reads as never synced."""
+    try:
+        values: dict[str, str] = index.get_metas(ACCOUNT_KEYS)
+    except Exception:  # a damaged or locked index: treat as never recorded
+        values = {}
+    finished = _meta_time(values, LAST_SYNC_AT)
+    marks = SyncMarks(last_sync_at=finished, last_full_sync_at=_meta_time(values, LAST_FULL_SYNC_AT),
+                      changes_since=_changes_since(values, finished))
+    return SyncSnapshot(marks, _failure(values.get(LAST_SYNC_FAILURE)), values.get(ACCOUNT) or None,
+                        _report(values.get(LAST_SYNC_REPORT)))
+
+
+def _report(raw: str | None) -> dict[str, Any]:
+    try:
+        report = json.loads(raw) if raw else {}
+    except ValueError:  # unreadable: as if none was recorded
+        return {}
+    return report if isinstance(report, dict) else {}
+
+
+def read(index: Any) -> SyncMarks:
+    """The marks of this index (one read; see `snapshot`)."""
+    return snapshot(index).marks
+
+
 def read_failure(index: Any) -> SyncFailure | None:
     """The recorded failure of the newest sync, or None (none recorded, or unreadable)."""
+    return snapshot(index).failure
+
+
+def _failure(raw: str | None) -> SyncFailure | None:
     try:
-        raw = index.get_meta(LAST_SYNC_FAILURE)
         data = json.loads(raw) if raw else None
-    except Exception:  # unreadable = nothing recorded
+    except ValueError:  # unreadable = nothing recorded
         return None
     if not isinstance(data, dict) or not data.get("message"):
         return None
@@ -102,30 +134,20 @@ def read_failure(index: Any) -> SyncFailure | None:
     return SyncFailure(kind, str(data["message"]), str(data.get("at") or ""), error)
 
 
-def read(index: Any) -> SyncMarks:
-    """The marks of this index. Best effort: an unreadable index reads as never synced."""
-    finished = _meta_time(index, LAST_SYNC_AT)
-    return SyncMarks(last_sync_at=finished, last_full_sync_at=_meta_time(index, LAST_FULL_SYNC_AT),
-                     changes_since=_changes_since(index, finished))
-
-
-def _changes_since(index: Any, finished: float | None) -> float | None:
+def _changes_since(values: dict[str, str], finished: float | None) -> float | None:
     """The recorded mark; for indexes written before it existed, derived from the finish time and duration."""
-    mark = _meta_time(index, CHANGES_SINCE)
+    mark = _meta_time(values, CHANGES_SINCE)
     if mark is not None or finished is None:
         return mark
     try:
-        seconds = float(json.loads(index.get_meta(LAST_SYNC_REPORT) or "{}").get("seconds") or 0.0)
-    except Exception:  # unreadable or odd report: assume an instant sync, the margin still applies
+        seconds = float(_report(values.get(LAST_SYNC_REPORT)).get("seconds") or 0.0)
+    except (TypeError, ValueError):  # an odd report: assume an instant sync, the margin still applies
         seconds = 0.0
     return finished - seconds - CHANGES_SINCE_MARGIN_S
 
 
-def _meta_time(index: Any, key: str) -> float | None:
-    try:
-        value = index.get_meta(key)
-    except Exception:  # a damaged or locked index: treat as never recorded
-        return None
+def _meta_time(values: dict[str, str], key: str) -> float | None:
+    value = values.get(key)
     if not value:
         return None
     try:

@@ -13,11 +13,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from nextcloud import refusals
+
 from indexer.jobs.run import run_job
 from indexer.jobs.store import ACTIVE_STATES, QUEUED, Job, JobStore, jobs_path_for
 from indexer.remote.sync import DEFAULT_MAX_FILE_BYTES
 from indexer.store.index import Index
-from indexer.jobs.worker import SYNC_KIND, error_text, sync_body, sync_key
+from indexer.remote.sync_worker import SYNC_KIND, error_text, sync_body, sync_key
 
 
 class BackgroundSync:
@@ -124,8 +126,6 @@ class BackgroundSync:
         """True while Nextcloud has refused this account's credentials (nextcloud.refusals): a round would only
         record another failed job. The record clears itself when the credentials change."""
         try:
-            from nextcloud import refusals
-
             client = self.client_factory()
             try:
                 account = client.account

@@ -17,22 +17,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from nextcloud.errors import NextcloudError
 from reader.document import DEFAULT_LIMITS
 
 from indexer.jobs.pool import Extractor
 from indexer.jobs.store import JobCancelled
-from indexer.models import DOWNLOAD_FAILED, FileMeta, FileRecord, too_large_reason
+from indexer.models import DOWNLOAD_FAILED, FileMeta, FileRecord, ProgressFn, too_large_reason
 from indexer.remote import marks
 from indexer.remote.fetch import Fetcher
 from indexer.store import selection as sel
 from indexer.store.index import Index, IndexWriter
 from indexer.store.writer import WriteTx
-
-if TYPE_CHECKING:
-    from indexer.models import ProgressFn
 
 SOURCE = "remote"
 DEFAULT_MAX_FILE_BYTES = DEFAULT_LIMITS.max_bytes

@@ -16,9 +16,14 @@ characters per file, never a whole-document scan, and every offset is a
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import time
 import zlib
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from indexer.models import iso_time
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
@@ -26,16 +31,8 @@ from indexer.search.query import ParsedQuery, Tier, expand, parse
 from indexer.search.syntax import MAX_PASSAGES
 from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching, other_chunk_matches,
                                  ranked_cheaply, scan, top_files)
-from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause
+from indexer.store.index import FILE_COLUMNS, Index, _row_to_record, prefix_clause
 from indexer.store.rows import account_clause
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, NamedTuple
-
-    from indexer.store.index import Index
-else:
-    from reader.records import NamedTuple
 
 __all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "grep", "make_cursor",
            "read_cursor", "coverage"]
@@ -45,6 +42,7 @@ WARN_NAMES = 5
 NEG_CAP = 5_000      # chunks walked to find the files an excluded word rules out
 
 
+@dataclass(repr=False)
 class GrepHit:
     """A matching file with its best passages.
 
@@ -52,23 +50,19 @@ class GrepHit:
     show (files_read with find lists every one); `phrase` is false for a file
     that holds the query's words but not as the phrase. `folder` names the
     local folder of the file when the index holds several.
-    (Plain classes and NamedTuples in the search path, not dataclasses: see reader/document.py.)
     """
 
-    def __init__(self, path: str, fileId: int | None, kind: str | None, mtime: float, size: int, score: float,
-                 passages: list[Passage] | None = None, more: bool = False, phrase: bool = True,
-                 source: str = "local", folder: str | None = None) -> None:
-        self.path = path
-        self.fileId = fileId
-        self.kind = kind
-        self.mtime = mtime
-        self.size = size
-        self.score = score
-        self.passages = [] if passages is None else passages
-        self.more = more
-        self.phrase = phrase
-        self.source = source
-        self.folder = folder
+    path: str
+    fileId: int | None
+    kind: str | None
+    mtime: float
+    size: int
+    score: float
+    passages: list[Passage] = field(default_factory=list)
+    more: bool = False
+    phrase: bool = True
+    source: str = "local"
+    folder: str | None = None
 
     def __repr__(self) -> str:
         return f"GrepHit(path={self.path!r}, score={self.score}, passages={len(self.passages)})"
@@ -87,25 +81,25 @@ class GrepHit:
         return d
 
 
+@dataclass
 class GrepResult:
     """Ranked hits, the number of matching files, paging, and what the index could not see.
 
     `total` is exact unless `totalIsEstimate`: then at least that many files match.
     """
 
-    def __init__(self, query: str) -> None:
-        self.query = query
-        self.hits: list[GrepHit] = []
-        self.total = 0
-        self.totalIsEstimate = False
-        self.truncated = False
-        self.nextCursor: str | None = None
-        self.warnings: list[str] = []
-        self.notes: list[str] = []      # how the query was read (literal operators, caps)
-        self.tookMs = 0.0
-        # The facts behind the coverage warnings, so each front end can add its own advice.
-        self.unindexed = 0                      # files under the path not indexed yet (not searched)
-        self.nothing_indexed: str | None = None  # the warning saying nothing at all is indexed under the path
+    query: str
+    hits: list[GrepHit] = field(default_factory=list)
+    total: int = 0
+    totalIsEstimate: bool = False
+    truncated: bool = False
+    nextCursor: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # how the query was read (literal operators, caps)
+    tookMs: float = 0.0
+    # The facts behind the coverage warnings, so each front end can add its own advice.
+    unindexed: int = 0                       # files under the path not indexed yet (not searched)
+    nothing_indexed: str | None = None       # the warning saying nothing at all is indexed under the path
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "hits": [h.to_dict() for h in self.hits], "total": self.total,
@@ -127,26 +121,18 @@ class GrepResult:
 
 # -- cursors ---------------------------------------------------------------
 def _binding(secret: bytes, parts: list[Any]) -> str:
-    # Imported on first use: loading OpenSSL costs a CLI grep that fits on one page ~3 ms for nothing.
-    import hashlib
-    import hmac
-
     msg = json.dumps(parts, separators=(",", ":"), sort_keys=True, default=str).encode()
     return hmac.new(secret, msg, hashlib.sha256).hexdigest()[:16]
 
 
 def make_cursor(secret: bytes, parts: list[Any], offset: int) -> str:
     """Opaque cursor: the next offset plus an HMAC of the query, filters and scope."""
-    import base64   # on first use, like hashlib: a grep that fits on one page needs no cursor
-
     raw = json.dumps({"o": offset, "h": _binding(secret, parts)}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query") -> int:
     """The offset a cursor carries; ValueError when it was made for another query / filters / index."""
-    import base64
-
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         data = json.loads(raw)
@@ -156,8 +142,6 @@ def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query
             "cursor is not one this index issued: pass the nextCursor of the previous answer unchanged, "
             "or drop cursor to start from the first page; do not retry with this cursor"
         ) from exc
-    import hmac
-
     if offset < 0 or not hmac.compare_digest(mac, _binding(secret, parts)):
         raise ValueError(
             f"cursor belongs to another {what} (or other filters or account): repeat the exact same {what} "
@@ -167,7 +151,7 @@ def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query
 
 
 # -- warnings --------------------------------------------------------------
-def coverage(index: "Index", path_prefix: str | None, result: GrepResult) -> None:
+def coverage(index: Index, path_prefix: str | None, result: GrepResult) -> None:
     """What the answer cannot see (pending / failed files under the path, when indexing last ran), as facts.
 
     No advice: what to do about it depends on who reads it (a tool, a person at
@@ -297,7 +281,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     return _Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes)
 
 
-def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult,
+def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult,
           per_file: int) -> None:
     """Build the hits of one page: records, pages and best chunks fetched in three queries.
 
@@ -338,7 +322,7 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
                                    more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder))
 
 
-def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
+def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
          modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
          scope: str = "", account_only: bool = False, passages: int = PASSAGES_PER_FILE) -> GrepResult:
     """Ranked files containing `query`, each with up to `passages` passages; see the module docstring.

@@ -10,15 +10,12 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from indexer.search.grep import make_cursor, read_cursor
 from indexer.models import FileRecord
-from indexer.store.index import FILE_COLUMNS, _row_to_record, fold_name, prefix_clause
+from indexer.store.index import FILE_COLUMNS, Index, _row_to_record, fold_name, prefix_clause
 from indexer.store.rows import account_clause
-
-if TYPE_CHECKING:  # pragma: no cover
-    from indexer.store.index import Index
 
 MAX_LIMIT = 200
 
@@ -67,7 +64,7 @@ def _like(pattern: str) -> str:
     return "%" + body + "%"
 
 
-def search_names(index: "Index", *, name: str | None = None, mime: str | None = None,
+def search_names(index: Index, *, name: str | None = None, mime: str | None = None,
                  modified_after: float | None = None, path_prefix: str | None = None, limit: int = 20,
                  cursor: str | None = None, account_only: bool = False) -> NameSearchResult:
     """Files matching every given filter, newest first; see the module docstring.

@@ -10,19 +10,14 @@ start of a word, or whole words only (never "here" inside "there").
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
 from reader.document import Document
-from reader.find import Match, find, passage_bounds
+from reader.find import Match, MatchMode, find, passage_bounds
 
-from indexer.search.query import ParsedQuery, QTerm, Tier
+from indexer.search.query import Mode, ParsedQuery, QTerm, Tier
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any, NamedTuple
-
-    from indexer.search.query import Mode
-    from reader.find import MatchMode
-else:
-    from reader.records import NamedTuple
 
 PASSAGES_PER_FILE = 1        # by default: the best one; `passages` asks for more (up to MAX_PASSAGES)
 CONTEXT = 90                 # characters a passage holds at most (a line or a sentence)
@@ -32,25 +27,23 @@ MAX_PASSAGE = 2 * CONTEXT    # a merged passage stops growing here: a new one st
 WORD_LIMIT = 200             # matches of one word read in a chunk when looking for the closest cluster
 
 
+@dataclass(repr=False)
 class Passage:
     """One place in a file: the passage text, where it starts, its page and line, and the matches it shows.
 
     `matches` lists every match the passage shows as {offset, length, text}; all
     offsets index Document.text, so each is one files_read accepts. In the
     answer (`to_dict`) a match is [offset, length]: its text is in the passage.
-    (Plain classes and NamedTuples in the search path, not dataclasses: see reader/document.py.)
     """
 
-    def __init__(self, offset: int, length: int, text: str, passage: str, passageOffset: int, page: int, line: int,
-                 matches: list[dict[str, Any]] | None = None) -> None:
-        self.offset = offset
-        self.length = length
-        self.text = text
-        self.passage = passage
-        self.passageOffset = passageOffset
-        self.page = page
-        self.line = line
-        self.matches = [] if matches is None else matches
+    offset: int
+    length: int
+    text: str
+    passage: str
+    passageOffset: int
+    page: int
+    line: int
+    matches: list[dict[str, Any]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"Passage(offset={self.offset}, page={self.page}, line={self.line}, passage={self.passage!r})"

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 import threading
 import weakref
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
 
 import apsw
 
@@ -31,13 +33,7 @@ from reader.normalize import fold_words
 
 from indexer.search.syntax import Syntax, Term, read_query
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Literal, NamedTuple
-
-    Mode = Literal["whole_word", "word_start"]   # how a term matches a word (whole, or its start)
-else:
-    from reader.records import NamedTuple
+Mode = Literal["whole_word", "word_start"]   # how a term matches a word (whole, or its start)
 
 MAX_VARIANTS = 8         # phrases OR-ed together; more costs time for little recall
 MAX_GLUED = 40           # longest S we try to segment
@@ -55,22 +51,14 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
+@dataclass(slots=True)
 class QTerm:
-    """One term, tokenised: `words` are the indexed words its last token starts (None: whole words only).
+    """One term, tokenised: `words` are the indexed words its last token starts (None: whole words only)."""
 
-    (Plain classes and NamedTuples in the search path, not dataclasses: see reader/document.py.)
-    """
-
-    __slots__ = ("text", "tokens", "exact", "words")
-
-    def __init__(self, text: str, tokens: list[str], exact: bool, words: list[str] | None = None) -> None:
-        self.text = text
-        self.tokens = tokens
-        self.exact = exact
-        self.words = words
-
-    def __repr__(self) -> str:
-        return f"QTerm({self.text!r}, tokens={self.tokens!r}, exact={self.exact}, words={self.words!r})"
+    text: str
+    tokens: list[str]
+    exact: bool
+    words: list[str] | None = None
 
     def whole(self) -> str:
         """FTS5: the term's tokens as whole words, in order."""
@@ -103,16 +91,15 @@ class Tier(NamedTuple):
     mode: Mode
 
 
+@dataclass
 class ParsedQuery:
     """A user query, read, folded and tokenised the way the index is."""
 
-    def __init__(self, raw: str, groups: list[list[QTerm]], negated: list[QTerm] | None = None,
-                 notes: list[str] | None = None, variants: list[list[str]] | None = None) -> None:
-        self.raw = raw
-        self.groups = groups
-        self.negated = [] if negated is None else negated
-        self.notes = [] if notes is None else notes
-        self.variants = [] if variants is None else variants
+    raw: str
+    groups: list[list[QTerm]]
+    negated: list[QTerm] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    variants: list[list[str]] = field(default_factory=list)
 
     @property
     def plain(self) -> bool:

@@ -13,14 +13,11 @@ asked for grows by tiers, so the order of the files never depends on the page.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from indexer.store.schema import CHUNK_BITS
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import NamedTuple
-else:
-    from reader.records import NamedTuple
 
 RANK_WINDOW = 2000           # matching chunks ranked by bm25 at most (the newest); widened when a page needs it
 # bm25 first counts the rows of every phrase in the expression (a walk of each
@@ -37,19 +34,15 @@ class Ranked(NamedTuple):
     rid: int
 
 
+@dataclass
 class Scan:
-    """The newest matching chunks of one expression, ranked: per-file chunk counts and where the walk stopped.
+    """The newest matching chunks of one expression, ranked: per-file chunk counts and where the walk stopped."""
 
-    (Plain classes and NamedTuples in the search path, not dataclasses: see reader/document.py.)
-    """
-
-    def __init__(self, expr: str, window: int, per_file: Counter | None = None, floor: int | None = None,
-                 rows: list[tuple[int, float]] | None = None) -> None:
-        self.expr = expr
-        self.window = window
-        self.per_file = Counter() if per_file is None else per_file
-        self.floor = floor       # lowest chunk rowid walked; None when the walk saw every match
-        self.rows = [] if rows is None else rows   # (chunk rowid, bm25), newest first
+    expr: str
+    window: int
+    per_file: Counter[int] = field(default_factory=Counter)
+    floor: int | None = None     # lowest chunk rowid walked; None when the walk saw every match
+    rows: list[tuple[int, float]] = field(default_factory=list)   # (chunk rowid, bm25), newest first
 
     @property
     def complete(self) -> bool:

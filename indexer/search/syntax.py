@@ -18,6 +18,7 @@ FTS5 as syntax: query.py quotes every token.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 MAX_QUERY_CHARS = 500    # the same cap in the CLI and in MCP (files_grep's query field)
 MAX_TERMS = 16           # terms (words, phrases, alternatives, exclusions) in one query
@@ -30,26 +31,21 @@ _LITERAL_OPERATORS = {"or": "OR", "not": "NOT or -word", "and": "nothing (all wo
 _NEAR = re.compile(r"\bNEAR\s*\(([^()]*)\)", re.IGNORECASE)
 
 
+@dataclass(slots=True)
 class Term:
     """One term as typed: `text` without quotes; `exact` when it was quoted (whole words in this order)."""
 
-    __slots__ = ("text", "exact")
-
-    def __init__(self, text: str, exact: bool = False) -> None:
-        self.text = text
-        self.exact = exact
-
-    def __repr__(self) -> str:
-        return f"Term({self.text!r}, exact={self.exact})"
+    text: str
+    exact: bool = False
 
 
+@dataclass
 class Syntax:
     """A query read: an AND of groups (each an OR of terms), terms to exclude, and how it was read."""
 
-    def __init__(self) -> None:
-        self.groups: list[list[Term]] = []
-        self.negated: list[Term] = []
-        self.notes: list[str] = []
+    groups: list[list[Term]] = field(default_factory=list)
+    negated: list[Term] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def terms(self) -> int:

@@ -17,6 +17,8 @@ import os
 import stat
 from pathlib import Path
 
+from platformdirs import user_data_dir
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -28,8 +30,6 @@ DATA_DIR_NAME = "mcp-nextcloud"
 
 
 def default_data_dir() -> Path:
-    from platformdirs import user_data_dir
-
     return Path(user_data_dir(DATA_DIR_NAME))
 
 

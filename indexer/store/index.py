@@ -4,7 +4,8 @@ One writer per Index (`Index.writer()`: a thread that owns the write
 connection and takes work from a queue, so sync threads, the local indexer
 and files_read cache writes share it) and one read-only connection per
 reading thread. grep and name search live in
-`indexer.search.grep` / `indexer.search.names`; this module owns the connections and rows.
+`indexer.search.grep` / `indexer.search.names` (joined to this class by
+`indexer.index.Index`); this module owns the connections and rows.
 """
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ import threading
 import time
 import zlib
 from pathlib import Path
+from typing import Any, Iterator, Self, cast
 
 import apsw
 
 from reader.document import Document
+from reader.normalize import NormalizedText
 
 from indexer.models import FileRecord, Root
 from indexer.store.filemodes import secure_database
@@ -25,21 +28,11 @@ from indexer.store.location import default_index_path
 # Re-exported: other modules import these names from indexer.store.
 from indexer.store.rows import FAILURE_STATUSES, FILE_COLUMNS, _connect, _row_to_record, fold_name, prefix_clause  # noqa: F401
 from indexer.store.rows import ROOT_COLUMNS, _row_to_root
+from indexer.store import selection as sel
 from indexer.store.schema import CHUNK_BITS, migrate
+from indexer.store.writer import IndexWriter
 
 __all__ = ["Index", "IndexWriter", "default_index_path"]
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Iterator, cast
-
-    from indexer.search.grep import GrepResult
-    from indexer.search.names import NameSearchResult
-    from indexer.store.writer import IndexWriter
-else:
-    def cast(_type: object, value: object) -> object:
-        """typing.cast (the value itself) without importing typing: column types are for the type checker."""
-        return value
 
 
 def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[dict]:
@@ -58,17 +51,8 @@ def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[d
     return parts
 
 
-def __getattr__(name: str) -> Any:
-    """`from indexer.store.index import IndexWriter` keeps working without importing the writer eagerly."""
-    if name == "IndexWriter":
-        from indexer.store.writer import IndexWriter
-
-        return IndexWriter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 class Index:
-    """Read side of the index: grep, name search, records and cached documents."""
+    """Read side of the stored index: records, cached documents, meta, status (searches: indexer.index.Index)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -81,7 +65,7 @@ class Index:
         self.notes: list[str] = []   # what opening repaired (file modes), for the CLI to show
 
     @classmethod
-    def open(cls, path: str | Path) -> "Index":
+    def open(cls, path: str | Path) -> Self:
         """Open (creating and migrating the schema if needed) the index at `path`."""
         p = Path(path).expanduser()
         notes = secure_database(p)   # 0700 folder, 0600 database and side files (repairs are noted)
@@ -112,9 +96,6 @@ class Index:
 
     def writer(self) -> IndexWriter:
         """This index's one writer (its thread starts on first use)."""
-        # Imported here: reading (grep, a CLI call) never pays for the writer and what it pulls in.
-        from indexer.store.writer import IndexWriter
-
         with self._writer_lock:
             if self._closed:
                 raise RuntimeError("index is closed: open it again with Index.open(path)")
@@ -228,8 +209,6 @@ class Index:
         meta["text"] = "".join(bodies)
         doc = Document.from_dict(meta)
         if rows[0][2] is not None:
-            from reader.normalize import NormalizedText
-
             try:
                 doc._normalized = NormalizedText.from_bytes(cast(bytes, rows[0][2]))
             except ValueError:
@@ -257,6 +236,12 @@ class Index:
         """A value from the index's key/value table (e.g. last_sync_at)."""
         rows = self.conn().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchall()
         return cast(str, rows[0][0]) if rows else None
+
+    def get_metas(self, keys: tuple[str, ...]) -> dict[str, str]:
+        """The values of `keys` that are set, read in one statement (one consistent snapshot of them)."""
+        marks = ",".join("?" * len(keys))
+        return {cast(str, k): cast(str, v) for k, v in
+                self.conn().execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", keys)}
 
     def status(self) -> dict:
         """Counts by status, failures with reasons, db size, last indexed times and the local folders (roots)."""
@@ -301,8 +286,6 @@ class Index:
 
     def _selection(self) -> dict[str, Any] | None:
         """The part of the account the user chose to index (None: the whole account)."""
-        from indexer.store import selection as sel
-
         chosen = sel.load(self)
         if chosen.whole_account and chosen.max_index_bytes is None:
             return None
@@ -310,25 +293,6 @@ class Index:
         if chosen.max_index_bytes:
             out["maxIndexBytes"] = chosen.max_index_bytes
         return out
-
-    # -- search (implemented in their own modules) -------------------------
-    def grep(self, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
-             modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-             scope: str = "", account_only: bool = False, passages: int = 1) -> "GrepResult":
-        """Files whose text contains `query` (case/accent/whitespace-insensitive), ranked, with passages."""
-        from indexer.search.grep import grep
-
-        return grep(self, query, path_prefix=path_prefix, kinds=kinds, modified_after=modified_after,
-                    limit=limit, cursor=cursor, scope=scope, account_only=account_only, passages=passages)
-
-    def search_names(self, *, name: str | None = None, mime: str | None = None, modified_after: float | None = None,
-                     path_prefix: str | None = None, limit: int = 20, cursor: str | None = None,
-                     account_only: bool = False) -> "NameSearchResult":
-        """Files by name / mime / modification time / folder, newest first, with an opaque cursor."""
-        from indexer.search.names import search_names
-
-        return search_names(self, name=name, mime=mime, modified_after=modified_after, path_prefix=path_prefix,
-                            limit=limit, cursor=cursor, account_only=account_only)
 
     def cursor_secret(self) -> bytes:
         """Per-index secret that binds cursors to this index (i.e. this account)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from platformdirs import user_data_dir
+
 
 def index_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """--index when given, else $MCP_NEXTCLOUD_INDEX, else the platform data directory's index."""
@@ -27,7 +29,5 @@ def platform_index_path(account: str = "local") -> Path:
     """An account's index in the platform data dir, whatever $MCP_NEXTCLOUD_INDEX says.
 
     On Linux and macOS it follows $HOME and $XDG_DATA_HOME only (server/cli/warm_client.py relies on it)."""
-    from platformdirs import user_data_dir
-
     safe = "".join(c if c.isalnum() or c in "-_.@" else "_" for c in account) or "local"
     return Path(user_data_dir("mcp-nextcloud")) / f"{safe}.db"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import dataclass, field
 
 from reader.document import Document
 from reader.normalize import fold_words, normalize
@@ -23,19 +24,18 @@ NORM_MIN_CHARS = 200_000
 OVERLAP = 80  # characters of the next chunk indexed with each chunk (phrases across a cut)
 
 
+@dataclass
 class Prepared:
-    """Everything the writer INSERTs for one document (a plain class: see reader/document.py)."""
+    """Everything the writer INSERTs for one document."""
 
-    def __init__(self, meta_json: str, chars: int, norm_blob: bytes | None, kind: str = "text",
-                 engine: str | None = None, mime: str | None = None) -> None:
-        self.meta_json = meta_json
-        self.chars = chars
-        self.norm_blob = norm_blob
-        self.chunks: list[tuple[int, int, int, bytes]] = []   # (seq, start, line, zlib body)
-        self.folded: list[tuple[int, str]] = []               # (seq, fold_words(body))
-        self.kind = kind
-        self.engine = engine
-        self.mime = mime
+    meta_json: str
+    chars: int
+    norm_blob: bytes | None
+    kind: str = "text"
+    engine: str | None = None
+    mime: str | None = None
+    chunks: list[tuple[int, int, int, bytes]] = field(default_factory=list)   # (seq, start, line, zlib body)
+    folded: list[tuple[int, str]] = field(default_factory=list)               # (seq, fold_words(body))
 
 
 def prepare(doc: Document) -> Prepared:

@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import os
 import time
-from typing import cast
+from typing import Callable, cast
 
-from indexer.local.desktop_config import find_sync_folder, normalize_remote_path
 from indexer.models import FileMeta, FileRecord, Root
 from indexer.store.rows import ROOT_COLUMNS, Rows, _row_to_root, fold_name
+
+# (local folder, journal file name) -> (the Nextcloud folder the desktop client's config says it mirrors, or
+# None; notes about configs that could not be read). indexer.local.desktop_config.configured_remote is the one;
+# the store only stores what the caller's lookup found.
+RemoteLookup = Callable[[str, str], tuple[str | None, list[str]]]
 
 
 class PathCollision(ValueError):
@@ -62,12 +66,13 @@ class Roots:
         return _row_to_root(rows[0]) if rows else None
 
     def register(self, folder: str, *, journal: str | None = None, remote: str | None = None,
-                 notes: list[str] | None = None) -> Root:
+                 configured: RemoteLookup | None = None, notes: list[str] | None = None) -> Root:
         """The roots row of a local folder, created on first use; see the module docstring for its prefix.
 
         `journal` is the file name of the folder's sync journal (None: a plain
-        folder); `remote` states the Nextcloud folder a sync folder mirrors and
-        wins over the desktop client's config. When a known folder's prefix
+        folder); `remote` (normalised: "/" or "/A/B") states the Nextcloud folder
+        a sync folder mirrors and wins over the desktop client's config, which
+        `configured` looks up (None: no config consulted). When a known folder's prefix
         changes (it became a sync folder, or now mirrors another Nextcloud
         folder) its records are renamed in place: no text is extracted again.
         Messages about records that yielded and configs that could not be
@@ -85,7 +90,7 @@ class Roots:
         target: str | None
         origin: str | None
         if journal is not None:
-            target, origin = self._resolve_remote(folder, journal, remote, existing, notes)
+            target, origin = self._resolve_remote(folder, journal, remote, configured, existing, notes)
             self._check_remote_overlap(folder, target)
             prefix = "" if target == "/" else target
         else:
@@ -107,17 +112,17 @@ class Roots:
         return Root(rid, folder, prefix, journal, now, None, target, origin)
 
     @staticmethod
-    def _resolve_remote(folder: str, journal: str, remote: str | None, existing: Root | None,
-                        notes: list[str]) -> tuple[str, str]:
+    def _resolve_remote(folder: str, journal: str, remote: str | None, configured: RemoteLookup | None,
+                        existing: Root | None, notes: list[str]) -> tuple[str, str]:
         """(Nextcloud folder the sync folder mirrors, where that came from): option > config > recorded > "/"."""
         if remote is not None:
-            return normalize_remote_path(remote), "option"
+            return remote, "option"
         if existing is not None and existing.remote is not None and existing.remote_from == "option":
             return existing.remote, "option"   # stated once with --remote-path: it stays until stated again
-        entry, problems = find_sync_folder(folder, journal)
+        target, problems = configured(folder, journal) if configured is not None else (None, [])
         notes.extend(problems)
-        if entry is not None:
-            return entry.target_path, "config"
+        if target is not None:
+            return target, "config"
         if existing is not None and existing.remote is not None:
             return existing.remote, existing.remote_from or "default"
         return "/", "default"

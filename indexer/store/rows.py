@@ -1,14 +1,13 @@
 """Row-level helpers shared by the index's read side (Index) and write side (the writer thread)."""
 from __future__ import annotations
 
+from typing import Any
+
 import apsw
+from unidecode import unidecode
 
 from indexer.models import FileRecord, Root
 from indexer.store.schema import CHUNK_BITS
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any
 
 FILE_COLUMNS = (
     "id, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at, "
@@ -19,8 +18,6 @@ FAILURE_STATUSES = ("too_large", "unsupported", "failed")
 
 def fold_name(path: str) -> str:
     """Case- and accent-folded path used by name search (LIKE compares raw text)."""
-    from unidecode import unidecode   # here: it imports typing (~3 ms), which a grep does not need
-
     return unidecode(path).lower()
 
 

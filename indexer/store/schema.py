@@ -28,9 +28,7 @@ Why this shape:
 """
 from __future__ import annotations
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:   # annotations only: the extraction workers import this module for its constants
-    import apsw
+import apsw
 
 SCHEMA_VERSION = 4
 CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq

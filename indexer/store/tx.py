@@ -12,11 +12,11 @@ import time
 import apsw
 
 from indexer.models import FileMeta, FileRecord, Root
-from indexer.remote.marks import ACCOUNT_KEYS as ACCOUNT_META   # every meta key about the synced account
 from indexer.store.prepare import Prepared
-from indexer.store.roots import Roots
+from indexer.store.roots import RemoteLookup, Roots
 from indexer.store.rows import FAILURE_STATUSES, Rows, fold_name, prefix_clause
 from indexer.store.schema import CHUNK_BITS
+from indexer.store.sync_keys import ACCOUNT_KEYS as ACCOUNT_META   # every meta key about the synced account
 
 def _unchanged(old: FileRecord, meta: FileMeta) -> bool:
     """Same content as what the record was extracted from?"""
@@ -193,6 +193,6 @@ class WriteTx:
         self.con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)", (key, value))
 
     def register_root(self, folder: str, *, journal: str | None = None, remote: str | None = None,
-                      notes: list[str] | None = None) -> Root:
+                      configured: RemoteLookup | None = None, notes: list[str] | None = None) -> Root:
         """The roots row of a local folder (see `Roots.register`)."""
-        return self.roots.register(folder, journal=journal, remote=remote, notes=notes)
+        return self.roots.register(folder, journal=journal, remote=remote, configured=configured, notes=notes)

@@ -24,8 +24,8 @@ from typing import Any, Callable, Iterator, TypeVar
 import apsw
 
 from indexer.models import FileMeta, FileRecord, Root
-from indexer.store.prepare import Prepared
-from indexer.store.roots import FolderOverlap, PathCollision, RemotePathConflict
+from indexer.store.prepare import Prepared, prepare
+from indexer.store.roots import FolderOverlap, PathCollision, RemoteLookup, RemotePathConflict
 from indexer.store.rows import _connect
 from indexer.store.tx import WriteTx
 
@@ -211,8 +211,6 @@ class IndexWriter:
 
     def store_document(self, rec_id: int, doc: Any) -> FileRecord | None:
         """Prepare a Document's rows in this thread, then store them."""
-        from indexer.store.prepare import prepare
-
         return self.store(rec_id, prepare(doc))
 
     def record_failure(self, rec_id: int, status: str, reason: str) -> FileRecord | None:
@@ -240,9 +238,10 @@ class IndexWriter:
         self.call(lambda tx: tx.set_meta(key, value))
 
     def register_root(self, folder: str, *, journal: str | None = None, remote: str | None = None,
-                      notes: list[str] | None = None) -> Root:
+                      configured: RemoteLookup | None = None, notes: list[str] | None = None) -> Root:
         """The roots row of a local folder, created on first use (see `indexer.store.roots`)."""
-        return self.call(lambda tx: tx.register_root(folder, journal=journal, remote=remote, notes=notes))
+        return self.call(lambda tx: tx.register_root(folder, journal=journal, remote=remote, configured=configured,
+                                                     notes=notes))
 
     def set_root_indexed(self, root_id: int, journal: str | None) -> None:
         """Record that a local folder was just indexed in full."""

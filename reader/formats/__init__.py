@@ -31,4 +31,5 @@ CONVERTERS: dict[str, str] = {
 def converter(kind: str) -> Callable[[bytes, str, Limits], Document]:
     """The `extract` function of the module that handles `kind`."""
     module = importlib.import_module(f"{__name__}.{CONVERTERS[kind]}")
-    return module.extract
+    extract: Callable[[bytes, str, Limits], Document] = module.extract
+    return extract

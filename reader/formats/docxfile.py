@@ -4,6 +4,9 @@ from __future__ import annotations
 import io
 import re
 
+import docx
+from docx.table import Table
+
 from ..document import Document, Limits
 from ..limits import open_zip
 from ._common import PagedText
@@ -19,9 +22,6 @@ def _level(style_name: str) -> int | None:
 
 
 def extract(data: bytes, name: str, limits: Limits) -> Document:
-    import docx
-    from docx.table import Table
-
     # python-docx opens the zip itself and inflates whole members: hand it an honest stored copy.
     with open_zip(data, limits, "docx") as zf:
         data = zf.materialize()

@@ -26,7 +26,7 @@ class _TextParser(HTMLParser):
         if text:
             self.out.line(text)
 
-    def handle_starttag(self, tag: str, attrs: list) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _SKIP:
             self.skip += 1
         elif tag in _HEADINGS:

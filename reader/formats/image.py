@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import io
 
+from PIL import Image
+
 from ..document import Document, ImageData, Limits, ReaderError
 
 MIMES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 
 
 def extract(data: bytes, name: str, limits: Limits) -> Document:
-    from PIL import Image
-
     if len(data) > limits.max_image_bytes:
         raise ReaderError(
             f"image too large to hand to the model ({len(data) // 1024} KiB, limit "

@@ -92,8 +92,8 @@ def _rows(table: Any, limits: Limits) -> list[list[str]]:
     return rows
 
 
-def _ods(body: Any, out: PagedText, limits: Limits, deadline: Deadline) -> tuple[list[dict], list[str]]:
-    sheets: list[dict] = []
+def _ods(body: Any, out: PagedText, limits: Limits, deadline: Deadline) -> tuple[list[dict[str, Any]], list[str]]:
+    sheets: list[dict[str, Any]] = []
     warnings: list[str] = []
     for table in body.iter(TABLE):
         deadline.check()

@@ -25,6 +25,7 @@ hyphens, zero-width characters, words glued or split by the layout.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import io
 import threading
@@ -33,9 +34,12 @@ from typing import Any, Callable
 from ..document import Document, Limits, OutlineEntry, ReaderError
 from ..limits import Deadline
 from ._common import PagedText
+from .pdfium import PASSWORD_ERROR, PdfFile, PdfiumError, count_chars, page_text, pdfium_c
 from .pdf_accents import LIGATURES, Box, has_accent_candidates, recompose
 
 # pdfminer logs a warning per damaged object; the application keeps it quiet (server/cli/logs.py).
+# pdfminer.six is imported by the fallback functions that use it: most PDFs never need the second engine,
+# and every extraction process would otherwise carry its modules (its memory counts against the per-file cap).
 # PDFium is not thread-safe (pypdfium2 docs): in-process callers on several threads take turns.
 _PDFIUM_LOCK = threading.Lock()
 
@@ -56,8 +60,6 @@ def _clean(text: str) -> str:
 
 def _pdfium_page_text(textpage: Any, repair: bool) -> str:
     """One page's text (a raw FPDF_TEXTPAGE); spacing accents over letters recomposed when `repair` (the default)."""
-    from .pdfium import page_text
-
     raw = page_text(textpage)
     if repair and has_accent_candidates(raw):
         raw = recompose(raw, _pdfium_box(textpage, raw))
@@ -73,10 +75,6 @@ def _char_box_function() -> Any:
     for every accent and its neighbour, so it is declared here with void*
     arguments (same function, same C signature: textpage, index, l, r, b, t).
     """
-    import ctypes
-
-    from .pdfium import pdfium_c
-
     proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, *([ctypes.c_void_p] * 4))
     address = ctypes.cast(pdfium_c.FPDFText_GetCharBox, ctypes.c_void_p).value
     assert address is not None  # a symbol of the loaded pdfium library
@@ -85,10 +83,6 @@ def _char_box_function() -> Any:
 
 def _pdfium_box(textpage: Any, text: str) -> Callable[[int], Box | None]:
     """Box of text[i]: the text index is the char index unless pdfium inserted or dropped characters."""
-    import ctypes
-
-    from .pdfium import count_chars, pdfium_c
-
     same = len(text) == count_chars(textpage)
     handle = ctypes.cast(textpage, ctypes.c_void_p).value
     get_box, char_index = _char_box_function(), pdfium_c.FPDFText_GetCharIndexFromTextIndex
@@ -167,8 +161,6 @@ def read_part(data: bytes, name: str, limits: Limits, part: int = 0, parts: int 
 
 def _pdfium_part(data: bytes, limits: Limits, part: int, parts: int, min_pages: int, deadline: Deadline,
                  repair: bool) -> PdfPart:
-    from .pdfium import PASSWORD_ERROR, PdfFile, PdfiumError
-
     try:
         pdf = PdfFile(data)
     except PdfiumError as exc:

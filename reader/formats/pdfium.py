@@ -20,7 +20,7 @@ import importlib.util
 import os
 import sys
 from ctypes import POINTER, c_char, c_double, c_int, c_size_t, c_uint, c_ulong, c_ushort, c_void_p
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 
 # Opaque handles and the init config, as pypdfium2_raw/bindings.py declares them (PDFium's fpdfview.h, fpdf_doc.h,
@@ -188,7 +188,7 @@ class PdfFile:
             pdfium_c.FPDF_CloseDocument(self.raw)
         self.raw = None
 
-    def page_text(self, index: int, text: Any) -> str:
+    def page_text(self, index: int, text: Callable[[Any], str]) -> str:
         """`text(textpage)` for page `index` (0-based), the page and its text page closed after."""
         page = pdfium_c.FPDF_LoadPage(self.raw, index)
         if not page:
@@ -237,7 +237,7 @@ def _title(mark: Any) -> str:
 
 
 def count_chars(textpage: Any) -> int:
-    n = pdfium_c.FPDFText_CountChars(textpage)
+    n: int = pdfium_c.FPDFText_CountChars(textpage)
     if n < 0:
         raise PdfiumError("Failed to get character count.")
     return n

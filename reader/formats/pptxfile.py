@@ -4,14 +4,15 @@ from __future__ import annotations
 import io
 from typing import Any, Iterator
 
+from pptx import Presentation
+from pptx.enum.shapes import MSO_SHAPE_TYPE
+
 from ..document import Document, Limits
 from ..limits import Deadline, open_zip
 from ._common import PagedText
 
 
 def _texts(shapes: Any, skip: Any = None) -> Iterator[str]:
-    from pptx.enum.shapes import MSO_SHAPE_TYPE
-
     for shape in shapes:
         if skip is not None and shape.shape_id == skip:
             continue
@@ -26,8 +27,6 @@ def _texts(shapes: Any, skip: Any = None) -> Iterator[str]:
 
 
 def extract(data: bytes, name: str, limits: Limits) -> Document:
-    from pptx import Presentation
-
     # python-pptx opens the zip itself and inflates whole members: hand it an honest stored copy.
     with open_zip(data, limits, "pptx") as zf:
         data = zf.materialize()

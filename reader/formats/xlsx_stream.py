@@ -115,7 +115,7 @@ class SheetScan:
     uncached_formulas: bool = False
 
 
-class _RowParser(WorkSheetParser):
+class _RowParser(WorkSheetParser):  # type: ignore[misc]   # openpyxl ships no types
     """openpyxl's sheet parser, also noting formula cells that read as empty."""
 
     def __init__(self, src: Any, scan: SheetScan, **kw: Any) -> None:
@@ -135,7 +135,7 @@ class _RowParser(WorkSheetParser):
                 value = element.makeelement(_VALUE, {})
                 value.text = _inline_text(inline)
                 element.append(value)
-        cell = super().parse_cell(element)
+        cell: dict[str, Any] = super().parse_cell(element)
         # data_only: a formula's value is its cached <v>; none (or empty) means the
         # writer never computed it, so the cell reads as blank and we must say so.
         if cell["value"] is None and not self.scan.uncached_formulas and element.find(_FORMULA) is not None:

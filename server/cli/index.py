@@ -68,7 +68,7 @@ def _add_index_arg(p: argparse.ArgumentParser) -> None:
 
 def _open(args: argparse.Namespace, *, create: bool = True):
     """The index database; a command that only reads it refuses a missing file instead of creating one."""
-    from indexer.store.index import Index
+    from indexer.index import Index
     from indexer.store.location import index_path
 
     path = index_path(args.index)

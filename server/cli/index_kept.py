@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from indexer.store.index import Index
+    from indexer.index import Index
 
 
 class KeptIndex:
@@ -32,7 +32,7 @@ class KeptIndex:
 
     def _open(self, path: Path) -> Index:
         from indexer.store.filemodes import secure_database
-        from indexer.store.index import Index
+        from indexer.index import Index
 
         st = os.stat(path)
         if self._index is not None and self._fd is not None and _same_file(st, os.fstat(self._fd)):

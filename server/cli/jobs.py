@@ -108,7 +108,7 @@ def _with_job(args: argparse.Namespace, action: str) -> int:
 
 def _do_resume(args: argparse.Namespace, store: Any, account: Any) -> Any:
     from indexer.jobs.store import QUEUED
-    from indexer.jobs.worker import spawn
+    from indexer.remote.sync_worker import spawn
     from nextcloud.errors import no_credentials
 
     job = store.get(args.id)

@@ -128,8 +128,8 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     for note in ctx.notes:
         print(f"mcp-nextcloud serve: {note}", file=sys.stderr)
-    if remote is not None:   # the service owns the index (its one writer, the sync): this process only asks
-        ctx.index.close()
+    if remote is not None and ctx.index is not None:   # the service owns the index (its one writer, the
+        ctx.index.close()                               # sync): this process only asks
         ctx.index = None
     faultlog.install((Path(args.telemetry).expanduser() if args.telemetry else default_telemetry_path()).parent,
                      stderr=True)

@@ -54,7 +54,7 @@ class ToolHost:
                 from nextcloud.config import load_account
                 from nextcloud.errors import no_credentials
 
-                from indexer.store.index import Index
+                from indexer.index import Index
                 from server.app import build_server
                 from server.context import ServerContext, Settings
                 from server.telemetry import default_telemetry_path, open_call_log

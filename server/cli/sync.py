@@ -51,7 +51,7 @@ def register_sync(index_subparsers: Subcommands) -> None:
 def _update_selection(index_path: Path, args: argparse.Namespace) -> Any:
     """Store a changed selection in the index before the job starts; the stored one otherwise."""
     from indexer.store import selection as sel
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     with Index.open(index_path) as index:
         current = sel.load(index)
@@ -109,7 +109,7 @@ def exit_code(job: Any) -> int:
 
 def run_sync(args: argparse.Namespace) -> int:
     """Queue or join the account's sync, start its worker, answer with the job."""
-    from indexer.jobs.worker import start_sync
+    from indexer.remote.sync_worker import start_sync
     from indexer.store.location import index_path
     from nextcloud.config import load_account
     from nextcloud.errors import NextcloudError, no_credentials

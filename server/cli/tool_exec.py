@@ -211,7 +211,8 @@ def _open_index(path: str | None, kept: Any = None) -> Any:
     """The index the tools read; a named file that does not exist is an error (never created by a typo).
 
     In the index service, its kept index (server/cli/index_kept.py): every call shares its one writer."""
-    from indexer.store.index import Index, default_index_path
+    from indexer.index import Index
+    from indexer.store.index import default_index_path
 
     target = Path(path).expanduser() if path else default_index_path()
     if path and not target.exists():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from indexer.models import iso_time
@@ -39,6 +39,8 @@ class SyncState:
     last_full: float | None          # the last complete sync of the whole account
     failure: SyncFailure | None      # why the newest sync stopped, when that is newer than last_sync
     running: Any                     # the account's queued / running sync job (indexer.jobs.store.Job), or None
+    changes_since: float | None = None   # what the freshness check asks the server for (indexer.remote.marks)
+    report: dict[str, Any] = field(default_factory=dict)   # the last sync's report ({} when none)
 
 
 @dataclass(frozen=True)
@@ -51,16 +53,16 @@ class Coverage:
 
 
 def read_state(ctx: ServerContext) -> SyncState:
-    """The sync state from the index meta; the jobs database is only read while no full sync has finished."""
-    synced = marks.read(ctx.index)
-    last_sync, last_full = synced.last_sync_at, synced.last_full_sync_at
-    failure = _recorded_failure(ctx, last_sync)
+    """The sync state from one read of the index meta (a tool call takes it once and hands it on); the jobs
+    database is only read while no full sync has finished."""
+    synced = marks.snapshot(ctx.index)
+    last_sync, last_full = synced.marks.last_sync_at, synced.marks.last_full_sync_at
+    failure = _recorded_failure(synced.failure, last_sync)
     running = _running_sync(ctx) if last_full is None or failure is not None else None
-    return SyncState(last_sync, last_full, failure, running)
+    return SyncState(last_sync, last_full, failure, running, synced.marks.changes_since, synced.report)
 
 
-def _recorded_failure(ctx: ServerContext, last_sync: float | None) -> SyncFailure | None:
-    failure = marks.read_failure(ctx.index)
+def _recorded_failure(failure: SyncFailure | None, last_sync: float | None) -> SyncFailure | None:
     if failure is None:
         return None
     try:
@@ -76,9 +78,9 @@ def _running_sync(ctx: ServerContext) -> Any:
     """The account's queued or running sync job (the durable jobs next to the index), or None."""
     try:
         from indexer.jobs.store import ACTIVE_STATES, JobStore, jobs_path_for
-        from indexer.jobs.worker import SYNC_KIND, sync_key
+        from indexer.remote.sync_worker import SYNC_KIND, sync_key
 
-        store = ctx.cached("coverage.jobs", float("inf"), lambda: JobStore(jobs_path_for(ctx.index.path)))
+        store = ctx.cached("coverage.jobs", float("inf"), lambda: JobStore(jobs_path_for(ctx.files_index().path)))
         key = sync_key(ctx.account) if ctx.account is not None else None
         for job in store.list(10, kind=SYNC_KIND):
             if job.state in ACTIVE_STATES and (key is None or job.key == key):

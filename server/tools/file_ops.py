@@ -49,7 +49,7 @@ def _unindex(ctx: ServerContext, path: str, is_dir: bool) -> None:
         forget(ctx, path=path)
         return
     try:
-        ctx.index.writer().remove_under(path, source="remote")
+        ctx.files_index().writer().remove_under(path, source="remote")
     except Exception:  # noqa: BLE001 - a stale hit is corrected by the next sync; files_read says so
         pass
 
@@ -62,12 +62,12 @@ def _reindex_move(ctx: ServerContext, before: Any, after: Any) -> None:
     try:
         from indexer.models import FileMeta
 
-        rec = ctx.index.get_file(path=before.path)
+        rec = ctx.files_index().get_file(path=before.path)
         if rec is None or rec.source != "remote":
             return
         meta = FileMeta(path=after.path, source="remote", file_id=after.file_id, etag=after.etag,
                         size=int(after.size or 0), mtime=float(after.mtime or 0.0), mime=after.mime)
-        ctx.index.writer().call(lambda tx: tx.move(rec.id, meta))
+        ctx.files_index().writer().call(lambda tx: tx.move(rec.id, meta))
     except Exception:  # noqa: BLE001 - the move happened; the next sync puts the index right
         _unindex(ctx, before.path, False)
 

@@ -117,7 +117,7 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
         return doc
     rec = _cached_record(ctx, item)
     if rec is not None:
-        doc = ctx.index.cached_document(rec)
+        doc = ctx.files_index().cached_document(rec)
         if doc is not None and doc.kind not in IMAGE_KINDS:
             ctx.remember_document(key, doc)
             return doc
@@ -146,8 +146,8 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
 def _cached_record(ctx: ServerContext, item: Any) -> Any:
     """The index record of exactly this version (same etag), or None."""
     try:
-        rec = (ctx.index.get_file(file_id=item.file_id) if item.file_id is not None else None) \
-            or ctx.index.get_file(path=item.path)
+        rec = (ctx.files_index().get_file(file_id=item.file_id) if item.file_id is not None else None) \
+            or ctx.files_index().get_file(path=item.path)
     except Exception:  # a damaged or locked index must not stop a read: fall back to the download
         return None
     if rec is None or (item.etag and rec.etag != item.etag):
@@ -201,7 +201,7 @@ def _remember(ctx: ServerContext, item: Any, *, doc: Any = None, prepared: Any =
             tx.record_failure(rec.id, status_for(failure), str(failure))
 
     try:
-        ctx.index.writer().call(write)
+        ctx.files_index().writer().call(write)
     except Exception:  # a cache write failing (disk full, locked) costs a re-download later, nothing more
         import logging
 

@@ -28,13 +28,13 @@ from typing import Any
 from mcp.types import CallToolResult
 
 from indexer.models import iso_time
-from indexer.remote import marks
 from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse
 from server.tools.coverage import (ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings,
                                    read_state)
+from server.tools.coverage import SyncState
 from server.tools.grep_hit import hit_entry
 from server.tools.freshness import (Freshness, check_folder, drop_deleted, freshen, since_last_check,
                                      timed_out)
@@ -88,8 +88,8 @@ def search(ctx: ServerContext, *, name: str | None, mime: str | None, modified_a
     if cursor and cursor.startswith(REMOTE_CURSOR):
         return _remote_search(ctx, name, mime, since, folder, limit, _read_remote_cursor(cursor, binding), binding)
     try:
-        res = ctx.index.search_names(name=name, mime=mime, modified_after=since, path_prefix=folder, limit=limit,
-                                     cursor=cursor, account_only=True)
+        res = ctx.files_index().search_names(name=name, mime=mime, modified_after=since, path_prefix=folder,
+                                             limit=limit, cursor=cursor, account_only=True)
     except ValueError as exc:  # a cursor from another search: the indexer's text is the instruction
         raise misuse(str(exc), status="bad_cursor") from None
     if res.total == 0 and not cursor:
@@ -190,16 +190,17 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     if not query.strip():
         raise misuse("query is empty: give words or a phrase. Do not retry unchanged.", status="bad_query")
     folder = _folder(path)
-    fresh = freshen(ctx, folder) if not cursor else Freshness([], folder_seen=False)
+    state = read_state(ctx)   # the sync marks, read once for the whole call
+    fresh = freshen(ctx, folder, state) if not cursor else Freshness([], folder_seen=False)
     res = _index_grep(ctx, query, folder, limit, cursor, passages)
     if res.total == 0 and not cursor and not fresh.checked:
         # An empty answer is where a file added since the last check matters: ask now, whatever the interval.
-        fresh = freshen(ctx, folder, force=True)
+        fresh = freshen(ctx, folder, state, force=True)
         if fresh.checked and fresh.failure is None:
             res = _index_grep(ctx, query, folder, limit, cursor, passages)
     if folder and res.total == 0 and not cursor and not fresh.folder_seen and fresh.failure is None:
         fresh = check_folder(ctx, folder)  # one PROPFIND: a folder the server does not have is a wrong path
-    cover = coverage(ctx, check_failure=fresh.failure)
+    cover = coverage(ctx, check_failure=fresh.failure, state=state)
     warnings = cover.warnings + fresh.warnings + index_warnings(res, cover)
     if res.unindexed:
         warnings.append("Files not indexed yet were not searched: read them with files_read.")
@@ -209,15 +210,15 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         shown = len(hits)
         hits, gone, verified = drop_deleted(ctx, hits)
         total -= shown - len(hits)
-        warnings += gone if verified else _deleted_since(ctx)
+        warnings += gone if verified else _deleted_since(ctx, state)
         if not fresh.checked:
             warnings += since_last_check(ctx)
     elif hits:
-        warnings += _deleted_since(ctx)
+        warnings += _deleted_since(ctx, state)
     sources = None
     if not cursor:   # the server's own search answers for what the index does not cover (first page only)
         hits, left_out, sources = augment(ctx, query, folder=folder, hits=hits,
-                                          cold=cover.incomplete and read_state(ctx).last_full is None)
+                                          cold=cover.incomplete and state.last_full is None, report=state.report)
         warnings += left_out
     payload = {"query": query, "hits": hits, "total": max(total, len(hits)), "sources": sources,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
@@ -230,16 +231,15 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
 def _index_grep(ctx: ServerContext, query: str, folder: str | None, limit: int, cursor: str | None,
                 passages: int) -> Any:
     try:
-        return ctx.index.grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True,
+        return ctx.files_index().grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True,
                               passages=passages)
     except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
         raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
 
 
-def _deleted_since(ctx: ServerContext) -> list[str]:
+def _deleted_since(ctx: ServerContext, state: SyncState) -> list[str]:
     """Say when hits may name files deleted on the server: deletions are only seen by a full sync."""
-    synced = marks.read(ctx.index)
-    last = synced.last_full_sync_at or synced.last_sync_at
+    last = state.last_full or state.last_sync
     if last is None or time.time() - last <= ctx.settings.stale_after_s:
         return []
     return [f"Files deleted on the server since the last full sync ({iso_time(last)}) may still be listed; "

@@ -19,7 +19,7 @@ from indexer.remote import marks
 from nextcloud.errors import NextcloudError, NotFoundError
 from server.context import ServerContext
 from server.errors import ToolFailure, misuse
-from server.tools.coverage import PASSING_KINDS
+from server.tools.coverage import PASSING_KINDS, SyncState
 
 
 
@@ -45,7 +45,7 @@ def names_a_file(ctx: ServerContext, folder: str | None) -> bool:
     if not folder or folder == "/":
         return False
     try:
-        return ctx.index.get_file(path=folder) is not None
+        return ctx.files_index().get_file(path=folder) is not None
     except Exception:  # noqa: BLE001 - an unreadable index knows no file
         return False
 
@@ -95,13 +95,14 @@ def _recent_failed_login(ctx: ServerContext) -> float | None:
         return None
 
 
-def freshen(ctx: ServerContext, folder: str | None, *, force: bool = False) -> Freshness:
+def freshen(ctx: ServerContext, folder: str | None, state: SyncState, *, force: bool = False) -> Freshness:
     """Index small files changed on the server since the last sync; name the rest.
 
     Runs at most every `settings.freshness_interval_s` (one bounded WebDAV
     SEARCH) so a burst of greps costs one round trip, unless `force` (an empty
     answer, where a file added since matters most); never fails the grep
-    for an outage: a server that does not answer only produces a warning.
+    for an outage: a server that does not answer only produces a warning. `state` is the call's one read
+    of the sync marks (server.tools.coverage.read_state).
     """
     now = time.monotonic()
     # A failed check counts too: during an outage every grep must not wait on it.
@@ -111,7 +112,7 @@ def freshen(ctx: ServerContext, folder: str | None, *, force: bool = False) -> F
         # Not due: what the last check could not do still holds (until a check succeeds, answers say so).
         return Freshness(list(last.warnings), folder_seen=False, failure=last.failure) if last else \
             Freshness([], folder_seen=False)
-    fresh = _check(ctx, folder, now)
+    fresh = _check(ctx, folder, now, state.changes_since)
     fresh.checked = True
     ctx.last_fresh_failure = Freshness(fresh.warnings, False, fresh.failure) if fresh.failure is not None else None
     if fresh.failure is None:
@@ -156,9 +157,9 @@ def drop_deleted(ctx: ServerContext, hits: list[dict[str, Any]]) -> tuple[list[d
     return kept, [f"Left out {len(gone)} hit(s) the server no longer has (deleted since the last sync): {names}."], True
 
 
-def _check(ctx: ServerContext, folder: str | None, now: float) -> Freshness:
-    """The freshness check proper: one bounded SEARCH, then the small changed files folded in."""
-    since = marks.read(ctx.index).changes_since
+def _check(ctx: ServerContext, folder: str | None, now: float, since: float | None) -> Freshness:
+    """The freshness check proper: one bounded SEARCH for what changed `since`, then the small changed files
+    folded in."""
     if since is None:  # never synced: coverage explains it; a server too slow to answer is named too
         failure = probe(ctx)
         slow = [timed_out(ctx, failure)] if getattr(failure, "kind", None) in PASSING_KINDS else []
@@ -191,7 +192,7 @@ def _fold_in(ctx: ServerContext, changed: list[Any], *, started: float) -> list[
         if item.is_dir or not chosen.covers(item.path):
             continue   # a folder the user left out of the index stays out, even when it changes
         try:
-            rec = ctx.index.get_file(file_id=item.file_id) if item.file_id is not None else None
+            rec = ctx.files_index().get_file(file_id=item.file_id) if item.file_id is not None else None
         except Exception:  # noqa: BLE001 - unknown to the index: fold it in
             rec = None
         if rec is not None and rec.etag == item.etag and rec.status != "pending":

@@ -5,14 +5,13 @@ importing files_grep's module (the MCP SDK, pydantic, the HTTP client).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from indexer.models import iso_time
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any
+from indexer.search.grep import GrepHit
 
 
-def hit_entry(h: Any) -> dict[str, Any]:
+def hit_entry(h: GrepHit) -> dict[str, Any]:
     """A GrepHit as a compact record.
 
     Compact on purpose (ten of these per answer): the path says the kind, phrase is only said when false. A

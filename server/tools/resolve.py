@@ -73,10 +73,10 @@ def forget(ctx: ServerContext, *, path: str | None = None, file_id: int | None =
     only means the hit stays until that sync.
     """
     try:
-        rec = ctx.index.get_file(path=path) if path else ctx.index.get_file(file_id=file_id)
+        rec = ctx.files_index().get_file(path=path) if path else ctx.files_index().get_file(file_id=file_id)
         if rec is None or rec.source != "remote":
             return False
-        ctx.index.writer().remove(rec.id)
+        ctx.files_index().writer().remove(rec.id)
         return True
     except Exception:
         return False

@@ -16,10 +16,10 @@ stat-ed for its fileId, and a hit that cannot be stat-ed is dropped, not shown).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from indexer.store import selection as sel
 from server.context import ServerContext
 
 PROVIDERS_TTL_S = 24 * 3600.0       # providers change when an admin installs an app: once per process is enough
@@ -117,15 +117,14 @@ def content_hits(ctx: ServerContext, query: str, *, folder: str | None, known: s
 
 
 def augment(ctx: ServerContext, query: str, *, folder: str | None, hits: list[dict[str, Any]],
-            cold: bool) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]] | None]:
+            cold: bool, report: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]] | None]:
     """files_grep's hits plus the server's, the warnings on what the index leaves out, and the sources asked.
 
-    `cold`: the index has no complete sync yet, so it covers nothing for sure.
+    `cold`: the index has no complete sync yet, so it covers nothing for sure; `report`: the last sync's
+    (from the call's one read of the sync marks).
     """
-    from indexer.store import selection as sel
-
     chosen = sel.load(ctx.index)
-    warnings = _left_out(ctx, chosen)
+    warnings = _left_out(chosen, report)
     known = {h["path"] for h in hits}
     text = content_hits(ctx, query, folder=folder, known=known)
     names = Outcome()
@@ -142,7 +141,7 @@ def augment(ctx: ServerContext, query: str, *, folder: str | None, hits: list[di
     return hits + text.hits + names.hits, warnings, [index_source, *sources]
 
 
-def _left_out(ctx: ServerContext, chosen: Any) -> list[str]:
+def _left_out(chosen: sel.Selection, last: dict[str, Any]) -> list[str]:
     """What the user chose not to index, and what the size budget stopped: no hit there is evidence."""
     out = []
     if not chosen.whole_account:
@@ -151,10 +150,6 @@ def _left_out(ctx: ServerContext, chosen: Any) -> list[str]:
         out.append(f"The index covers {covered}{never} (the user's choice): contents elsewhere are not searched "
                    "here, so a missing hit there is not evidence; hits with source=server come from the server's "
                    "own search.")
-    try:
-        last = json.loads(ctx.index.get_meta("last_sync") or "{}")
-    except (ValueError, TypeError):
-        last = {}
     if last.get("overBudget"):
         out.append(f"The index reached its size budget: {last['overBudget']} files were not indexed (in "
                    f"{', '.join(last.get('budgetFolders') or [])}); a missing hit there is not evidence.")

@@ -130,8 +130,8 @@ def refuse_unread_change(ctx: ServerContext, item: Any | None, tag: str) -> None
 def _version_record(ctx: ServerContext, item: Any) -> Any:
     """The index record of exactly this version (same fileId or path, same etag), or None."""
     try:
-        rec = (ctx.index.get_file(file_id=item.file_id) if item.file_id is not None else None) \
-            or ctx.index.get_file(path=item.path)
+        rec = (ctx.files_index().get_file(file_id=item.file_id) if item.file_id is not None else None) \
+            or ctx.files_index().get_file(path=item.path)
     except Exception:  # noqa: BLE001 - an unreadable index knows no read
         return None
     return rec if rec is not None and rec.etag == item.etag else None
@@ -139,7 +139,7 @@ def _version_record(ctx: ServerContext, item: Any) -> Any:
 
 def _cached_text(ctx: ServerContext, rec: Any) -> Any:
     try:
-        return ctx.index.cached_document(rec)
+        return ctx.files_index().cached_document(rec)
     except Exception:  # noqa: BLE001 - no cached text: the read is unknown
         return None
 
@@ -205,11 +205,11 @@ def _known_kind(ctx: ServerContext, item: Any) -> str | None:
 def _indexed_kind(ctx: ServerContext, item: Any) -> str | None:
     """The kind the index recorded for exactly this version (same etag), or None."""
     try:
-        rec = (ctx.index.get_file(file_id=item.file_id) if item.file_id is not None else None) \
-            or ctx.index.get_file(path=item.path)
+        rec = (ctx.files_index().get_file(file_id=item.file_id) if item.file_id is not None else None) \
+            or ctx.files_index().get_file(path=item.path)
         if rec is None or rec.etag != item.etag:
             return None
-        meta = ctx.index.doc_meta(rec.id)
+        meta = ctx.files_index().doc_meta(rec.id)
     except Exception:  # a damaged or busy index only means the bytes decide
         return None
     kind = (meta or {}).get("kind")

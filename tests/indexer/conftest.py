@@ -8,7 +8,8 @@ import pytest
 
 from indexer.models import FileMeta, FileRecord
 from indexer.jobs.pool import Extracted, ExtractionPool
-from indexer.store.index import Index, IndexWriter
+from indexer.index import Index
+from indexer.store.writer import IndexWriter
 from reader.document import Document
 
 

@@ -23,7 +23,7 @@ def loose_umask():
 
 
 def test_new_index_is_private(tmp_path, loose_umask):
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     folder = tmp_path / "data" / "mcp-nextcloud"
     with Index.open(folder / "local.db") as index:
@@ -37,7 +37,7 @@ def test_new_index_is_private(tmp_path, loose_umask):
 
 
 def test_looser_modes_are_repaired_on_open_with_a_note(tmp_path, loose_umask):
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     db = tmp_path / "local.db"
     Index.open(db).close()
@@ -50,7 +50,7 @@ def test_looser_modes_are_repaired_on_open_with_a_note(tmp_path, loose_umask):
 
 
 def test_a_folder_chosen_by_the_person_is_left_alone(tmp_path, loose_umask):
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     tmp_path.chmod(0o755)
     Index.open(tmp_path / "mine.db").close()

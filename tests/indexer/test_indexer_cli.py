@@ -78,7 +78,7 @@ def test_watch_command_picks_up_changes_and_stops_on_ctrl_c(tmp_path):
     import signal
     import time
 
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     folder = tmp_path / "watched"
     folder.mkdir()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import apsw
 
-from indexer.store.index import Index
+from indexer.index import Index
 
 ROOT = Path(__file__).resolve().parents[2]
 N_FILES = 400
@@ -79,7 +79,7 @@ def test_kill_9_mid_index_then_resume_without_reextracting(tmp_path):
 
 BULK_THEN_HANG = """
 import sys, time
-from indexer.store.index import Index
+from indexer.index import Index
 from indexer.models import FileMeta
 from reader.document import Document
 from indexer.store.prepare import prepare

@@ -140,7 +140,7 @@ def test_cursor_pages_through_everything_and_foreign_cursor_is_refused(corpus):
 
 
 def test_cursor_is_bound_to_the_index(tmp_path, corpus, put_text):
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     other = Index.open(tmp_path / "other.db")
     for i in range(3):

@@ -9,7 +9,8 @@ import pytest
 
 from indexer.models import FileMeta
 from indexer.store.schema import SCHEMA_VERSION
-from indexer.store.index import Index, default_index_path
+from indexer.index import Index
+from indexer.store.index import default_index_path
 from reader import find, page
 from reader.document import Document
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from indexer.jobs.store import JobStore, jobs_path_for
-from indexer.store.index import Index
+from indexer.index import Index
 from tests.helpers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

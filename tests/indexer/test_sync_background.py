@@ -8,8 +8,8 @@ import pytest
 
 from indexer.jobs.store import RUNNING, SUCCEEDED, JobStore, jobs_path_for
 from indexer.remote.refresh import BackgroundSync
-from indexer.store.index import Index
-from indexer.jobs.worker import SYNC_KIND, sync_key
+from indexer.index import Index
+from indexer.remote.sync_worker import SYNC_KIND, sync_key
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
 from tests.helpers import wait_for

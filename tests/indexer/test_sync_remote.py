@@ -14,7 +14,7 @@ from indexer.jobs.run import run_job
 from indexer.jobs.store import CANCELLED, SUCCEEDED, JobStore, jobs_path_for
 from indexer.models import DOWNLOAD_FAILED
 from indexer.remote.sync import sync
-from indexer.store.index import Index
+from indexer.index import Index
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
 from nextcloud.errors import NextcloudError

@@ -5,7 +5,7 @@ import pytest
 
 from indexer.remote.sync import sync
 from indexer.store import selection as sel
-from indexer.store.index import Index
+from indexer.index import Index
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
 

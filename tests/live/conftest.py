@@ -239,7 +239,7 @@ class LiveTools:
 def build_live_tools(account, tmp_path: Path, *, mail: bool = False, root: str | None = None) -> LiveTools:
     """A server context on `account` with its own index in tmp_path; `root` syncs that folder into it first."""
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from server.app import build_server
     from server.context import ServerContext, Settings

@@ -32,7 +32,7 @@ def _grep(server: Any, args: dict[str, Any]) -> dict[str, Any]:
 def test_live_grep_sees_an_upload_inside_the_interval_and_drops_a_deletion(live_account, live_http,
                                                                           scratch_folder, tmp_path):
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from server.app import build_server
     from server.context import ServerContext, Settings

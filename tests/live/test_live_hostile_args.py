@@ -73,7 +73,7 @@ def test_live_control_characters_are_refused_and_nothing_is_stored(live_account,
 
 
 def test_live_files_write_refuses_a_path_and_another_files_id(live_account, live_http, scratch_folder, tmp_path):
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     dav = f"/remote.php/dav/files/{live_account.user}"
     a, b = f"{scratch_folder}/a.md", f"{scratch_folder}/b.md"

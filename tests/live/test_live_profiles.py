@@ -20,7 +20,7 @@ SIBLINGS = ("Projects-old", "Prоjects", "projects")
 @pytest.fixture
 def jailed(live_account: Any, scratch_folder: str, tmp_path: Any) -> Iterator[dict[str, Any]]:
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from server.context import ServerContext, Settings
 

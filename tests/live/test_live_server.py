@@ -15,7 +15,7 @@ import pytest
 @pytest.fixture
 def live(live_account, tmp_path):
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from server.app import build_server
     from server.context import ServerContext, Settings

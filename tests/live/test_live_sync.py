@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from indexer.remote.sync import sync
-from indexer.store.index import Index
+from indexer.index import Index
 from nextcloud.client import NextcloudClient
 
 pytestmark = pytest.mark.live

@@ -20,7 +20,7 @@ import pytest
 def scratch(live_account, tmp_path):
     """(folder, index path, client): a scratch folder with one note, synced into a fresh index."""
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
 
     folder = f"/mcp-nextcloud-live-{uuid.uuid4().hex[:8]}"
@@ -39,7 +39,7 @@ def scratch(live_account, tmp_path):
 
 
 def _server(account: Any, index_path: Any, best_effort_s: float = 1.0) -> Any:
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.app import build_server
     from server.context import ServerContext, Settings
 

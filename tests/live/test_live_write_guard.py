@@ -18,7 +18,7 @@ TRIALS = 10
 
 
 def _server(account: Any, index_path: Any) -> Any:
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.app import build_server
     from server.context import ServerContext, Settings
 

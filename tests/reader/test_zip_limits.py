@@ -135,7 +135,7 @@ import json, resource, sys
 cap = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 from indexer.remote.sync import sync
-from indexer.store.index import Index
+from indexer.index import Index
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
 account = Account(url=sys.argv[2], user="alice", app_password=sys.argv[3])

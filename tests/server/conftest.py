@@ -30,7 +30,7 @@ class World:
 @pytest.fixture(scope="session")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 
@@ -47,7 +47,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 @pytest.fixture
 def ctx(world: World, tmp_path: Path) -> Iterator[Any]:
     """A server context on the shared index with its own call log; freshness checked on every grep."""
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.context import ServerContext, Settings
     from server.telemetry import CallLog
 

@@ -20,7 +20,7 @@ from server.cli import main
 def shared_db(tmp_path: Path, emulator, fixture_docs) -> Path:
     """fixtures/docs added as a plain folder, then the emulator's account synced into the same database."""
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 
@@ -44,7 +44,7 @@ def test_status_names_the_account_and_each_folder(shared_db, capsys, fixture_doc
 
 
 def test_remove_a_folder_then_the_account(shared_db, capsys, fixture_docs):
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     capsys.readouterr()
     assert main(["index", "remove", str(fixture_docs), "--index", str(shared_db)]) == 0

@@ -20,23 +20,6 @@ from server.errors import ToolFailure, as_tool_failure, from_nextcloud, from_rea
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_importing_the_error_table_does_not_import_httpx():
-    code = ("import sys, nextcloud.errors, server.cli.errors; "
-            "print('httpx' in sys.modules, 'nextcloud.client' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60, check=True)
-    assert proc.stdout.split() == ["False", "False"], proc.stderr
-
-
-def test_the_package_still_offers_its_names_lazily():
-    import nextcloud
-
-    assert nextcloud.NextcloudError is NextcloudError and nextcloud.error_for is error_for
-    assert "NextcloudClient" in dir(nextcloud)
-    with pytest.raises(AttributeError):
-        nextcloud.NoSuchThing  # noqa: B018 - the attribute access is the test
-
-
 @pytest.mark.parametrize("status,cls", [(404, NotFoundError), (400, MisuseError), (401, RefusedError),
                                         (423, RefusedError), (503, FaultError), (507, RefusedError)])
 def test_the_class_follows_the_code_and_the_category(status, cls):
@@ -126,7 +109,7 @@ def test_tool_layer_constructors_keep_their_signatures():
 def test_a_recorded_sync_failure_keeps_its_parts_for_each_audience(tmp_path):
     """The sync stores why it stopped in the index; a tool answer later words it for the agent, from its parts."""
     from indexer.remote import marks
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     with Index.open(tmp_path / "i.db") as index:
         marks.record_failure(index.writer(), error_for("webdav", 401), at=1_700_000_000)

@@ -28,7 +28,7 @@ def fuzz_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from mcp import Client
 
     from fixtures.emulator.server import Emulator
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.config import Account
     from server.app import build_server
     from server.context import ServerContext, Settings

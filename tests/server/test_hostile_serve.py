@@ -29,7 +29,7 @@ def _damage(kind: str, path: Path) -> None:
     elif kind == "garbage":
         path.write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
     else:  # truncated: a real index cut to a third
-        from indexer.store.index import Index
+        from indexer.index import Index
 
         Index.open(path).close()
         data = path.read_bytes()

@@ -27,7 +27,7 @@ JAIL = Profile(name="projects", folders=("/Projects",))
 @pytest.fixture(scope="module")
 def jail_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 
@@ -46,7 +46,7 @@ def jail_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
 
 @pytest.fixture
 def jail_ctx(jail_world: dict[str, Any], tmp_path: Path) -> Iterator[Any]:
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.context import ServerContext, Settings
     from server.telemetry import CallLog
 
@@ -259,7 +259,7 @@ def test_refusals_are_counted_by_profile(jail_ctx: Any) -> None:
 
 def test_the_servers_own_search_hits_stay_inside_too(jail_world: dict[str, Any], tmp_path: Path) -> None:
     """With an index never synced, grep adds the server's unified-search hits: those outside are never shown."""
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.context import ServerContext, Settings
 
     ctx = ServerContext(account=jail_world["account"], index=Index.open(tmp_path / "cold.db"),

@@ -28,7 +28,7 @@ def small(emulator_factory, tmp_path):
     """(emulator, index, call) on an emulator holding two small notes, not yet synced."""
     from mcp import Client
 
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.config import Account
     from server.app import build_server
     from server.context import ServerContext

@@ -162,7 +162,7 @@ def _grep(ctx: Any, query: str) -> dict[str, Any]:
 def test_grep_with_a_selection_says_what_it_covers_and_asks_the_server(fts: Emulator, tmp_path: Any) -> None:
     from indexer.remote.sync import sync
     from indexer.store import selection as sel
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.context import Settings
 
     ctx = _ctx(fts)
@@ -184,7 +184,7 @@ def test_grep_with_a_selection_says_what_it_covers_and_asks_the_server(fts: Emul
 
 def test_grep_without_server_sources_adds_nothing(tmp_path: Any) -> None:
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from server.context import Settings
 
     with Emulator() as plain:

@@ -58,7 +58,7 @@ def notes_emulator(emulator_factory):
 
 
 def _context(emu: Any, index_path: Path, *, password: str | None = None, **settings: Any) -> Any:
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.config import Account
     from server.context import ServerContext
 
@@ -71,7 +71,7 @@ def _context(emu: Any, index_path: Path, *, password: str | None = None, **setti
 
 def _synced(emu: Any, index_path: Path) -> None:
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 
@@ -150,7 +150,7 @@ def test_unreachable_server_answers_from_the_index_with_its_age(notes_emulator, 
 
 def test_a_failed_sync_is_recorded_and_cleared_by_the_next_one(notes_emulator, tmp_path):
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
     from nextcloud.errors import NextcloudError
@@ -241,7 +241,7 @@ def test_files_search_fallback_does_not_stall_either(world, ctx, ok):
 def test_plain_local_folder_and_account_share_an_index_and_every_hit_reads(emulator, tmp_path, ok):
     """The README's trial (index add fixtures/docs) then an account sync, into one database."""
     from indexer.local.folder import index_folder
-    from indexer.store.index import Index
+    from indexer.index import Index
 
     index_path = tmp_path / "shared.db"
     with Index.open(index_path) as index:

@@ -179,7 +179,7 @@ def test_whoami_names_missing_apps(emulator_factory, tmp_path):
     import anyio
     from mcp import Client
 
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.config import Account
     from server.app import build_server
     from server.context import ServerContext
@@ -203,7 +203,7 @@ def test_wrong_app_password_is_refused_without_leaking_it(world, tmp_path):
     import anyio
     from mcp import Client
 
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.config import Account
     from server.app import build_server
     from server.context import ServerContext

@@ -1,4 +1,4 @@
-"""The detached process that runs one sync job: `python -m indexer.jobs.worker JOBID --index PATH`.
+"""The detached process that runs one sync job: `python -m indexer.remote.sync_worker JOBID --index PATH`.
 
 `mcp-nextcloud index sync` queues (or joins) the job and starts this process in
 a session of its own, so the CLI can exit while the sync goes on. The worker
@@ -80,7 +80,7 @@ def run(job_id: str, index_path: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE
 def spawn(job_id: str, index_path: Path, *, store: JobStore | None = None,
           max_file_bytes: int | None = None, env: dict[str, str] | None = None) -> int:
     """Start a detached worker for a queued job; return its pid (recorded on the job)."""
-    cmd = [sys.executable, "-m", "indexer.jobs.worker", job_id, "--index", str(index_path)]
+    cmd = [sys.executable, "-m", "indexer.remote.sync_worker", job_id, "--index", str(index_path)]
     if max_file_bytes is not None:
         cmd += ["--max-file-bytes", str(int(max_file_bytes))]
     root = str(Path(__file__).resolve().parents[2])
@@ -111,7 +111,7 @@ def start_sync(index_path: Path, account: Any, *, wait: float = 0.0,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m indexer.jobs.worker", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m indexer.remote.sync_worker", description=__doc__.splitlines()[0])
     parser.add_argument("job_id")
     parser.add_argument("--index", required=True, help="the index database the job syncs into")
     parser.add_argument("--max-file-bytes", type=int, default=DEFAULT_MAX_FILE_BYTES)
