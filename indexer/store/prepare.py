@@ -15,6 +15,7 @@ from reader.document import Document
 from reader.normalize import fold_words, normalize
 
 from indexer.store.chunking import chunk_text
+from indexer.store.language import detect
 
 ZLEVEL = 1
 # Below this many characters `reader.find` normalises on demand in a few ms,
@@ -36,6 +37,7 @@ class Prepared:
         self.kind = kind
         self.engine = engine
         self.mime = mime
+        self.lang: str | None = None                          # language of the text (language.detect)
 
 
 def prepare(doc: Document) -> Prepared:
@@ -48,6 +50,7 @@ def prepare(doc: Document) -> Prepared:
         norm_blob = nt.to_bytes()  # already zlib-compressed by the reader
     p = Prepared(meta_json=json.dumps(meta, separators=(",", ":"), ensure_ascii=False), chars=len(doc.text),
                  norm_blob=norm_blob, kind=doc.kind, engine=doc.engine, mime=doc.mime)
+    p.lang = detect(doc.text) or ""   # '' = no clear language (NULL: indexed before detection)
     chunks = chunk_text(doc.text, doc.pages)
     for k, ch in enumerate(chunks):
         p.chunks.append((ch.seq, ch.start, ch.line, zlib.compress(ch.text.encode("utf-8"), ZLEVEL)))

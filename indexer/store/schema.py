@@ -25,6 +25,11 @@ Why this shape:
   path ("" for "/"), so a sync folder can share "" with the first plain
   folder: the prefix is no longer UNIQUE (SQLite cannot drop a constraint, so
   the table is rebuilt).
+- v5: `files.lang` is the language detected in the document's text
+  (indexer/store/language.py), so grep stems a query only in the index's
+  languages. Files indexed before v5 have NULL there: grep then stems in
+  every supported language (the index keeps working; a rebuild or the next
+  change of the file fills it in).
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy kn
 if TYPE_CHECKING:   # annotations only: the extraction workers import this module for its constants
     import apsw
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq
 MAX_CHUNKS = (1 << CHUNK_BITS) - 1
 
@@ -116,8 +121,14 @@ DROP TABLE roots;
 ALTER TABLE roots_v4 RENAME TO roots;
 """
 
+# v5: the language of each document's text (word forms are matched in the languages the index holds).
+_V5 = """
+ALTER TABLE files ADD COLUMN lang TEXT;
+CREATE INDEX files_lang ON files(lang);
+"""
+
 # Each entry migrates from version i to i+1; append, never edit a shipped one.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
 
 
 def migrate(con: apsw.Connection) -> int:

@@ -1,0 +1,87 @@
+"""Word forms: a query word finds the other forms of it in the document's language (Snowball stems),
+after the hits it found before; glued words still find the words apart; an index from v4 keeps working."""
+from __future__ import annotations
+
+import apsw
+import pytest
+
+from indexer.store.index import Index
+
+pytest.importorskip("Stemmer")
+
+EN = ("The service runs every night and the runner logs what it saw. It ran quickly; the scheduler "
+      "was started by the operator who has been there for years, and this is what they do.\n")
+FR = ("Les enfants mangeaient des pommes dans le jardin et la grand-mère les regardait avec plaisir. "
+      "Ils sont partis pour une promenade sur la route avec leur chien.\n")
+DE = ("Die Kinder liefen durch den Garten und der Hund ist nicht mit ihnen auf die Straße gegangen. "
+      "Das Haus wird von den Eltern gebaut, die Häuser sind alt.\n")
+
+
+def _paths(res):
+    return [h.path for h in res.hits]
+
+
+def _matched(res):
+    return [m["text"] for h in res.hits for p in h.passages for m in p.matches]
+
+
+def test_a_word_finds_its_other_forms_with_a_passage_on_them(index, put_text):
+    w = index.writer()
+    put_text(w, "/en.txt", EN)
+    put_text(w, "/fr.txt", FR)
+    put_text(w, "/de.txt", DE)
+    res = index.grep("running")          # "running" is nowhere; "runs" (stem run) is
+    assert _paths(res) == ["/en.txt"] and _matched(res) == ["runs"]
+    offsets = [p.passageOffset for h in res.hits for p in h.passages]
+    assert EN[offsets[0]:offsets[0] + len(res.hits[0].passages[0].passage)] == res.hits[0].passages[0].passage
+    assert _paths(index.grep("manger")) == ["/fr.txt"]          # mangeaient (stem mang)
+    assert _matched(index.grep("Häuser")) == ["Häuser"]           # the word itself first
+    assert _paths(index.grep("Hauses")) == ["/de.txt"]           # Haus
+
+
+def test_languages_are_detected_per_document(index, put_text):
+    w = index.writer()
+    for name, text in (("/en.txt", EN), ("/fr.txt", FR), ("/de.txt", DE), ("/code.txt", "x = 1\ny = 2\n")):
+        put_text(w, name, text)
+    langs = dict(index.conn().execute("SELECT path, lang FROM files"))
+    assert langs == {"/en.txt": "en", "/fr.txt": "fr", "/de.txt": "de", "/code.txt": ""}
+
+
+def test_former_hits_keep_their_places_forms_come_after(index, put_text):
+    w = index.writer()
+    put_text(w, "/exact.txt", "the runner is fast\n")
+    put_text(w, "/form.txt", "she runs daily\n")
+    put_text(w, "/start.txt", "a runnerup prize\n")
+    res = index.grep("runner")
+    assert _paths(res) == ["/exact.txt", "/start.txt"]   # "runs" has stem "run", "runner" has "runner"
+    res = index.grep("runs")
+    assert _paths(res)[0] == "/form.txt"
+
+
+def test_quoted_words_match_as_typed_only(index, put_text):
+    put_text(index.writer(), "/en.txt", EN)
+    assert index.grep('"running"').total == 0
+
+
+def test_a_glued_query_finds_the_words_apart(index, put_text):
+    put_text(index.writer(), "/re.txt", "A regular expression matches text.\n")
+    res = index.grep("regularexpression")
+    assert _paths(res) == ["/re.txt"] and _matched(res) == ["regular expression"]
+
+
+def test_a_v4_index_opens_and_stems_in_every_language(tmp_path, put_text):
+    """An index built before language detection (v4) migrates; its files (lang NULL) are stemmed in every
+    supported language, so word forms work before any rebuild."""
+    from indexer.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+    db = tmp_path / "v4.db"
+    con = apsw.Connection(str(db))
+    for step in MIGRATIONS[:4]:
+        con.execute(step)
+    con.execute("PRAGMA user_version=4")
+    con.close()
+    with Index.open(db) as ix:
+        put_text(ix.writer(), "/fr.txt", FR)
+        ix.writer().call(lambda tx: tx.con.execute("UPDATE files SET lang=NULL"))
+        assert ix.conn().execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
+        assert _paths(ix.grep("manger")) == ["/fr.txt"]
