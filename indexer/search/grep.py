@@ -26,7 +26,7 @@ from indexer.search.query import ParsedQuery, Tier, expand, parse
 from indexer.search.syntax import MAX_PASSAGES
 from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching, other_chunk_matches,
                                  ranked_cheaply, scan, top_files)
-from indexer.store.index import FILE_COLUMNS, _row_to_record, prefix_clause
+from indexer.store.index import FILE_COLUMNS, NO_OCR, _row_to_record, prefix_clause
 from indexer.store.rows import account_clause
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
@@ -194,6 +194,13 @@ def coverage(index: "Index", path_prefix: str | None, result: GrepResult) -> Non
         named = "; ".join(f"{p} ({s}: {r})" if r else f"{p} ({s})" for p, s, r in rows)
         kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if s != "pending")
         out.append(f"{failed} file(s) under {scope} have no searchable text ({kinds}): {named}")
+    no_ocr = [r[0] for r in con.execute(f"SELECT path FROM files WHERE {cond} AND {NO_OCR} ORDER BY path "
+                                        f"LIMIT {WARN_NAMES + 1}", args)]
+    if no_ocr:
+        from reader.ocr import MISSING
+
+        others = " and others" if len(no_ocr) > WARN_NAMES else ""
+        out.append(f"scanned pages of {', '.join(no_ocr[:WARN_NAMES])}{others} were not searched: {MISSING}")
     value = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
     last = float(value) if isinstance(value, (int, float)) else None
     if total == 0:
@@ -312,8 +319,13 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
     marks = ",".join("?" * len(fids))
     recs = {r[0]: _row_to_record(r) for r in con.execute(
         f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", fids)}
-    pages = {i: json.loads(pg) if pg else [0] for i, pg in con.execute(
-        f"SELECT id, json_extract(meta, '$.pages') FROM docs WHERE id IN ({marks})", fids)}
+    pages: dict[int, list[int]] = {}
+    ocr: dict[int, dict[str, float]] = {}    # OCR'd pages ("1"-based) and the engine's confidence
+    for i, pg, oc in con.execute(f"SELECT id, json_extract(meta, '$.pages'), json_extract(meta, "
+                                 f"'$.structure.ocr.pages') FROM docs WHERE id IN ({marks})", fids):
+        pages[i] = json.loads(pg) if pg else [0]
+        if oc:
+            ocr[i] = json.loads(oc)
     chunks = _load_chunks(con, [p.ranked.rid for p in picks])
     # Loaded once per call: several local folders in one index make the folder worth naming.
     roots = {r.id: r.folder for r in index.roots()}
@@ -331,6 +343,8 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
             nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
             joined = text + nxt[2] if nxt is not None else text
             found = chunk_passages(pq, pick.tier, start, line, joined, pg, rec.kind, per_file, fallback=True)
+        for p in found.passages if fid in ocr else []:
+            p.ocr = ocr[fid].get(str(p.page))
         more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
         folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,

@@ -51,13 +51,17 @@ class Passage:
         self.page = page
         self.line = line
         self.matches = [] if matches is None else matches
+        self.ocr: float | None = None   # the passage is OCR text (a scanned page): the engine's confidence, 0..1
 
     def __repr__(self) -> str:
         return f"Passage(offset={self.offset}, page={self.page}, line={self.line}, passage={self.passage!r})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passage": self.passage, "passageOffset": self.passageOffset, "page": self.page, "line": self.line,
-                "matches": [[m["offset"], m["length"]] for m in self.matches]}
+        d = {"passage": self.passage, "passageOffset": self.passageOffset, "page": self.page, "line": self.line,
+             "matches": [[m["offset"], m["length"]] for m in self.matches]}
+        if self.ocr is not None:
+            d["ocr"] = {"confidence": self.ocr}
+        return d
 
 
 class ChunkPassages(NamedTuple):

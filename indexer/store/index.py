@@ -58,6 +58,21 @@ def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[d
     return parts
 
 
+NO_OCR = "engine GLOB '*+no-ocr'"   # files whose scanned pages were not OCR'd (schema v5's files_no_ocr)
+
+
+def _ocr_status(not_read: object) -> dict[str, Any]:
+    """The OCR engine here (None: scanned pages are not searchable) and files with scanned pages not read."""
+    from reader import ocr
+
+    found = ocr.engine()
+    out: dict[str, Any] = {"engine": found[0] if found else None, "languages": found[1] if found else None,
+                           "filesNotRead": not_read}
+    if found is None:
+        out["hint"] = ocr.MISSING
+    return out
+
+
 def __getattr__(name: str) -> Any:
     """`from indexer.store.index import IndexWriter` keeps working without importing the writer eagerly."""
     if name == "IndexWriter":
@@ -278,6 +293,7 @@ class Index:
                                         "GROUP BY root_id"))
             roots = [dict(_row_to_root(r).to_dict(), files=per_root.get(r[0], 0))
                      for r in con.execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
+            no_ocr = con.execute(f"SELECT count(*) FROM files WHERE {NO_OCR}").fetchall()[0][0]
         size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
         parts = _parts(by_source.get("remote", 0), meta, roots)
         for root in roots:       # times as ISO text, like every answer (never epoch seconds)
@@ -297,6 +313,7 @@ class Index:
             "lastIndexedAt": _iso(last) if last else None,
             "meta": {k: _meta_value(k, v) for k, v in meta.items()},
             "selection": self._selection(),
+            "ocr": _ocr_status(no_ocr),
         }
 
     def _selection(self) -> dict[str, Any] | None:

@@ -29,7 +29,9 @@ Why this shape:
   (indexer/store/language.py), so grep stems a query only in the index's
   languages. Files indexed before v5 have NULL there: grep then stems in
   every supported language (the index keeps working; a rebuild or the next
-  change of the file fills it in).
+  change of the file fills it in). `files_no_ocr` lists the files whose
+  scanned pages were not OCR'd (engine '...+no-ocr': no OCR engine when
+  they were extracted), so grep and `index status` say so cheaply.
 """
 from __future__ import annotations
 
@@ -125,6 +127,7 @@ ALTER TABLE roots_v4 RENAME TO roots;
 _V5 = """
 ALTER TABLE files ADD COLUMN lang TEXT;
 CREATE INDEX files_lang ON files(lang);
+CREATE INDEX files_no_ocr ON files(path) WHERE engine GLOB '*+no-ocr';
 """
 
 # Each entry migrates from version i to i+1; append, never edit a shipped one.

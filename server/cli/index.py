@@ -202,9 +202,19 @@ def _cmd_status(args: argparse.Namespace) -> int:
         budget = f", size budget {chosen['maxIndexBytes'] / 1e6:.0f} MB" if chosen.get("maxIndexBytes") else ""
         left_out = f", never {', '.join(chosen['exclude'])}" if chosen["exclude"] else ""
         print(f"  account folders indexed: {', '.join(chosen['include'])}{left_out}{budget}")
+    print("  " + _ocr_line(st["ocr"]))
     for f in st["failures"]:
         print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}")
     return 0
+
+
+def _ocr_line(ocr: dict[str, Any]) -> str:
+    """One line of `index status`: the OCR engine (or its absence) and files whose scans were not read."""
+    waiting = (f"; {ocr['filesNotRead']} file(s) have scanned pages not read (no OCR engine when indexed: "
+               "re-index them)") if ocr["filesNotRead"] else ""
+    if ocr["engine"] is None:
+        return f"OCR: {ocr['hint']}{waiting}"
+    return f"OCR: {ocr['engine']} ({ocr['languages']}): scanned pages and images are searchable{waiting}"
 
 
 def _part_line(part: dict[str, Any], journal: str | None) -> str:
