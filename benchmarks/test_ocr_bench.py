@@ -5,7 +5,7 @@ Engines: Tesseract from the distribution (reader/ocr.py, what the product uses;
 apt-get install tesseract-ocr tesseract-ocr-fra tesseract-ocr-deu) and RapidOCR
 (rapidocr-onnxruntime: PP-OCRv4 ONNX models inside its wheel), measured only
 where it is importable (it is not a dependency: `pip install rapidocr-onnxruntime`
-in a virtualenv to compare). Pages: fixtures/scans.py's three pages (English,
+in a virtualenv to compare). Pages: fixtures/emulator/scans.py three pages (English,
 French, German) and three more of generated sentences, A4 at 150 dpi, DejaVu
 Serif ~12 pt. CER = Levenshtein distance / reference length, on the texts with
 whitespace runs as one space; "folded" also ignores case and accents.
@@ -25,7 +25,7 @@ import unicodedata
 import pytest
 
 import reader
-from fixtures.scans import SCAN_PAGES, render_page, scanned_pdf
+from fixtures.emulator.scans import SCAN_PAGES, render_page, scanned_pdf
 from reader import ocr
 
 SEED = 20261202

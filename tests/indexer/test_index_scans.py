@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.scans import make_scans
+from fixtures.emulator.scans import make_scans
 from indexer.local.folder import index_folder
 from reader import ocr
 

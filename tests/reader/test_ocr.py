@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import reader
-from fixtures.scans import SCAN_PAGES, scanned_pdf, scanned_png
+from fixtures.emulator.scans import SCAN_PAGES, scanned_pdf, scanned_png
 from reader import ocr
 
 ROOT = Path(__file__).resolve().parents[2]
