@@ -15,6 +15,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
@@ -62,10 +63,19 @@ def engine() -> tuple[str, str] | None:
     return f"tesseract {version}", "+".join(langs)
 
 
-def _limit_memory() -> None:   # runs in the child before exec
+def _child_limits() -> None:
+    """In the OCR child before exec: its address space capped (never above the worker's own cap), and on
+    Linux killed with the worker (the pool kills a worker past its time cap: no orphan OCR runs on)."""
     import resource
 
-    resource.setrlimit(resource.RLIMIT_AS, (OCR_MEMORY, OCR_MEMORY))
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = OCR_MEMORY if hard == resource.RLIM_INFINITY else min(OCR_MEMORY, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL))   # PR_SET_PDEATHSIG
 
 
 def read_tsv(tsv: str) -> OcrPage:
@@ -99,10 +109,10 @@ def ocr_image(image: bytes, seconds: float = OCR_SECONDS) -> OcrPage:
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
     try:
         done = subprocess.run([exe, "stdin", "stdout", "-l", found[1], "--dpi", str(DPI), "tsv"], input=image,
-                              capture_output=True, timeout=seconds, env=env, preexec_fn=_limit_memory)
+                              capture_output=True, timeout=seconds, env=env, preexec_fn=_child_limits)
     except subprocess.TimeoutExpired:
         raise OcrError(f"OCR of a page took over {seconds:g} s and was stopped") from None
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:
         raise OcrError(f"OCR could not start ({type(exc).__name__})") from None
     if done.returncode != 0:
         raise OcrError(f"OCR failed on a page (tesseract exit {done.returncode}; the page may be damaged "

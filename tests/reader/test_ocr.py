@@ -65,3 +65,18 @@ def test_tesseract_tsv_becomes_lines_and_a_mean_confidence():
            "5\t1\t2\t1\t1\t1\t0\t0\t1\t1\t70\tBye\n4\t1\t2\t1\t1\t0\t0\t0\t1\t1\t-1\t\n")
     page = ocr.read_tsv(tsv)
     assert page.text == "Hello world\n\nBye\n" and page.confidence == 0.8
+
+
+@needs_ocr
+def test_a_page_past_its_time_is_stopped():
+    with pytest.raises(ocr.OcrError, match="took over 0.05 s and was stopped"):
+        ocr.ocr_image(scanned_png(SCAN_PAGES[0]), seconds=0.05)
+
+
+@needs_ocr
+def test_a_page_past_its_memory_cap_fails_alone(monkeypatch):
+    monkeypatch.setattr(ocr, "OCR_MEMORY", 16 * 1024 * 1024)   # read in the child, before exec
+    with pytest.raises(ocr.OcrError, match="memory cap"):
+        ocr.ocr_image(scanned_png(SCAN_PAGES[0]))
+    monkeypatch.undo()
+    assert "cormorant" in ocr.ocr_image(scanned_png(SCAN_PAGES[0])).text
