@@ -352,6 +352,16 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
                                    more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder))
 
 
+def _forms_note(pq: ParsedQuery, page: list[_Pick]) -> list[str]:
+    """Say which other forms of the words matched, when a hit on this page holds only those."""
+    if not any(p.tier.forms for p in page):
+        return []
+    shown = [f"'{t.text}' ({', '.join(t.forms[:4])}{', ...' if len(t.forms) > 4 else ''})"
+             for g in pq.groups for t in g if t.forms]
+    return ["some files hold other forms of the words, not the words as typed: " + "; ".join(shown)
+            + " (quote a word to match it exactly)"]
+
+
 def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
          modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
          scope: str = "", account_only: bool = False, passages: int = PASSAGES_PER_FILE) -> GrepResult:
@@ -379,7 +389,7 @@ def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: l
         total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate
         _hits(index, con, pq, ranking, page, result, passages)
-        result.notes = pq.notes + ranking.notes
+        result.notes = pq.notes + ranking.notes + _forms_note(pq, page)
         # Past an estimated total there may be more: a full page means "ask for the next one".
         if offset + len(page) < total or (estimate and len(page) == limit):
             result.truncated = True

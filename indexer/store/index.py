@@ -73,6 +73,15 @@ def _ocr_status(not_read: object) -> dict[str, Any]:
     return out
 
 
+def _forms_status(langs: dict[str, int]) -> dict[str, Any]:
+    """Files per detected language ('' none clear, '?' indexed before detection) and whether stemmers load."""
+    import importlib.util
+
+    return {"stemmers": importlib.util.find_spec("Stemmer") is not None,
+            "languages": {k: v for k, v in sorted(langs.items()) if k not in ("", "?")},
+            "noLanguage": langs.get("", 0), "beforeDetection": langs.get("?", 0)}
+
+
 def __getattr__(name: str) -> Any:
     """`from indexer.store.index import IndexWriter` keeps working without importing the writer eagerly."""
     if name == "IndexWriter":
@@ -294,6 +303,8 @@ class Index:
             roots = [dict(_row_to_root(r).to_dict(), files=per_root.get(r[0], 0))
                      for r in con.execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
             no_ocr = con.execute(f"SELECT count(*) FROM files WHERE {NO_OCR}").fetchall()[0][0]
+            langs = dict(con.execute("SELECT coalesce(lang, '?'), count(*) FROM files WHERE status='indexed' "
+                                     "GROUP BY lang"))
         size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
         parts = _parts(by_source.get("remote", 0), meta, roots)
         for root in roots:       # times as ISO text, like every answer (never epoch seconds)
@@ -314,6 +325,7 @@ class Index:
             "meta": {k: _meta_value(k, v) for k, v in meta.items()},
             "selection": self._selection(),
             "ocr": _ocr_status(no_ocr),
+            "wordForms": _forms_status(langs),
         }
 
     def _selection(self) -> dict[str, Any] | None:

@@ -203,9 +203,20 @@ def _cmd_status(args: argparse.Namespace) -> int:
         left_out = f", never {', '.join(chosen['exclude'])}" if chosen["exclude"] else ""
         print(f"  account folders indexed: {', '.join(chosen['include'])}{left_out}{budget}")
     print("  " + _ocr_line(st["ocr"]))
+    print("  " + _forms_line(st["wordForms"]))
     for f in st["failures"]:
         print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}")
     return 0
+
+
+def _forms_line(forms: dict[str, Any]) -> str:
+    """One line of `index status`: word forms, the languages detected and files indexed before detection."""
+    if not forms["stemmers"]:
+        return "word forms: off (PyStemmer is not installed: pip install pystemmer); words match as typed"
+    langs = ", ".join(f"{k} {v}" for k, v in forms["languages"].items()) or "none detected yet"
+    before = (f"; {forms['beforeDetection']} file(s) indexed before language detection are matched in every "
+              "language (re-index to detect theirs)") if forms["beforeDetection"] else ""
+    return f"word forms: files by language {langs}, {forms['noLanguage']} without a clear language{before}"
 
 
 def _ocr_line(ocr: dict[str, Any]) -> str:

@@ -45,6 +45,8 @@ def test_languages_are_detected_per_document(index, put_text):
         put_text(w, name, text)
     langs = dict(index.conn().execute("SELECT path, lang FROM files"))
     assert langs == {"/en.txt": "en", "/fr.txt": "fr", "/de.txt": "de", "/code.txt": ""}
+    st = index.status()["wordForms"]
+    assert st == {"stemmers": True, "languages": {"de": 1, "en": 1, "fr": 1}, "noLanguage": 1, "beforeDetection": 0}
 
 
 def test_former_hits_keep_their_places_forms_come_after(index, put_text):
@@ -85,3 +87,20 @@ def test_a_v4_index_opens_and_stems_in_every_language(tmp_path, put_text):
         ix.writer().call(lambda tx: tx.con.execute("UPDATE files SET lang=NULL"))
         assert ix.conn().execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
         assert _paths(ix.grep("manger")) == ["/fr.txt"]
+        assert ix.status()["wordForms"]["beforeDetection"] == 1
+
+
+def test_the_answer_says_when_hits_hold_other_forms(index, put_text):
+    put_text(index.writer(), "/en.txt", EN)
+    notes = index.grep("running").notes
+    assert any("other forms" in n and "'running' (" in n and "runs" in n for n in notes)
+    assert not any("other forms" in n for n in index.grep("runs").notes)   # the word itself is there
+
+
+def test_forms_combine_with_or_and_exclusions(index, put_text):
+    w = index.writer()
+    put_text(w, "/en.txt", EN)
+    put_text(w, "/swim.txt", "She swims every morning before the others are there, and this is what it was.\n")
+    assert sorted(_paths(index.grep("running OR swimming"))) == ["/en.txt", "/swim.txt"]
+    assert _paths(index.grep("swimming -scheduler")) == ["/swim.txt"]
+    assert _paths(index.grep("running -scheduler")) == []
