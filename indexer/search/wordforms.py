@@ -55,7 +55,8 @@ def index_languages(con: apsw.Connection) -> list[str]:
     cache = _VOCAB.of(con)
     if ("langs",) not in cache:
         found = {r[0] for r in con.execute("SELECT DISTINCT lang FROM files WHERE status='indexed'")}
-        cache[("langs",)] = sorted(STEMMERS) if None in found else sorted(lang for lang in found if lang in STEMMERS)
+        named = {lang for value in found if value for lang in value.split(",")}   # "en,fr": a bilingual file
+        cache[("langs",)] = sorted(STEMMERS) if None in found else sorted(named & STEMMERS.keys())
     langs: list[str] = cache[("langs",)]
     return langs
 

@@ -41,12 +41,21 @@ def test_a_word_finds_its_other_forms_with_a_passage_on_them(index, put_text):
 
 def test_languages_are_detected_per_document(index, put_text):
     w = index.writer()
-    for name, text in (("/en.txt", EN), ("/fr.txt", FR), ("/de.txt", DE), ("/code.txt", "x = 1\ny = 2\n")):
+    for name, text in (("/en.txt", EN), ("/fr.txt", FR), ("/de.txt", DE), ("/code.txt", "x = 1\ny = 2\n"),
+                       ("/both.txt", EN + FR)):
         put_text(w, name, text)
     langs = dict(index.conn().execute("SELECT path, lang FROM files"))
-    assert langs == {"/en.txt": "en", "/fr.txt": "fr", "/de.txt": "de", "/code.txt": ""}
+    assert langs == {"/en.txt": "en", "/fr.txt": "fr", "/de.txt": "de", "/code.txt": "", "/both.txt": "en,fr"}
     st = index.status()["wordForms"]
-    assert st == {"stemmers": True, "languages": {"de": 1, "en": 1, "fr": 1}, "noLanguage": 1, "beforeDetection": 0}
+    assert st == {"stemmers": True, "languages": {"de": 1, "en": 1, "en,fr": 1, "fr": 1}, "noLanguage": 1,
+                  "beforeDetection": 0}
+
+
+def test_a_bilingual_document_is_stemmed_in_both_languages(index, put_text):
+    """The only file is English and French: French forms are found though no file is French alone."""
+    put_text(index.writer(), "/both.txt", EN + FR)
+    assert _paths(index.grep("manger")) == ["/both.txt"] and _paths(index.grep("swimming")) == []
+    assert _paths(index.grep("scheduling")) == ["/both.txt"]   # scheduler (stem schedul)
 
 
 def test_former_hits_keep_their_places_forms_come_after(index, put_text):
