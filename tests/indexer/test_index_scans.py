@@ -57,3 +57,45 @@ def test_without_an_ocr_engine_status_and_grep_say_scans_were_not_read(tmp_path,
     assert answer["total"] == 0
     assert any("scanned pages of /scanned-note.png, /scanned.pdf were not searched" in w and "tesseract-ocr" in w
                for w in answer["warnings"])
+    if ocr.engine() is None:
+        return
+    # Tesseract installed since: the next rescan reads the scans, though the files did not change.
+    env["PATH"] = os.environ["PATH"]
+    r = run("index", "add", str(scans))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(run("grep", "cormorant", "--json").stdout)["total"] == 2
+    assert "scanned pages not read" not in run("index", "status").stdout
+
+
+@pytest.mark.skipif(ocr.engine() is None, reason="no tesseract here (apt-get install tesseract-ocr)")
+def test_a_synced_scan_indexed_without_ocr_is_read_again_by_the_next_sync(emulator_factory, tmp_path):
+    """An index built where no OCR engine was (the file marked '+no-ocr'): the next sync downloads and OCRs it,
+    though neither the file nor its folder changed on the server."""
+    from fixtures.emulator.scans import scanned_pdf
+    from indexer.remote.sync import sync
+    from indexer.store.index import Index
+    from nextcloud.client import NextcloudClient
+    from nextcloud.config import Account
+
+    emu = emulator_factory(seed="empty")
+    emu.state.makedirs("alice", "/Scans")
+    emu.state.put_file("alice", "/Scans/s.pdf", scanned_pdf())
+    emu.state.put_file("alice", "/top.txt", b"top level text\n")
+    with Index.open(tmp_path / "i.db") as ix, NextcloudClient(Account(**emu.account("alice")), retries=1) as client:
+        sync(client, ix)
+        assert ix.grep("Kormoran").total == 1
+        # What a machine without Tesseract leaves: the file marked, no OCR text.
+        ix.writer().call(lambda tx: tx.store(ix.get_file(path="/Scans/s.pdf").id, _no_ocr_rows()))
+        assert ix.grep("Kormoran").total == 0 and ix.status()["ocr"]["filesNotRead"] == 1
+        gets = emu.request_count("GET", "/remote.php/dav/files/alice/Scans/s.pdf")
+        report = sync(client, ix)
+        assert emu.request_count("GET", "/remote.php/dav/files/alice/Scans/s.pdf") == gets + 1
+        assert report.indexed == 1 and ix.grep("Kormoran").total == 1 and ix.status()["ocr"]["filesNotRead"] == 0
+        assert sync(client, ix).indexed == 0   # and only once
+
+
+def _no_ocr_rows():
+    from indexer.store.prepare import prepare
+    from reader.document import Document
+
+    return prepare(Document(text="", kind="pdf", name="s.pdf", engine="pypdfium2+no-ocr"))
