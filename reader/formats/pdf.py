@@ -182,9 +182,10 @@ def _pdfium_part(data: bytes, limits: Limits, part: int, parts: int, min_pages: 
         for i in pages:
             deadline.check()
             out.texts.append(pdf.page_text(i, lambda textpage: _pdfium_page_text(textpage, repair)))
-        from .pdf_ocr import ocr_empty_pages   # here: a PDF with a text layer never loads the OCR code
+        if not all(t.strip() for t in out.texts):
+            from .pdf_ocr import ocr_empty_pages   # here: a PDF with a text layer never loads the OCR code
 
-        out.ocr = ocr_empty_pages(data, out.first, out.texts, deadline)
+            out.ocr = ocr_empty_pages(data, out.first, out.texts, deadline)
         if part == 0:
             out.toc = []
             try:

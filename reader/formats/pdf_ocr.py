@@ -31,7 +31,11 @@ class PartOcr:
         self.engine: str | None = None
 
 
-def _render_png(data: bytes, index: int) -> bytes:
+BLANK = 250               # a rendered page whose darkest pixel is lighter than this holds nothing to read
+
+
+def _render_png(data: bytes, index: int) -> bytes | None:
+    """Page `index` rendered at ocr.DPI as a grayscale PNG; None for a blank page (no OCR run for it)."""
     import pypdfium2
 
     pdf = pypdfium2.PdfDocument(data)
@@ -39,6 +43,9 @@ def _render_png(data: bytes, index: int) -> bytes:
         image = pdf[index].render(scale=ocr.DPI / 72, grayscale=True).to_pil()
     finally:
         pdf.close()
+    darkest = image.getextrema()[0]
+    if isinstance(darkest, (int, float)) and darkest > BLANK:
+        return None
     buf = io.BytesIO()
     image.save(buf, "PNG")
     return buf.getvalue()
@@ -63,8 +70,11 @@ def ocr_empty_pages(data: bytes, first: int, texts: list[str], deadline: Deadlin
             out.skip_reason = (f"only the first {MAX_OCR_PAGES} scanned pages are OCR'd" if n >= MAX_OCR_PAGES
                                else f"the file's {deadline.seconds:g} s extraction budget ran out")
             continue
+        png = _render_png(data, first + k)
+        if png is None:
+            continue   # a blank page (a separator in a text PDF): nothing to read, nothing to say
         try:
-            page = ocr.ocr_image(_render_png(data, first + k), left)
+            page = ocr.ocr_image(png, left)
         except ocr.OcrError as exc:
             out.failed.append((first + k, str(exc)))
             continue

@@ -80,3 +80,24 @@ def test_a_page_past_its_memory_cap_fails_alone(monkeypatch):
         ocr.ocr_image(scanned_png(SCAN_PAGES[0]))
     monkeypatch.undo()
     assert "cormorant" in ocr.ocr_image(scanned_png(SCAN_PAGES[0])).text
+
+
+@needs_ocr
+def test_a_mixed_pdf_keeps_its_text_layer_and_ocrs_only_the_scanned_page(tmp_path):
+    """Page 1 has a text layer, page 2 is blank, page 3 is an image of text: only page 3 is OCR text."""
+    from fpdf import FPDF
+
+    png = tmp_path / "scan.png"
+    png.write_bytes(scanned_png(SCAN_PAGES[2]))
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.cell(text="A typed page about the albatross.")
+    pdf.add_page()
+    pdf.add_page()
+    pdf.image(str(png), x=0, y=0, w=210)
+    doc = reader.extract(bytes(pdf.output()), "mixed.pdf")
+    assert len(doc.pages) == 3 and doc.text.startswith("A typed page about the albatross.")
+    assert list(doc.structure["ocr"]["pages"]) == ["3"]
+    assert "Kormoran" in doc.text[doc.pages[2]:]
+    assert [w for w in doc.warnings if "OCR" in w] == [w for w in doc.warnings if "page(s) 3 are OCR text" in w]
