@@ -15,7 +15,7 @@ from reader.document import Document
 from reader.normalize import fold_words, normalize
 
 from indexer.store.chunking import chunk_text
-from indexer.store.language import detect
+from indexer.store.language import detect_folded, sample_folded
 
 ZLEVEL = 1
 # Below this many characters `reader.find` normalises on demand in a few ms,
@@ -50,7 +50,6 @@ def prepare(doc: Document) -> Prepared:
         norm_blob = nt.to_bytes()  # already zlib-compressed by the reader
     p = Prepared(meta_json=json.dumps(meta, separators=(",", ":"), ensure_ascii=False), chars=len(doc.text),
                  norm_blob=norm_blob, kind=doc.kind, engine=doc.engine, mime=doc.mime)
-    p.lang = detect(doc.text) or ""   # '' = no clear language (NULL: indexed before detection)
     chunks = chunk_text(doc.text, doc.pages)
     for k, ch in enumerate(chunks):
         p.chunks.append((ch.seq, ch.start, ch.line, zlib.compress(ch.text.encode("utf-8"), ZLEVEL)))
@@ -58,6 +57,9 @@ def prepare(doc: Document) -> Prepared:
         # boundary still matches (grep then reads the two chunks joined).
         body = ch.text + _head(chunks[k + 1].text) if k + 1 < len(chunks) else ch.text
         p.folded.append((ch.seq, fold_words(body)))
+    # From the chunks as folded for FTS: the text is not folded a second time. '' = no clear language
+    # (NULL: indexed before detection).
+    p.lang = detect_folded(sample_folded([f for _, f in p.folded])) or ""
     return p
 
 

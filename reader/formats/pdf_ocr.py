@@ -10,6 +10,7 @@ files_grep can say so.
 from __future__ import annotations
 
 import io
+import time
 from typing import Any
 
 from ..document import Document
@@ -63,7 +64,7 @@ def ocr_empty_pages(data: bytes, first: int, texts: list[str], deadline: Deadlin
         return out
     out.engine = found[0]
     for n, k in enumerate(empty):
-        left = min(ocr.OCR_SECONDS, deadline.end - _now() - RESERVE_SECONDS)
+        left = min(ocr.OCR_SECONDS, deadline.end - time.monotonic() - RESERVE_SECONDS)
         if n >= MAX_OCR_PAGES or left < 1.0:
             # Keep what was read: a long scan is indexed in part rather than failing as a whole at the deadline.
             out.skipped.append(first + k)
@@ -82,12 +83,6 @@ def ocr_empty_pages(data: bytes, first: int, texts: list[str], deadline: Deadlin
             texts[k] = page.text
             out.pages[first + k] = page
     return out
-
-
-def _now() -> float:
-    import time
-
-    return time.monotonic()
 
 
 def _ranges(pages: list[int]) -> str:
