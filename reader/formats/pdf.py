@@ -360,6 +360,5 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
         return fallback
     if primary is None:  # pdfium failed and pdfminer found no text: nothing trustworthy to return
         raise _corrupt(name)
-    if "ocr" not in primary.structure:   # OCR said why it could not read the pages (pdf_ocr.mark)
-        primary.warnings.append(SCANNED)
+    primary.warnings.append(SCANNED)   # beside what OCR said (pdf_ocr.mark), when it read nothing
     return primary
