@@ -113,3 +113,26 @@ def test_forms_combine_with_or_and_exclusions(index, put_text):
     assert sorted(_paths(index.grep("running OR swimming"))) == ["/en.txt", "/swim.txt"]
     assert _paths(index.grep("swimming -scheduler")) == ["/swim.txt"]
     assert _paths(index.grep("running -scheduler")) == []
+
+
+KEYWORD_QUERIES = ["install", "quota", "new app", "newapp", "aubergine lighthouse", "saffron gecko", "config*",
+                   "dépenses de janvier", "olive badger", "violet walrus", "naïve café", "partag", "the server",
+                   "fichiers", "synchronisation", '"every file version"', "amber OR coral", "quota -walrus"]
+
+
+def test_keyword_queries_keep_their_hits_and_order_over_the_sample_documents(index, fixture_docs, counting_pool):
+    """Today's queries over the real sample documents: with word forms the hits found before come first, in
+    the same order (forms only add files after them)."""
+    from indexer.local.folder import index_folder
+    from indexer.search import wordforms
+
+    index_folder(index, fixture_docs, pool=counting_pool)
+    for q in KEYWORD_QUERIES:
+        wordforms.ENABLED = False
+        try:
+            before = [(h.path, [p.passageOffset for p in h.passages]) for h in index.grep(q, limit=20).hits]
+        finally:
+            wordforms.ENABLED = True
+        after = [(h.path, [p.passageOffset for p in h.passages]) for h in index.grep(q, limit=20).hits]
+        assert before, q
+        assert after[:len(before)] == before, q
