@@ -34,7 +34,8 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
     return doc
 
 
-MIN_OCR_SIDE = 100   # pixels: a smaller image cannot hold a legible line of text at 150 dpi
+MIN_OCR_SIDE = 100    # pixels: a smaller image cannot hold a legible line of text at 150 dpi
+MAX_OCR_SIDE = 2500   # pixels: a bigger image (a camera photo) is scaled down first, so one costs what a page does
 
 
 def _add_ocr(doc: Document, data: bytes) -> None:
@@ -49,7 +50,7 @@ def _add_ocr(doc: Document, data: bytes) -> None:
     else:
         part.engine = found[0]
         try:
-            page = ocr.ocr_image(data)
+            page = ocr.ocr_image(_bounded(data))
         except ocr.OcrError as exc:
             part.failed = [(0, str(exc))]
         else:
@@ -57,3 +58,17 @@ def _add_ocr(doc: Document, data: bytes) -> None:
                 doc.text += "\n" + page.text
                 part.pages[0] = page
     mark(doc, [part])
+
+
+def _bounded(data: bytes) -> bytes:
+    """The image as given, or scaled down to MAX_OCR_SIDE on its long side (as PNG) when it is bigger."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as img:
+        if max(img.size) <= MAX_OCR_SIDE:
+            return data
+        small = img.convert("L")
+        small.thumbnail((MAX_OCR_SIDE, MAX_OCR_SIDE))
+        buf = io.BytesIO()
+        small.save(buf, "PNG")
+        return buf.getvalue()
