@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 MANUAL = "/Documents/manual.pdf"
+SCAN = "/Scans/scanned.pdf"
 
 
 # Printed when the demo ends: the one place these suggestions live.
@@ -47,6 +48,7 @@ def run(*, query: str = "install", out: TextIO | None = None, as_json: bool = Fa
     from server.context import ServerContext, Settings
 
     with tempfile.TemporaryDirectory(prefix="mcp-nextcloud-demo-") as tmp, Emulator() as emu:
+        _add_scan(emu)
         creds = emu.account("alice")
         account = Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"])
         index_path = Path(tmp) / "index.db"
@@ -126,6 +128,14 @@ def _serve(creds: dict[str, str], index_path: Path, folder: Path, synced: str, o
     return 0
 
 
+def _add_scan(emu: Any) -> None:
+    """A scanned PDF for the demo only (the emulator's seed stays as tests count it): 3 image-only pages."""
+    from fixtures.emulator.scans import scanned_pdf
+
+    emu.state.makedirs("alice", "/Scans")
+    emu.state.put_file("alice", SCAN, scanned_pdf(), time.time())
+
+
 async def _drive(server: Any, query: str, out: TextIO | None, report: dict[str, Any]) -> None:
     """The calls an agent would make; printed to `out`, or collected in `report` (--json)."""
     from mcp import Client
@@ -143,6 +153,8 @@ async def _drive(server: Any, query: str, out: TextIO | None, report: dict[str, 
                  ("nextcloud_whoami", {}), ("files_grep", {"query": query, "limit": 3}),
                  # PDF text glues words: the index and find are whitespace-insensitive both ways.
                  ("files_grep", {"query": "new app", "limit": 1}),
+                 # A scanned PDF (image-only pages) is found by the words printed on it: OCR text, with confidence.
+                 ("files_grep", {"query": "cormorant ledger", "path": "/Scans", "limit": 1}),
                  ("files_read", {"path": MANUAL, "find": query, "limit": 2}),
                  ("files_read", {"path": "/Documents/budget.xlsx", "format": "outline"}),
                  # Errors are instructions: cause, next action, whether to retry.

@@ -214,6 +214,9 @@ def index_folder(index: Index, folder: str | Path, *, pool: Extractor | None = N
     root = os.path.abspath(os.fspath(folder))
     if not os.path.isdir(root):
         raise FileNotFoundError(f"{root} is not a folder: give the path of a folder to index")
+    from indexer.store.rescan import requeue_unread_scans
+
+    requeue_unread_scans(index)   # scans extracted without OCR, now that an engine may be here
     writer = index.writer()
     journal = open_journal(root)
     report, root_rec = _open_root(writer, root, journal, remote_path)

@@ -98,6 +98,9 @@ def sync(client: Any, index: Index, *, pool: Extractor | None = None, root: str 
     on the file and in the report, never raised. A cancel requested through
     `job` stops between files and returns a report with `cancelled=True`.
     """
+    from indexer.store.rescan import requeue_unread_scans
+
+    requeue_unread_scans(index)   # scans extracted without OCR, now that an engine may be here
     syncer = _Syncer(client, index, pool=pool, max_file_bytes=max_file_bytes, job=job, progress=progress)
     return syncer.run(root)
 

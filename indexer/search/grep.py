@@ -31,7 +31,7 @@ from indexer.search.query import ParsedQuery, Tier, expand, parse
 from indexer.search.syntax import MAX_PASSAGES
 from indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching, other_chunk_matches,
                                  ranked_cheaply, scan, top_files)
-from indexer.store.index import FILE_COLUMNS, Index, _row_to_record, prefix_clause
+from indexer.store.index import FILE_COLUMNS, NO_OCR, Index, _row_to_record, prefix_clause
 from indexer.store.rows import account_clause
 
 __all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "grep", "make_cursor",
@@ -178,6 +178,13 @@ def coverage(index: Index, path_prefix: str | None, result: GrepResult) -> None:
         named = "; ".join(f"{p} ({s}: {r})" if r else f"{p} ({s})" for p, s, r in rows)
         kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if s != "pending")
         out.append(f"{failed} file(s) under {scope} have no searchable text ({kinds}): {named}")
+    no_ocr = [r[0] for r in con.execute(f"SELECT path FROM files WHERE {cond} AND {NO_OCR} ORDER BY path "
+                                        f"LIMIT {WARN_NAMES + 1}", args)]
+    if no_ocr:
+        from reader.ocr import MISSING
+
+        others = " and others" if len(no_ocr) > WARN_NAMES else ""
+        out.append(f"scanned pages of {', '.join(no_ocr[:WARN_NAMES])}{others} were not searched: {MISSING}")
     value = con.execute("SELECT max(indexed_at) FROM files").fetchall()[0][0]
     last = float(value) if isinstance(value, (int, float)) else None
     if total == 0:
@@ -296,8 +303,13 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
     marks = ",".join("?" * len(fids))
     recs = {r[0]: _row_to_record(r) for r in con.execute(
         f"SELECT {FILE_COLUMNS} FROM files WHERE id IN ({marks})", fids)}
-    pages = {i: json.loads(pg) if pg else [0] for i, pg in con.execute(
-        f"SELECT id, json_extract(meta, '$.pages') FROM docs WHERE id IN ({marks})", fids)}
+    pages: dict[int, list[int]] = {}
+    ocr: dict[int, dict[str, float]] = {}    # OCR'd pages ("1"-based) and the engine's confidence
+    for i, pg, oc in con.execute(f"SELECT id, json_extract(meta, '$.pages'), json_extract(meta, "
+                                 f"'$.structure.ocr.pages') FROM docs WHERE id IN ({marks})", fids):
+        pages[i] = json.loads(pg) if pg else [0]
+        if oc:
+            ocr[i] = json.loads(oc)
     chunks = _load_chunks(con, [p.ranked.rid for p in picks])
     # Loaded once per call: several local folders in one index make the folder worth naming.
     roots = {r.id: r.folder for r in index.roots()}
@@ -315,11 +327,23 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
             nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
             joined = text + nxt[2] if nxt is not None else text
             found = chunk_passages(pq, pick.tier, start, line, joined, pg, rec.kind, per_file, fallback=True)
+        for p in found.passages if fid in ocr else []:
+            p.ocr = ocr[fid].get(str(p.page))
         more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
         folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                    size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
                                    more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder))
+
+
+def _forms_note(pq: ParsedQuery, page: list[_Pick]) -> list[str]:
+    """Say which other forms of the words matched, when a hit on this page holds only those."""
+    if not any(p.tier.forms for p in page):
+        return []
+    shown = [f"'{t.text}' ({', '.join(t.forms[:4])}{', ...' if len(t.forms) > 4 else ''})"
+             for g in pq.groups for t in g if t.forms]
+    return ["some files hold other forms of the words, not the words as typed: " + "; ".join(shown)
+            + " (quote a word to match it exactly)"]
 
 
 def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
@@ -349,7 +373,7 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
         total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate
         _hits(index, con, pq, ranking, page, result, passages)
-        result.notes = pq.notes + ranking.notes
+        result.notes = pq.notes + ranking.notes + _forms_note(pq, page)
         # Past an estimated total there may be more: a full page means "ask for the next one".
         if offset + len(page) < total or (estimate and len(page) == limit):
             result.truncated = True

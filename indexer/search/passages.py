@@ -44,13 +44,17 @@ class Passage:
     page: int
     line: int
     matches: list[dict[str, Any]] = field(default_factory=list)
+    ocr: float | None = None   # the passage is OCR text (a scanned page): the engine's confidence, 0..1
 
     def __repr__(self) -> str:
         return f"Passage(offset={self.offset}, page={self.page}, line={self.line}, passage={self.passage!r})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passage": self.passage, "passageOffset": self.passageOffset, "page": self.page, "line": self.line,
-                "matches": [[m["offset"], m["length"]] for m in self.matches]}
+        d = {"passage": self.passage, "passageOffset": self.passageOffset, "page": self.page, "line": self.line,
+             "matches": [[m["offset"], m["length"]] for m in self.matches]}
+        if self.ocr is not None:
+            d["ocr"] = {"confidence": self.ocr}
+        return d
 
 
 class ChunkPassages(NamedTuple):
@@ -87,13 +91,18 @@ def _phrase_matches(sub: Document, pq: ParsedQuery, tier: Tier, fallback: bool) 
     return [], 0
 
 
-def _term_matches(sub: Document, term: QTerm, mode: Mode, limit: int) -> list[Match]:
-    """Matches of one term: as typed (punctuation is literal for find), else its tokens as a phrase."""
+def _term_matches(sub: Document, term: QTerm, mode: Mode, limit: int, forms: bool = False) -> list[Match]:
+    """Matches of one term: as typed (punctuation is literal for find), else its tokens as a phrase;
+    in a word-forms tier, else its other forms (every one found, as whole words)."""
     for q in (term.text, " ".join(term.tokens)):
         res = _find(sub, q, term.find_mode(mode), limit, context=0)  # passages come after the choice
         if res is not None and res.total:
             return res.matches
-    return []
+    found: list[Match] = []
+    for w in term.forms if forms else []:
+        res = _find(sub, w, "whole_word", limit, context=0)
+        found += res.matches if res is not None else []
+    return found
 
 
 def _closest(per_word: list[list[Match]], clusters: int) -> list[list[Match]]:
@@ -136,7 +145,7 @@ def _word_matches(sub: Document, pq: ParsedQuery, tier: Tier, clusters: int) -> 
     distinct = {tuple((t.text.lower(), t.exact) for t in g): g for g in pq.groups}.values()  # "the the": once
     limit = max(20, WORD_LIMIT // len(distinct))   # many words: fewer matches of each (cost grows with both)
     for g in distinct:
-        found = [m for t in g for m in _term_matches(sub, t, tier.mode, limit)]
+        found = [m for t in g for m in _term_matches(sub, t, tier.mode, limit, tier.forms)]
         per_group.append(sorted(found, key=lambda m: m.offset))
     present = [ms for ms in per_group if ms]
     total = sum(len(ms) for ms in per_group)

@@ -17,7 +17,9 @@ store" <-> "newapp store"), fewest words first.
 
 `tiers()` lists the expressions grep ranks with, best first: the phrase as
 whole words, the phrase at word starts, all the words as whole words, all
-the words at word starts (the last is the broadest: every hit matches it).
+the words at word starts, then (when a word has other forms in the index:
+indexer/search/wordforms.py) all the words at word starts or in another
+form of theirs. The last is the broadest: every hit matches it.
 """
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ class QTerm:
     tokens: list[str]
     exact: bool
     words: list[str] | None = None
+    forms: list[str] = field(default_factory=list)   # other indexed forms of the word (same stem), beyond `words`
 
     def whole(self) -> str:
         """FTS5: the term's tokens as whole words, in order."""
@@ -75,7 +78,9 @@ class QTerm:
         # looked its expansions up, at most MAX_EXPANSION).
         return self.whole() + "*"
 
-    def expr(self, mode: Mode) -> str:
+    def expr(self, mode: Mode, forms: bool = False) -> str:
+        if forms and self.forms:
+            return "(" + " OR ".join([self.start(), *(_quote(w) for w in self.forms)]) + ")"
         return self.start() if mode == "word_start" else self.whole()
 
     def find_mode(self, mode: Mode) -> Mode:
@@ -89,6 +94,7 @@ class Tier(NamedTuple):
     expr: str
     phrase: bool
     mode: Mode
+    forms: bool = False      # the words also match in their other forms (wordforms.py)
 
 
 @dataclass
@@ -144,10 +150,10 @@ class ParsedQuery:
                 out.append(expr)
         return " OR ".join(out)
 
-    def _all(self, mode: Mode) -> str:
+    def _all(self, mode: Mode, forms: bool = False) -> str:
         parts: list[str] = []
         for g in self.groups:
-            alts = [t.expr(mode) for t in g]
+            alts = [t.expr(mode, forms) for t in g]
             part = alts[0] if len(alts) == 1 else "(" + " OR ".join(dict.fromkeys(alts)) + ")"
             if part not in parts:  # "the the": once is enough for "all these words"
                 parts.append(part)
@@ -174,12 +180,14 @@ class ParsedQuery:
             phrase = not self.plain
             cands += [Tier(self._all("whole_word"), phrase, "whole_word"),
                       Tier(self._all("word_start"), phrase, "word_start")]
+        if any(t.forms for g in self.groups for t in g):
+            cands.append(Tier(self._all("word_start", forms=True), False, "word_start", forms=True))
         neg = self.negation() if negate else None
         out: list[Tier] = []
         for t in cands:
             expr = f"({t.expr}) NOT ({neg})" if neg else t.expr
             if all(o.expr != expr for o in out):
-                out.append(Tier(expr, t.phrase, t.mode))
+                out.append(Tier(expr, t.phrase, t.mode, t.forms))
         return out
 
 
@@ -384,6 +392,10 @@ def expand(con: apsw.Connection, pq: ParsedQuery) -> ParsedQuery:
     words first, at most MAX_VARIANTS in all.
     """
     expand_words(con, pq)
+    if not any("each matched as a whole word" in n for n in pq.notes):
+        from indexer.search.wordforms import add_forms   # here: the stemmers load on the first query only
+
+        add_forms(con, pq)
     if not pq.gluable:
         return pq
     tokens = pq.tokens

@@ -51,6 +51,30 @@ def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[d
     return parts
 
 
+NO_OCR = "engine GLOB '*+no-ocr'"   # files whose scanned pages were not OCR'd (schema v5's files_no_ocr)
+
+
+def _ocr_status(not_read: object) -> dict[str, Any]:
+    """The OCR engine here (None: scanned pages are not searchable) and files with scanned pages not read."""
+    from reader import ocr
+
+    found = ocr.engine()
+    out: dict[str, Any] = {"engine": found[0] if found else None, "languages": found[1] if found else None,
+                           "filesNotRead": not_read}
+    if found is None:
+        out["hint"] = ocr.MISSING
+    return out
+
+
+def _forms_status(langs: dict[str, int]) -> dict[str, Any]:
+    """Files per detected language ('' none clear, '?' indexed before detection) and whether stemmers load."""
+    import importlib.util
+
+    return {"stemmers": importlib.util.find_spec("Stemmer") is not None,
+            "languages": {k: v for k, v in sorted(langs.items()) if k not in ("", "?")},
+            "noLanguage": langs.get("", 0), "beforeDetection": langs.get("?", 0)}
+
+
 class Index:
     """Read side of the stored index: records, cached documents, meta, status (searches: indexer.index.Index)."""
 
@@ -263,6 +287,9 @@ class Index:
                                         "GROUP BY root_id"))
             roots = [dict(_row_to_root(r).to_dict(), files=per_root.get(r[0], 0))
                      for r in con.execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
+            no_ocr = con.execute(f"SELECT count(*) FROM files WHERE {NO_OCR}").fetchall()[0][0]
+            langs = dict(con.execute("SELECT coalesce(lang, '?'), count(*) FROM files WHERE status='indexed' "
+                                     "GROUP BY lang"))
         size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
         parts = _parts(by_source.get("remote", 0), meta, roots)
         for root in roots:       # times as ISO text, like every answer (never epoch seconds)
@@ -282,6 +309,8 @@ class Index:
             "lastIndexedAt": _iso(last) if last else None,
             "meta": {k: _meta_value(k, v) for k, v in meta.items()},
             "selection": self._selection(),
+            "ocr": _ocr_status(no_ocr),
+            "wordForms": _forms_status(langs),
         }
 
     def _selection(self) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from reader.document import Document
 from reader.normalize import fold_words, normalize
 
 from indexer.store.chunking import chunk_text
+from indexer.store.language import detect_folded, sample_folded
 
 ZLEVEL = 1
 # Below this many characters `reader.find` normalises on demand in a few ms,
@@ -36,6 +37,7 @@ class Prepared:
     mime: str | None = None
     chunks: list[tuple[int, int, int, bytes]] = field(default_factory=list)   # (seq, start, line, zlib body)
     folded: list[tuple[int, str]] = field(default_factory=list)               # (seq, fold_words(body))
+    lang: str | None = None                          # language of the text (language.detect)
 
 
 def prepare(doc: Document) -> Prepared:
@@ -55,6 +57,9 @@ def prepare(doc: Document) -> Prepared:
         # boundary still matches (grep then reads the two chunks joined).
         body = ch.text + _head(chunks[k + 1].text) if k + 1 < len(chunks) else ch.text
         p.folded.append((ch.seq, fold_words(body)))
+    # From the chunks as folded for FTS: the text is not folded a second time. '' = no clear language
+    # (NULL: indexed before detection).
+    p.lang = detect_folded(sample_folded([f for _, f in p.folded])) or ""
     return p
 
 

@@ -25,12 +25,19 @@ Why this shape:
   path ("" for "/"), so a sync folder can share "" with the first plain
   folder: the prefix is no longer UNIQUE (SQLite cannot drop a constraint, so
   the table is rebuilt).
+- v5: `files.lang` is the language detected in the document's text
+  (indexer/store/language.py), so grep stems a query only in the index's
+  languages. Files indexed before v5 have NULL there: grep then stems in
+  every supported language (the index keeps working; a rebuild or the next
+  change of the file fills it in). `files_no_ocr` lists the files whose
+  scanned pages were not OCR'd (engine '...+no-ocr': no OCR engine when
+  they were extracted), so grep and `index status` say so cheaply.
 """
 from __future__ import annotations
 
 import apsw
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq
 MAX_CHUNKS = (1 << CHUNK_BITS) - 1
 
@@ -114,8 +121,15 @@ DROP TABLE roots;
 ALTER TABLE roots_v4 RENAME TO roots;
 """
 
+# v5: the language of each document's text (word forms are matched in the languages the index holds).
+_V5 = """
+ALTER TABLE files ADD COLUMN lang TEXT;
+CREATE INDEX files_lang ON files(lang);
+CREATE INDEX files_no_ocr ON files(path) WHERE engine GLOB '*+no-ocr';
+"""
+
 # Each entry migrates from version i to i+1; append, never edit a shipped one.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
 
 
 def migrate(con: apsw.Connection) -> int:

@@ -141,8 +141,8 @@ class WriteTx:
                              [(base | seq, folded) for seq, folded in p.folded])
         self.con.execute(
             "UPDATE files SET status='indexed', reason=NULL, kind=?, engine=?, mime=coalesce(mime, ?), "
-            "indexed_at=? WHERE id=?",
-            (p.kind, p.engine, p.mime, time.time(), rec_id),
+            "indexed_at=?, lang=? WHERE id=?",
+            (p.kind, p.engine, p.mime, time.time(), p.lang, rec_id),
         )
         return self.record(rec_id)
 

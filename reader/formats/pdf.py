@@ -137,6 +137,7 @@ class PdfPart:
         self.texts: list[str] = []
         self.toc: Toc | None = None          # None: this part did not read the bookmarks
         self.toc_failed = False
+        self.ocr: Any = None                 # pdf_ocr.PartOcr when pages had no text layer
 
 
 def part_pages(total: int, limits: Limits, part: int, parts: int, min_pages: int = 1) -> range:
@@ -173,6 +174,10 @@ def _pdfium_part(data: bytes, limits: Limits, part: int, parts: int, min_pages: 
         for i in pages:
             deadline.check()
             out.texts.append(pdf.page_text(i, lambda textpage: _pdfium_page_text(textpage, repair)))
+        if not all(t.strip() for t in out.texts):
+            from .pdf_ocr import ocr_empty_pages   # here: a PDF with a text layer never loads the OCR code
+
+            out.ocr = ocr_empty_pages(data, out.first, out.texts, deadline)
         if part == 0:
             out.toc = []
             try:
@@ -197,7 +202,12 @@ def assemble(name: str, limits: Limits, parts: list[PdfPart]) -> Document:
     if head is not None and head.toc_failed:
         warnings.append("PDF bookmarks could not be read")
     _place(out, texts, head.toc if head is not None and head.toc else [])
-    return out.build("pdf", name, "application/pdf", warnings=warnings, engine="pypdfium2")
+    doc = out.build("pdf", name, "application/pdf", warnings=warnings, engine="pypdfium2")
+    if any(p.ocr is not None for p in parts):
+        from .pdf_ocr import mark
+
+        mark(doc, [p.ocr for p in parts if p.ocr is not None])
+    return doc
 
 
 def _with_pdfium(data: bytes, name: str, limits: Limits, deadline: Deadline, *, repair: bool = True) -> Document:
@@ -342,5 +352,5 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
         return fallback
     if primary is None:  # pdfium failed and pdfminer found no text: nothing trustworthy to return
         raise _corrupt(name)
-    primary.warnings.append(SCANNED)
+    primary.warnings.append(SCANNED)   # beside what OCR said (pdf_ocr.mark), when it read nothing
     return primary

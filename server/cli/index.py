@@ -204,9 +204,30 @@ def _cmd_status(args: argparse.Namespace) -> int:
         budget = f", size budget {chosen['maxIndexBytes'] / 1e6:.0f} MB" if chosen.get("maxIndexBytes") else ""
         left_out = f", never {', '.join(chosen['exclude'])}" if chosen["exclude"] else ""
         print(f"  account folders indexed: {', '.join(chosen['include'])}{left_out}{budget}")
+    print("  " + _ocr_line(st["ocr"]))
+    print("  " + _forms_line(st["wordForms"]))
     for f in st["failures"]:
         print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}")
     return 0
+
+
+def _forms_line(forms: dict[str, Any]) -> str:
+    """One line of `index status`: word forms, the languages detected and files indexed before detection."""
+    if not forms["stemmers"]:
+        return "word forms: off (PyStemmer is not installed: pip install pystemmer); words match as typed"
+    langs = ", ".join(f"{k} {v}" for k, v in forms["languages"].items()) or "none detected yet"
+    before = (f"; {forms['beforeDetection']} file(s) indexed before language detection are matched in every "
+              "language (re-index to detect theirs)") if forms["beforeDetection"] else ""
+    return f"word forms: files by language {langs}, {forms['noLanguage']} without a clear language{before}"
+
+
+def _ocr_line(ocr: dict[str, Any]) -> str:
+    """One line of `index status`: the OCR engine (or its absence) and files whose scans were not read."""
+    waiting = (f"; {ocr['filesNotRead']} file(s) have scanned pages not read (no OCR engine when indexed: "
+               "re-index them)") if ocr["filesNotRead"] else ""
+    if ocr["engine"] is None:
+        return f"OCR: {ocr['hint']}{waiting}"
+    return f"OCR: {ocr['engine']} ({ocr['languages']}): scanned pages and images are searchable{waiting}"
 
 
 def _part_line(part: dict[str, Any], journal: str | None) -> str:

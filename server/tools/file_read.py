@@ -38,7 +38,8 @@ def read(ctx: ServerContext, *, path: str | None, file_id: int | None, offset: i
         raise misuse(f"{item.path} is a folder. List it with files_search(path={item.path!r}) and read one of "
                      "its files. Do not retry files_read on a folder.", status="is_folder")
     doc = load_document(ctx, item)
-    base = {**file_ref(item), "etag": item.etag, "kind": doc.kind, "warnings": list(doc.warnings) or None}
+    base = {**file_ref(item), "etag": item.etag, "kind": doc.kind, "warnings": list(doc.warnings) or None,
+            "ocr": doc.structure.get("ocr") if isinstance(doc.structure, dict) else None}
     if doc.image is not None and fmt == "text" and find is None:
         payload = {**base, "mime": doc.image.mime, "width": doc.image.width, "height": doc.image.height,
                    "truncated": False, "hint": "The image follows as an image block."}

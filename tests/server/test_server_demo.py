@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 
+from reader.ocr import engine as ocr_engine
 from server.demo import run
 
 
@@ -42,6 +43,11 @@ def test_demo_prints_what_an_agent_sees():
     # The glued-word query: "new app" finds the manual, whose text also says "newapp".
     glued = json.loads(greps[1][1])["hits"][0]
     assert glued["path"] == "/Documents/manual.pdf"
+    # The scanned PDF: found by words printed on its image-only first page, the passage marked as OCR text.
+    if ocr_engine() is not None:
+        scan = json.loads(greps[2][1])["hits"][0]
+        assert scan["path"] == "/Scans/scanned.pdf" and scan["passages"][0]["page"] == 1
+        assert scan["passages"][0]["ocr"]["confidence"] > 0.8
 
     reads = [(h, b) for h, b in blocks if h.startswith("files_read")]
     find_head, find_body = reads[0]
@@ -53,4 +59,4 @@ def test_demo_prints_what_an_agent_sees():
     # The last call is the deliberate mistake: an instruction, not a traceback.
     err_head, err_body = reads[-1]
     assert "-> error" in err_head and "files_search" in err_body and "Traceback" not in text
-    assert len(heads) == 7
+    assert len(heads) == 8

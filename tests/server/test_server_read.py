@@ -225,3 +225,20 @@ def test_every_read_mode_answers_with_fields_its_output_schema_names(call, ok, s
     res = ok(call("files_read", {"path": "/Documents/manual.pdf", **args}))
     assert key in res and key in props
     assert {"path", "fileId", "etag", "kind", "truncated"} <= set(res) & set(props)
+
+
+def test_a_scanned_pdf_reads_as_ocr_text_with_its_confidence(world, call, ok):
+    """files_read of an image-only PDF: the OCR text by page, the pages and confidence in `ocr`, a warning."""
+    from fixtures.emulator.scans import scanned_pdf
+    from reader.ocr import engine
+
+    if engine() is None:
+        pytest.skip("no tesseract here (apt-get install tesseract-ocr)")
+    path = f"/Documents/scan-{uuid.uuid4().hex[:6]}.pdf"
+    _put(world, path, scanned_pdf())
+    found = ok(call("files_read", {"path": path, "find": "Kormoran"}))
+    assert [m["page"] for m in found["matches"]] == [3]
+    assert sorted(found["ocr"]["pages"]) == ["1", "2", "3"] and found["ocr"]["engine"].startswith("tesseract")
+    assert any("OCR text" in w for w in found["warnings"])
+    around = ok(call("files_read", {"path": path, "offset": found["matches"][0]["offset"], "limit": 30}))
+    assert around["content"].startswith("Kormoran")
