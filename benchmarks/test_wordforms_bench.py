@@ -26,7 +26,7 @@ from benchmarks.test_index_bench import build
 from fixtures.make_fixtures import (EN_OBJECTS, EN_SUBJECTS, EN_TAILS, EN_VERBS, FR_OBJECTS, FR_SUBJECTS, FR_TAILS,
                                     FR_VERBS)
 from indexer.search import wordforms
-from indexer.store.index import Index
+from indexer.index import Index
 from indexer.store.language import detect
 
 SCALE = float(os.environ.get("MCP_NEXTCLOUD_BENCH_SCALE", "1"))

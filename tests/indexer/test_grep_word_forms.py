@@ -5,7 +5,7 @@ from __future__ import annotations
 import apsw
 import pytest
 
-from indexer.store.index import Index
+from indexer.index import Index
 
 pytest.importorskip("Stemmer")
 

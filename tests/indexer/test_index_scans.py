@@ -73,7 +73,7 @@ def test_a_synced_scan_indexed_without_ocr_is_read_again_by_the_next_sync(emulat
     though neither the file nor its folder changed on the server."""
     from fixtures.emulator.scans import scanned_pdf
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
 
