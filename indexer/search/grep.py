@@ -21,6 +21,7 @@ import time
 import zlib
 
 from indexer.models import iso_time
+from indexer.search import semantic
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from indexer.search.query import ParsedQuery, Tier, expand, parse
 from indexer.search.syntax import MAX_PASSAGES
@@ -57,7 +58,7 @@ class GrepHit:
 
     def __init__(self, path: str, fileId: int | None, kind: str | None, mtime: float, size: int, score: float,
                  passages: list[Passage] | None = None, more: bool = False, phrase: bool = True,
-                 source: str = "local", folder: str | None = None) -> None:
+                 source: str = "local", folder: str | None = None, match: str | None = None) -> None:
         self.path = path
         self.fileId = fileId
         self.kind = kind
@@ -69,6 +70,7 @@ class GrepHit:
         self.phrase = phrase
         self.source = source
         self.folder = folder
+        self.match = match          # hybrid answers only: "words", "meaning" or "both" (indexer/search/semantic.py)
 
     def __repr__(self) -> str:
         return f"GrepHit(path={self.path!r}, score={self.score}, passages={len(self.passages)})"
@@ -84,6 +86,8 @@ class GrepHit:
                              "passages": [p.to_dict() for p in self.passages]}
         if self.folder is not None:
             d["folder"] = self.folder
+        if self.match is not None:
+            d["match"] = self.match
         return d
 
 
@@ -106,10 +110,14 @@ class GrepResult:
         # The facts behind the coverage warnings, so each front end can add its own advice.
         self.unindexed = 0                      # files under the path not indexed yet (not searched)
         self.nothing_indexed: str | None = None  # the warning saying nothing at all is indexed under the path
+        self.mode = "words"                     # "words", or "hybrid" (words and meaning, fused)
+        self.meaning: dict[str, Any] | None = None   # hybrid: how much the meaning index covers ({files, of})
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"query": self.query, "hits": [h.to_dict() for h in self.hits], "total": self.total,
-                             "truncated": self.truncated}
+        d: dict[str, Any] = {"query": self.query, "mode": self.mode, "hits": [h.to_dict() for h in self.hits],
+                             "total": self.total, "truncated": self.truncated}
+        if self.meaning is not None:
+            d["meaning"] = self.meaning
         if self.notes:
             d["notes"] = self.notes
         if self.totalIsEstimate:
@@ -238,6 +246,7 @@ class _Pick(NamedTuple):
     ranked: Ranked
     tier: Tier
     chunks: int = 1              # matching chunks of the file its tier's scan saw (2+: `more` needs no probe)
+    match: str | None = None     # hybrid answers: "words", "meaning" (no tier match: a window's passage) or "both"
 
 
 class _Ranking(NamedTuple):
@@ -324,6 +333,14 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
             continue
         start, line, text = chunks[rid]
         pg = pages.get(fid, [0])
+        folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
+        if pick.match == "meaning":
+            shown = semantic.passage(con, rid, start, text, pg)
+            result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
+                                       size=rec.size, score=round(-pick.ranked.best, 4),
+                                       passages=[shown] if shown else [], more=True, phrase=False,
+                                       source=rec.source, folder=folder, match="meaning"))
+            continue
         found = chunk_passages(pq, pick.tier, start, line, text, pg, rec.kind, per_file, fallback=False)
         if not found.found:
             # The match may straddle the cut: look again with the next chunk joined on,
@@ -332,10 +349,47 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
             joined = text + nxt[2] if nxt is not None else text
             found = chunk_passages(pq, pick.tier, start, line, joined, pg, rec.kind, per_file, fallback=True)
         more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
-        folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                    size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
-                                   more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder))
+                                   more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder,
+                                   match=pick.match))
+
+
+_MEANING_TIER = Tier("", False, "word_start")   # a meaning hit matched no keyword tier (its passage is its window)
+
+
+def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str, fargs: list, want: int,
+                  result: GrepResult) -> _Ranking:
+    """The keyword ranking fused with the files found by meaning (semantic.py); the answer says how much it covered.
+
+    No model here, or no vectors yet: the keyword ranking as is, with a warning saying so.
+    """
+    from indexer.search.semantic_model import ModelUnavailable
+
+    cover = semantic.coverage(con)
+    result.mode = "hybrid"
+    result.meaning = cover.to_dict()
+    try:
+        found = semantic.search(index, con, query, filt, fargs, want)
+    except ModelUnavailable as exc:
+        result.mode = "words"
+        result.warnings.append(f"meaning search did not run: {exc}")
+        return ranking
+    if cover.files < cover.of:
+        result.warnings.append(
+            f"meaning search covers {cover.files} of {cover.of} indexed files so far (it is built in the background "
+            "after the keyword index); the others were searched by their words only")
+    by_file = {p.ranked.fid: p for p in ranking.picks}
+    sims = {h.fid: h for h in found}
+    picks: list[_Pick] = []
+    for fid, match in semantic.fuse([p.ranked.fid for p in ranking.picks], [h.fid for h in found])[:want]:
+        if fid in by_file:
+            picks.append(by_file[fid]._replace(match=match))
+        else:
+            h = sims[fid]
+            picks.append(_Pick(Ranked(fid, -h.sim, h.rid), _MEANING_TIER, match="meaning"))
+    extra = sum(1 for h in found if h.fid not in by_file)
+    return ranking._replace(picks=picks, total=ranking.total + extra)
 
 
 def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
@@ -361,6 +415,8 @@ def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: l
         expand(con, pq)
         filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
         ranking = _rank(con, pq, filt, fargs, offset + limit)
+        if semantic.wanted(pq):
+            ranking = _with_meaning(index, con, query, ranking, filt, fargs, offset + limit, result)
         page = ranking.picks[offset:offset + limit]
         total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate
