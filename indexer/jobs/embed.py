@@ -281,3 +281,32 @@ def forget(index: Index) -> None:
 
 def chunk_file(chunk_id: int) -> int:
     return chunk_id >> CHUNK_BITS
+
+
+def after_sync(index: Index) -> None:
+    """A sync finished in this process (serve's BackgroundSync): wake the builder; grep never waits for it."""
+    if _enabled():
+        builder_for(index).kick()
+
+
+def build_detached(index_path: Path) -> BuildReport | None:
+    """In a detached sync worker, after its job is recorded: embed what is missing, then return."""
+    if not _enabled():
+        return None
+    from indexer.store.index import Index
+
+    idx = Index.open(index_path)
+    try:
+        return Builder(idx).build()
+    except Exception:  # noqa: BLE001 - the keyword index is done and recorded; the next sync tries again
+        log.exception("meaning index: the build after the sync failed")
+        return None
+    finally:
+        idx.close()
+
+
+def _enabled() -> bool:
+    """MCP_NEXTCLOUD_MEANING=0 turns the builder off (a machine too slow for it; grep then says words only)."""
+    import os
+
+    return os.environ.get("MCP_NEXTCLOUD_MEANING", "1") != "0"

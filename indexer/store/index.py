@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 import zlib
@@ -129,6 +130,9 @@ class Index:
                 return
             self._closed = True
             writer, self._writer = self._writer, None
+        embedding = sys.modules.get("indexer.jobs.embed")   # a builder exists only where that module was loaded
+        if embedding is not None:
+            embedding.forget(self)   # before the writer closes: its last write must land
         if writer is not None:
             writer.close()
         with self._readers_lock:
@@ -278,6 +282,7 @@ class Index:
                                         "GROUP BY root_id"))
             roots = [dict(_row_to_root(r).to_dict(), files=per_root.get(r[0], 0))
                      for r in con.execute(f"SELECT {ROOT_COLUMNS} FROM roots ORDER BY id")]
+            meaning = _meaning_status(con)
         size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
         parts = _parts(by_source.get("remote", 0), meta, roots)
         for root in roots:       # times as ISO text, like every answer (never epoch seconds)
@@ -297,6 +302,7 @@ class Index:
             "lastIndexedAt": _iso(last) if last else None,
             "meta": {k: _meta_value(k, v) for k, v in meta.items()},
             "selection": self._selection(),
+            "meaning": meaning,
         }
 
     def _selection(self) -> dict[str, Any] | None:
@@ -333,6 +339,16 @@ class Index:
     def cursor_secret(self) -> bytes:
         """Per-index secret that binds cursors to this index (i.e. this account)."""
         return bytes.fromhex(self.get_meta("cursor_secret") or "00")
+
+
+def _meaning_status(con: apsw.Connection) -> dict[str, Any]:
+    """How far the meaning index (embeddings, indexer/jobs/embed.py) covers the keyword index, and its size."""
+    from indexer.store import vectors
+
+    out: dict[str, Any] = vectors.coverage(con).to_dict()
+    if vectors.exists(con):
+        out["vectors"] = con.execute("SELECT count(*) FROM vectors").fetchall()[0][0]
+    return out
 
 
 def _iso(ts: Any) -> str:

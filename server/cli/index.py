@@ -197,6 +197,11 @@ def _cmd_status(args: argparse.Namespace) -> int:
     journals = {r["folder"]: r["journal"] for r in st.get("roots", [])}
     for part in st.get("parts", []):
         print("  " + _part_line(part, journals.get(part.get("folder"))))
+    meaning = st.get("meaning")
+    if meaning:
+        state = "complete" if meaning["complete"] == meaning["of"] else "building (after each sync)"
+        print(f"  meaning search: {meaning['files']} of {meaning['of']} indexed files embedded, "
+              f"{meaning['complete']} complete, {meaning.get('vectors', 0)} passages ({state})")
     chosen = st.get("selection")
     if chosen:
         budget = f", size budget {chosen['maxIndexBytes'] / 1e6:.0f} MB" if chosen.get("maxIndexBytes") else ""
