@@ -250,7 +250,7 @@ class Builder:
                 keep = {w.id for w in chosen if stored.get(w.id) == vectors.text_hash(w.text)} | {w.id for w in new}
 
                 arr = np.asarray(part, dtype=np.float32).reshape(len(new), vectors.DIM)
-                vectors.write_file(tx.con, fid, indexed_at, done, keep, new, arr)
+                vectors.write_file(tx.con, fid, indexed_at, done, keep, new, arr, chosen)
 
         self.index.writer().call(write)
 

@@ -112,6 +112,7 @@ class GrepResult:
         self.nothing_indexed: str | None = None  # the warning saying nothing at all is indexed under the path
         self.mode = "words"                     # "words", or "hybrid" (words and meaning, fused)
         self.meaning: dict[str, Any] | None = None   # hybrid: how much the meaning index covers ({files, of})
+        self.meaning_warnings: list[str] = []   # what meaning search could not cover (added to warnings)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "mode": self.mode, "hits": [h.to_dict() for h in self.hits],
@@ -373,10 +374,10 @@ def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str,
         found = semantic.search(index, con, query, filt, fargs, want)
     except ModelUnavailable as exc:
         result.mode = "words"
-        result.warnings.append(f"meaning search did not run: {exc}")
+        result.meaning_warnings.append(f"meaning search did not run: {exc}")
         return ranking
     if cover.files < cover.of:
-        result.warnings.append(
+        result.meaning_warnings.append(
             f"meaning search covers {cover.files} of {cover.of} indexed files so far (it is built in the background "
             "after the keyword index); the others were searched by their words only")
     by_file = {p.ranked.fid: p for p in ranking.picks}
@@ -427,6 +428,7 @@ def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: l
             result.truncated = True
             result.nextCursor = make_cursor(index.cursor_secret(), parts, offset + len(page))
         coverage(index, path_prefix, result)
+        result.warnings += result.meaning_warnings
         if ranking.windowed:
             result.warnings.append(
                 f"this query matches more than {RANK_WINDOW} passages: files were ranked among the most recently "

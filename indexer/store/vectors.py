@@ -119,12 +119,18 @@ def hashes(con: apsw.Connection, file_rowid: int) -> dict[int, bytes]:
 
 
 def write_file(con: apsw.Connection, file_rowid: int, indexed_at: float, done: bool, keep: set[int],
-               windows: list[Window], vecs: np.ndarray) -> None:
-    """Store a file's new vectors, drop those of windows no longer chosen, record how far it is embedded."""
+               windows: list[Window], vecs: np.ndarray, placed: list[Window]) -> None:
+    """Store a file's new vectors, drop those of windows no longer chosen, record how far it is embedded.
+
+    `placed`: every chosen window of the file at its current place (kept ones get their offsets from it).
+    """
     lo, hi = file_range(file_rowid)
     stale = [(i,) for (i,) in con.execute("SELECT id FROM vectors WHERE id BETWEEN ? AND ?", (lo, hi))
              if i not in keep]
     con.executemany("DELETE FROM vectors WHERE id=?", stale)
+    # A kept window's text is unchanged, but an edit before it moves it: its place is always the current one.
+    con.executemany("UPDATE vectors SET start=?, length=?, line=? WHERE id=? AND (start, length, line) != (?, ?, ?)",
+                    [(w.start, w.length, w.line, w.id, w.start, w.length, w.line) for w in placed if w.id in keep])
     con.executemany("INSERT OR REPLACE INTO vectors(id, start, length, line, hash, vec) VALUES(?,?,?,?,?,?)",
                     [(w.id, w.start, w.length, w.line, text_hash(w.text), v.astype(DTYPE).tobytes())
                      for w, v in zip(windows, vecs, strict=True)])
