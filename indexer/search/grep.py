@@ -395,10 +395,12 @@ def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str,
 
 def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
          modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-         scope: str = "", account_only: bool = False, passages: int = PASSAGES_PER_FILE) -> GrepResult:
+         scope: str = "", account_only: bool = False, passages: int = PASSAGES_PER_FILE,
+         meaning: bool = True) -> GrepResult:
     """Ranked files containing `query`, each with up to `passages` passages; see the module docstring.
 
     account_only: only files with a Nextcloud path (rows.account_clause), for the MCP server.
+    meaning=False: words only, even for a question (benchmarks compare the two).
     """
     t0 = time.perf_counter()
     if not isinstance(limit, int) or limit < 1:
@@ -416,7 +418,7 @@ def grep(index: "Index", query: str, *, path_prefix: str | None = None, kinds: l
         expand(con, pq)
         filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
         ranking = _rank(con, pq, filt, fargs, offset + limit)
-        if semantic.wanted(pq):
+        if meaning and semantic.wanted(pq):
             ranking = _with_meaning(index, con, query, ranking, filt, fargs, offset + limit, result)
         page = ranking.picks[offset:offset + limit]
         total, estimate = ranking.total, ranking.estimate
