@@ -339,7 +339,8 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
             shown = semantic.passage(con, rid, start, text, pg)
             result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                        size=rec.size, score=round(-pick.ranked.best, 4),
-                                       passages=[shown] if shown else [], more=True, phrase=False,
+                                       # No word matched: `more` and `phrase` say nothing here (match does).
+                                       passages=[shown] if shown else [], more=False, phrase=True,
                                        source=rec.source, folder=folder, match="meaning"))
             continue
         found = chunk_passages(pq, pick.tier, start, line, text, pg, rec.kind, per_file, fallback=False)
