@@ -150,6 +150,8 @@ class Builder:
             try:
                 self.build()
             except Exception:  # noqa: BLE001 - the thread outlives one bad pass; the next kick retries
+                if self._stop.is_set():
+                    break      # the index is closing under a pass: what was written stays, the rest waits
                 log.exception("meaning index: a build pass failed")
 
     # -- one pass ----------------------------------------------------------------

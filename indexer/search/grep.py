@@ -357,6 +357,7 @@ def _hits(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, picks: list[_
                                    match=pick.match))
 
 
+MEANING_COUNTED = 50     # files meaning ranks for a hybrid total (semantic.py keeps only the close ones)
 _MEANING_TIER = Tier("", False, "word_start")   # a meaning hit matched no keyword tier (its passage is its window)
 
 
@@ -372,7 +373,8 @@ def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str,
     result.mode = "hybrid"
     result.meaning = cover.to_dict()
     try:
-        found = semantic.search(index, con, query, filt, fargs, want)
+        # Past the page too (up to MEANING_COUNTED files): the total and `truncated` count what meaning found.
+        found = semantic.search(index, con, query, filt, fargs, max(want, MEANING_COUNTED))
     except ModelUnavailable as exc:
         result.mode = "words"
         result.meaning_warnings.append(f"meaning search did not run: {exc}")

@@ -125,14 +125,14 @@ class Index:
 
     def close(self) -> None:
         """Finish and stop the writer (what was queued is committed), then close every reader connection."""
+        embedding = sys.modules.get("indexer.jobs.embed")   # a builder exists only where that module was loaded
+        if embedding is not None and not self._closed:
+            embedding.forget(self)   # first: the builder's last write lands while the writer still runs
         with self._writer_lock:
             if self._closed:
                 return
             self._closed = True
             writer, self._writer = self._writer, None
-        embedding = sys.modules.get("indexer.jobs.embed")   # a builder exists only where that module was loaded
-        if embedding is not None:
-            embedding.forget(self)   # before the writer closes: its last write must land
         if writer is not None:
             writer.close()
         with self._readers_lock:
