@@ -7,6 +7,8 @@ model's own).
 """
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -213,3 +215,34 @@ def test_fusion_ranks_files_found_both_ways_first() -> None:
     assert fused[0] == (3, "both")
     assert fused[1] == (1, "words")          # a tie with meaning's first goes to the keyword rank
     assert dict(fused)[4] == "meaning" and len(fused) == 5
+
+
+def test_grep_answers_while_the_builder_is_mid_build_and_says_how_far(index: Index, put_text) -> None:
+    from indexer.jobs import embed
+
+    w = index.writer()
+    for i in range(3 * embed.HEAD_FILES):
+        put_text(w, f"/notes/n{i:02d}.txt", f"Note {i} about the garden, the tomatoes and the weather in week {i}.")
+    gate, first_done = threading.Event(), threading.Event()
+
+    def gated(texts: list[str]):
+        if first_done.is_set():
+            gate.wait(60)          # the second model call waits: the build is caught half-way
+        out = embed_passages(texts)
+        first_done.set()
+        return out
+
+    builder = Builder(index, gated)
+    builder.kick()
+    assert first_done.wait(60)
+    deadline = time.monotonic() + 30
+    while index.status()["meaning"]["files"] < embed.HEAD_FILES and time.monotonic() < deadline:
+        time.sleep(0.05)      # the first batch's write commits just after its model call
+    assert builder.building
+    res = index.grep("notes about the weather in the garden")   # answered while the builder holds its batch
+    assert res.mode == "hybrid" and res.hits
+    assert res.meaning == {"files": embed.HEAD_FILES, "of": 3 * embed.HEAD_FILES, "complete": embed.HEAD_FILES}
+    assert any(f"meaning search covers {embed.HEAD_FILES} of {3 * embed.HEAD_FILES}" in x for x in res.warnings)
+    gate.set()
+    builder.stop(timeout=120)
+    assert not builder.building
