@@ -8,7 +8,8 @@ Figures printed next to the issue's budgets and saved in benchmarks/results/mean
   included; a repeated one is cached and printed apart), keyword-only <= 10 ms;
 - embedding build: characters and windows per second measured on the real model, extrapolated to 37 M
   characters in the issue's corpus shape (123 files) and in the worst shape (every chunk embedded);
-  size of the vectors vs the keyword index (<= 1.5x); peak memory of the build.
+  size of the vectors vs the keyword index (<= 1.5x); peak memory (PSS) of the whole build, keyword then
+  meaning, in their own processes, vs recollindex on the same folder (<= 1.25x).
 
 The 10k-document latency index gets vectors of the real count and layout (one per chosen window of each
 file's real chunks) but random values: scan cost does not depend on them, and embedding 10k documents
@@ -180,7 +181,32 @@ def _latency_part(tmp: Path) -> dict:
     return out
 
 
+def _memory_part(tmp: Path) -> dict:
+    """Peak memory (PSS of the process tree) of the whole build, keyword then meaning, vs recollindex, same folder."""
+    import shutil
+    import sys
+
+    from benchmarks.test_lean_bench import measured_run, recoll_config
+
+    folder = tmp / "memory-corpus"
+    for path, text in {**DOCS, **_readme_sections()}.items():
+        (folder / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path.lstrip("/")).write_text(text, encoding="utf-8")
+    db = tmp / "memory.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    words = measured_run([sys.executable, "-m", "server.cli", "index", "add", str(folder), "--index", str(db)], env)
+    meaning = measured_run([sys.executable, "-m", "indexer.jobs.embed", "--index", str(db)], env)
+    out = {"keyword_pss_mib": round(words["pss"], 1), "meaning_pss_mib": round(meaning["pss"], 1),
+           "meaning_s": round(meaning["s"], 1)}
+    if shutil.which("recollindex"):
+        recoll = measured_run(["recollindex", "-c", str(recoll_config(tmp / "recoll", folder)), "-z"])
+        out["recoll_pss_mib"] = round(recoll["pss"], 1)
+        out["whole_build_vs_recoll"] = round(max(words["pss"], meaning["pss"]) / recoll["pss"], 2)
+    return out
+
+
 def test_meaning_benchmark(tmp_path, bench_report):
+    memory = _memory_part(tmp_path)
     recall = _recall_part(tmp_path)
     latency = _latency_part(tmp_path)
     b = recall["build"]
@@ -210,6 +236,8 @@ def test_meaning_benchmark(tmp_path, bench_report):
         "hybrid p50 ms (new question, repeated)": (latency["hybrid_new_question_p50_ms"],
                                                     latency["hybrid_repeated_question_p50_ms"]),
         "query embedding p50 ms": latency["query_embedding_p50_ms"],
+        "build memory PSS MiB: keyword, meaning, recollindex": (memory["keyword_pss_mib"], memory["meaning_pss_mib"],
+                                                                 memory.get("recoll_pss_mib")),
         "load average at the end": os.getloadavg()[0],
     }
     budgets = [
@@ -221,5 +249,7 @@ def test_meaning_benchmark(tmp_path, bench_report):
         ("embedding 37M chars, every chunk (min)", worst_min, 10.0, "<="),
         ("vectors / keyword index on disk", latency["vectors_bytes_vs_keyword_index"], 1.5, "<="),
     ]
-    bench_report("meaning", {**figures, "raw": {"recall": recall, "latency": latency}}, budgets)
+    if "whole_build_vs_recoll" in memory:
+        budgets.append(("whole build peak memory / recollindex's", memory["whole_build_vs_recoll"], 1.25, "<="))
+    bench_report("meaning", {**figures, "raw": {"recall": recall, "latency": latency, "memory": memory}}, budgets)
     assert recall["recall_hybrid"][1] >= recall["recall_keyword_only"][1]

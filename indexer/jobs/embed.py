@@ -312,3 +312,22 @@ def _enabled() -> bool:
     import os
 
     return os.environ.get("MCP_NEXTCLOUD_MEANING", "1") != "0"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m indexer.jobs.embed --index PATH`: build the meaning index of PATH in this process, then exit."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m indexer.jobs.embed", description=main.__doc__)
+    parser.add_argument("--index", required=True, help="the index database to embed")
+    args = parser.parse_args(argv)
+    report = build_detached(Path(args.index))
+    print(json.dumps(report.to_dict() if report else None, separators=(",", ":")))
+    return 0 if report is not None and report.stopped is None else 1
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
