@@ -24,6 +24,8 @@ import statistics
 import time
 from pathlib import Path
 
+import pytest
+
 from benchmarks.meaning_corpus import DOCS, KEYWORD, QUESTIONS
 from benchmarks.test_index_bench import SCALE, PeakRSS, build, make_corpus
 from indexer.jobs import embed_windows as ew
@@ -205,6 +207,7 @@ def _memory_part(tmp: Path) -> dict:
     return out
 
 
+@pytest.mark.timeout(1800)   # a few minutes at low load; the model's build dominates, and it slows with the load
 def test_meaning_benchmark(tmp_path, bench_report):
     memory = _memory_part(tmp_path)
     recall = _recall_part(tmp_path)
