@@ -385,8 +385,16 @@ def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str,
             "after the keyword index); the others were searched by their words only")
     by_file = {p.ranked.fid: p for p in ranking.picks}
     sims = {h.fid: h for h in found}
-    picks: list[_Pick] = []
-    for fid, match in semantic.fuse([p.ranked.fid for p in ranking.picks], [h.fid for h in found])[:want]:
+    in_meaning = set(sims)
+    # Files holding the words as the phrase lead in keyword order: such a query was meant as words, and its
+    # answer stays what it was (meaning only adds after them). The rest is fused.
+    lead = [p._replace(match="both" if p.ranked.fid in in_meaning else "words")
+            for p in ranking.picks if p.tier.phrase]
+    taken = {p.ranked.fid for p in lead}
+    picks: list[_Pick] = lead[:want]
+    fused = semantic.fuse([p.ranked.fid for p in ranking.picks if p.ranked.fid not in taken],
+                          [h.fid for h in found if h.fid not in taken])
+    for fid, match in fused[:max(0, want - len(picks))]:
         if fid in by_file:
             picks.append(by_file[fid]._replace(match=match))
         else:

@@ -246,3 +246,17 @@ def test_grep_answers_while_the_builder_is_mid_build_and_says_how_far(index: Ind
     gate.set()
     builder.stop(timeout=120)
     assert not builder.building
+
+
+def test_files_holding_the_phrase_keep_their_keyword_order(index: Index, put_text) -> None:
+    docs = {**DOCS,
+            "/en/vm.txt": "Notes on virtual memory size: how the kernel counts the virtual memory size of a process.",
+            "/en/swap.txt": "Swap space extends memory; the virtual memory size includes what is swapped out."}
+    _fill(index, put_text, docs)
+    query = "virtual memory size"
+    words = [h.path for h in index.grep(query, meaning=False).hits]
+    Builder(index).build()
+    hybrid = index.grep(query)
+    assert hybrid.mode == "hybrid"
+    assert [h.path for h in hybrid.hits][:len(words)] == words      # the phrase hits, in their order, first
+    assert {h.match for h in hybrid.hits[:len(words)]} <= {"words", "both"}
