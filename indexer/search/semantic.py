@@ -8,10 +8,16 @@ ask for exactly those characters, and their answers must not change.
 How: the question's vector against every fresh window vector (one float32
 matrix per index and process, reloaded when the vectors' generation moves),
 the best window per file, files within MARGIN of the best similarity (and
-above MIN_SIMILARITY) kept. Fusion is reciprocal rank fusion over files
-(`fuse`, K_RRF): a file found both ways ranks first; ties go to the keyword
-rank, so a query the words answer keeps its keyword top hit unless meaning
-also strongly favours another file (measured: benchmarks/test_meaning_bench.py).
+above MIN_SIMILARITY) kept. Files holding the words as the phrase lead in
+keyword order (grep.py: such a query was meant as words); the rest is fused by
+reciprocal rank fusion over files (`fuse`, K_RRF): a file found both ways ranks
+first, ties go to the keyword rank (measured: benchmarks/test_meaning_bench.py,
+keyword queries keep their top hit).
+
+Known limit (measured on the benchmark corpus): multilingual-e5-small favours
+the question's language, so a terse French question can rank a French file on
+another subject just above the English one it is about (recall@10 holds; @1 is
+where it shows).
 """
 from __future__ import annotations
 
