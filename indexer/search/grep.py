@@ -369,7 +369,7 @@ def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str,
     """
     from indexer.search.semantic_model import ModelUnavailable
 
-    cover = semantic.coverage(con)
+    cover = semantic.coverage(index, con)
     result.mode = "hybrid"
     result.meaning = cover.to_dict()
     try:
