@@ -44,12 +44,16 @@ class BuildReport:
     """What one build did: files touched, windows embedded, characters embedded, seconds, and why it stopped."""
 
     def __init__(self) -> None:
-        self.files = 0
+        self.touched: set[int] = set()      # files whose vectors this build wrote
         self.windows = 0
         self.chars = 0
         self.seconds = 0.0
         self.stopped: str | None = None     # "budget", "stop", "busy" (another process builds), None: finished
         self.removed = 0
+
+    @property
+    def files(self) -> int:
+        return len(self.touched)
 
     def to_dict(self) -> dict[str, Any]:
         return {"files": self.files, "windows": self.windows, "chars": self.chars,
@@ -239,7 +243,7 @@ class Builder:
             rows.append((fid, indexed_at, done, chosen, new, part))
             report.windows += len(new)
             report.chars += sum(w.length for w in new)
-        report.files += len(items)
+        report.touched.update(fid for fid, *_ in items)
 
         def write(tx: Any) -> None:
             import numpy as np
