@@ -19,10 +19,14 @@ class Index(StoredIndex):
 
     def grep(self, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
              modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-             scope: str = "", account_only: bool = False, passages: int = 1) -> GrepResult:
-        """Files whose text contains `query` (case/accent/whitespace-insensitive), ranked, with passages."""
+             scope: str = "", account_only: bool = False, passages: int = 1, meaning: bool = True) -> GrepResult:
+        """Files whose text contains `query` (case/accent/whitespace-insensitive), ranked, with passages.
+
+        A question of several words also searches by meaning (indexer/search/semantic.py) unless `meaning`
+        is false."""
         return grep(self, query, path_prefix=path_prefix, kinds=kinds, modified_after=modified_after,
-                    limit=limit, cursor=cursor, scope=scope, account_only=account_only, passages=passages)
+                    limit=limit, cursor=cursor, scope=scope, account_only=account_only, passages=passages,
+                    meaning=meaning)
 
     def search_names(self, *, name: str | None = None, mime: str | None = None, modified_after: float | None = None,
                      path_prefix: str | None = None, limit: int = 20, cursor: str | None = None,

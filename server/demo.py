@@ -17,6 +17,8 @@ from typing import Any, TextIO
 
 MANUAL = "/Documents/manual.pdf"
 SCAN = "/Scans/scanned.pdf"
+# A question in French about an English note: answered by meaning (no word of it is in the note).
+QUESTION = "liste de courses avec du lait"
 
 
 # Printed when the demo ends: the one place these suggestions live.
@@ -58,6 +60,13 @@ def run(*, query: str = "install", out: TextIO | None = None, as_json: bool = Fa
         report = sync(client, index)
         synced = (f"emulated Nextcloud with the sample documents; synced {report.indexed} files into a temporary "
                   f"index in {time.perf_counter() - t0:.1f} s")
+        if not serve:   # serve builds it in the background after its first sync, as on real files
+            from indexer.jobs.embed import Builder
+
+            t1 = time.perf_counter()
+            built = Builder(index).build()
+            synced += (f"; embedded {built.windows} passages for meaning search in "
+                       f"{time.perf_counter() - t1:.1f} s")
         if serve:
             index.close()
             client.close()
@@ -157,10 +166,16 @@ async def _drive(server: Any, query: str, out: TextIO | None, report: dict[str, 
                  ("files_grep", {"query": "cormorant ledger", "path": "/Scans", "limit": 1}),
                  ("files_read", {"path": MANUAL, "find": query, "limit": 2}),
                  ("files_read", {"path": "/Documents/budget.xlsx", "format": "outline"}),
-                 # Errors are instructions: cause, next action, whether to retry.
-                 ("files_read", {"path": "/Documents/manual-v2.pdf"})]
+                 # A question runs words and meaning (mode=hybrid); a meaning hit opens at its passage.
+                 ("files_grep", {"query": QUESTION, "limit": 2})]
         for name, args in calls:
             report["calls"].append(await _show(c, out, name, args))
+        hits = (report["calls"][-1]["answer"] or {}).get("hits") or [{}]
+        if hits[0].get("passages"):
+            at = {"path": hits[0]["path"], "offset": hits[0]["passages"][0]["passageOffset"], "limit": 120}
+            report["calls"].append(await _show(c, out, "files_read", at))
+        # Errors are instructions: cause, next action, whether to retry.
+        report["calls"].append(await _show(c, out, "files_read", {"path": "/Documents/manual-v2.pdf"}))
 
 
 async def _show(client: Any, out: TextIO | None, name: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -103,9 +103,11 @@ class Hit(BaseModel):
     passages: list[dict[str, Any]]
     phrase: bool | None = None  # the words matched as a phrase (else: all words, apart)
     folder: str | None = None   # the local folder holding the file, when several are indexed
+    match: str | None = None    # why it matched: words, meaning, both (hybrid); content, name (source=server)
 
 
 class GrepOut(_Out):
+    mode: str | None = None     # words, or hybrid (a question: words and meaning, fused)
     hits: list[Hit]
     total: int | None = None
     truncated: bool

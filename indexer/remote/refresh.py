@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from nextcloud import refusals
 
+from indexer.jobs import embed
 from indexer.jobs.run import run_job
 from indexer.jobs.store import ACTIVE_STATES, QUEUED, Job, JobStore, jobs_path_for
 from indexer.remote.sync import DEFAULT_MAX_FILE_BYTES
@@ -118,6 +119,7 @@ class BackgroundSync:
             final = run_job(self.jobs, job.id, body, error_text=error_text)
         finally:
             self._running_here = False
+            embed.after_sync(self.index)
         self.last_job = final
         self.last_error = final.error
         return final

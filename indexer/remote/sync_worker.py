@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from nextcloud.errors import NextcloudError, clean_detail, no_credentials
 
+from indexer.jobs import embed
 from indexer.jobs.run import JobHandle, run_job
 from indexer.jobs.store import QUEUED, Job, JobStore, jobs_path_for
 from indexer.remote.sync import DEFAULT_MAX_FILE_BYTES, sync
@@ -74,7 +75,9 @@ def run(job_id: str, index_path: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE
     """Run the queued job `job_id` in this process, syncing the configured account into `index_path`."""
     store = JobStore(jobs_path_for(index_path))
     body = sync_body(index_path, _client_from_config, max_file_bytes=max_file_bytes)
-    return run_job(store, job_id, body, error_text=error_text)
+    job = run_job(store, job_id, body, error_text=error_text)
+    embed.build_detached(index_path)   # this process is the background: the meaning index follows the words
+    return job
 
 
 def spawn(job_id: str, index_path: Path, *, store: JobStore | None = None,

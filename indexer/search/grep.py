@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from indexer.models import iso_time
+from indexer.search import semantic
 from indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from indexer.search.query import ParsedQuery, Tier, expand, parse
 from indexer.search.syntax import MAX_PASSAGES
@@ -63,6 +64,7 @@ class GrepHit:
     phrase: bool = True
     source: str = "local"
     folder: str | None = None
+    match: str | None = None   # hybrid answers only: "words", "meaning" or "both" (indexer/search/semantic.py)
 
     def __repr__(self) -> str:
         return f"GrepHit(path={self.path!r}, score={self.score}, passages={len(self.passages)})"
@@ -78,6 +80,8 @@ class GrepHit:
                              "passages": [p.to_dict() for p in self.passages]}
         if self.folder is not None:
             d["folder"] = self.folder
+        if self.match is not None:
+            d["match"] = self.match
         return d
 
 
@@ -100,10 +104,15 @@ class GrepResult:
     # The facts behind the coverage warnings, so each front end can add its own advice.
     unindexed: int = 0                       # files under the path not indexed yet (not searched)
     nothing_indexed: str | None = None       # the warning saying nothing at all is indexed under the path
+    mode: str = "words"                      # "words", or "hybrid" (words and meaning, fused)
+    meaning: dict[str, Any] | None = None    # hybrid: how much the meaning index covers ({files, of})
+    meaning_warnings: list[str] = field(default_factory=list)   # what meaning could not cover (to warnings)
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"query": self.query, "hits": [h.to_dict() for h in self.hits], "total": self.total,
-                             "truncated": self.truncated}
+        d: dict[str, Any] = {"query": self.query, "mode": self.mode, "hits": [h.to_dict() for h in self.hits],
+                             "total": self.total, "truncated": self.truncated}
+        if self.meaning is not None:
+            d["meaning"] = self.meaning
         if self.notes:
             d["notes"] = self.notes
         if self.totalIsEstimate:
@@ -229,6 +238,7 @@ class _Pick(NamedTuple):
     ranked: Ranked
     tier: Tier
     chunks: int = 1              # matching chunks of the file its tier's scan saw (2+: `more` needs no probe)
+    match: str | None = None     # hybrid answers: "words", "meaning" (no tier match: a window's passage) or "both"
 
 
 class _Ranking(NamedTuple):
@@ -320,6 +330,15 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
             continue
         start, line, text = chunks[rid]
         pg = pages.get(fid, [0])
+        folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
+        if pick.match == "meaning":
+            shown = semantic.passage(con, rid, start, text, pg)
+            result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
+                                       size=rec.size, score=round(-pick.ranked.best, 4),
+                                       # No word matched: `more` and `phrase` say nothing here (match does).
+                                       passages=[shown] if shown else [], more=False, phrase=True,
+                                       source=rec.source, folder=folder, match="meaning"))
+            continue
         found = chunk_passages(pq, pick.tier, start, line, text, pg, rec.kind, per_file, fallback=False)
         if not found.found:
             # The match may straddle the cut: look again with the next chunk joined on,
@@ -330,10 +349,57 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
         for p in found.passages if fid in ocr else []:
             p.ocr = ocr[fid].get(str(p.page))
         more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
-        folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                    size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
-                                   more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder))
+                                   more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder,
+                                   match=pick.match))
+
+
+MEANING_COUNTED = 50     # files meaning ranks for a hybrid total (semantic.py keeps only the close ones)
+_MEANING_TIER = Tier("", False, "word_start")   # a meaning hit matched no keyword tier (its passage is its window)
+
+
+def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str, fargs: list, want: int,
+                  result: GrepResult) -> _Ranking:
+    """The keyword ranking fused with the files found by meaning (semantic.py); the answer says how much it covered.
+
+    No model here, or no vectors yet: the keyword ranking as is, with a warning saying so.
+    """
+    from indexer.search.semantic_model import ModelUnavailable
+
+    cover = semantic.coverage(index, con)
+    result.mode = "hybrid"
+    result.meaning = cover.to_dict()
+    try:
+        # Past the page too (up to MEANING_COUNTED files): the total and `truncated` count what meaning found.
+        found = semantic.search(index, con, query, filt, fargs, max(want, MEANING_COUNTED))
+    except ModelUnavailable as exc:
+        result.mode = "words"
+        result.meaning_warnings.append(f"meaning search did not run: {exc}")
+        return ranking
+    if cover.files < cover.of:
+        result.meaning_warnings.append(
+            f"meaning search covers {cover.files} of {cover.of} indexed files so far (it is built in the background "
+            "after the keyword index); the others were searched by their words only")
+    by_file = {p.ranked.fid: p for p in ranking.picks}
+    sims = {h.fid: h for h in found}
+    in_meaning = set(sims)
+    # Files holding the words as the phrase lead in keyword order: such a query was meant as words, and its
+    # answer stays what it was (meaning only adds after them). The rest is fused.
+    lead = [p._replace(match="both" if p.ranked.fid in in_meaning else "words")
+            for p in ranking.picks if p.tier.phrase]
+    taken = {p.ranked.fid for p in lead}
+    picks: list[_Pick] = lead[:want]
+    fused = semantic.fuse([p.ranked.fid for p in ranking.picks if p.ranked.fid not in taken],
+                          [h.fid for h in found if h.fid not in taken])
+    for fid, match in fused[:max(0, want - len(picks))]:
+        if fid in by_file:
+            picks.append(by_file[fid]._replace(match=match))
+        else:
+            h = sims[fid]
+            picks.append(_Pick(Ranked(fid, -h.sim, h.rid), _MEANING_TIER, match="meaning"))
+    extra = sum(1 for h in found if h.fid not in by_file)
+    return ranking._replace(picks=picks, total=ranking.total + extra)
 
 
 def _forms_note(pq: ParsedQuery, page: list[_Pick]) -> list[str]:
@@ -348,10 +414,12 @@ def _forms_note(pq: ParsedQuery, page: list[_Pick]) -> list[str]:
 
 def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: list[str] | None = None,
          modified_after: float | None = None, limit: int = 10, cursor: str | None = None,
-         scope: str = "", account_only: bool = False, passages: int = PASSAGES_PER_FILE) -> GrepResult:
+         scope: str = "", account_only: bool = False, passages: int = PASSAGES_PER_FILE,
+         meaning: bool = True) -> GrepResult:
     """Ranked files containing `query`, each with up to `passages` passages; see the module docstring.
 
     account_only: only files with a Nextcloud path (rows.account_clause), for the MCP server.
+    meaning=False: words only, even for a question (benchmarks compare the two).
     """
     t0 = time.perf_counter()
     if not isinstance(limit, int) or limit < 1:
@@ -369,6 +437,8 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
         expand(con, pq)
         filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
         ranking = _rank(con, pq, filt, fargs, offset + limit)
+        if meaning and semantic.wanted(pq):
+            ranking = _with_meaning(index, con, query, ranking, filt, fargs, offset + limit, result)
         page = ranking.picks[offset:offset + limit]
         total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate
@@ -379,6 +449,7 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
             result.truncated = True
             result.nextCursor = make_cursor(index.cursor_secret(), parts, offset + len(page))
         coverage(index, path_prefix, result)
+        result.warnings += result.meaning_warnings
         if ranking.windowed:
             result.warnings.append(
                 f"this query matches more than {RANK_WINDOW} passages: files were ranked among the most recently "

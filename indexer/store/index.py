@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 import zlib
@@ -129,6 +130,9 @@ class Index:
 
     def close(self) -> None:
         """Finish and stop the writer (what was queued is committed), then close every reader connection."""
+        embedding = sys.modules.get("indexer.jobs.embed")   # a builder exists only where that module was loaded
+        if embedding is not None and not self._closed:
+            embedding.forget(self)   # first: the builder's last write lands while the writer still runs
         with self._writer_lock:
             if self._closed:
                 return
@@ -290,6 +294,7 @@ class Index:
             no_ocr = con.execute(f"SELECT count(*) FROM files WHERE {NO_OCR}").fetchall()[0][0]
             langs = dict(con.execute("SELECT coalesce(lang, '?'), count(*) FROM files WHERE status='indexed' "
                                      "GROUP BY lang"))
+            meaning = _meaning_status(con)
         size = sum(os.path.getsize(str(self.path) + s) for s in ("", "-wal") if os.path.exists(str(self.path) + s))
         parts = _parts(by_source.get("remote", 0), meta, roots)
         for root in roots:       # times as ISO text, like every answer (never epoch seconds)
@@ -311,6 +316,7 @@ class Index:
             "selection": self._selection(),
             "ocr": _ocr_status(no_ocr),
             "wordForms": _forms_status(langs),
+            "meaning": meaning,
         }
 
     def _selection(self) -> dict[str, Any] | None:
@@ -326,6 +332,16 @@ class Index:
     def cursor_secret(self) -> bytes:
         """Per-index secret that binds cursors to this index (i.e. this account)."""
         return bytes.fromhex(self.get_meta("cursor_secret") or "00")
+
+
+def _meaning_status(con: apsw.Connection) -> dict[str, Any]:
+    """How far the meaning index (embeddings, indexer/jobs/embed.py) covers the keyword index, and its size."""
+    from indexer.store import vectors
+
+    out: dict[str, Any] = vectors.coverage(con).to_dict()
+    if vectors.exists(con):
+        out["vectors"] = con.execute("SELECT count(*) FROM vectors").fetchall()[0][0]
+    return out
 
 
 def _iso(ts: Any) -> str:

@@ -89,6 +89,9 @@ class Rows:
         self.con.execute("DELETE FROM docs WHERE id=?", (rec_id,))
 
     def delete(self, rec_id: int) -> None:
-        """Forget a record and its text."""
+        """Forget a record and its text (and its meaning-index vectors, kept across a re-extraction)."""
+        from indexer.store import vectors
+
         self.drop_content(rec_id)
+        vectors.drop_file(self.con, rec_id)
         self.con.execute("DELETE FROM files WHERE id=?", (rec_id,))

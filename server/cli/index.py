@@ -167,9 +167,14 @@ def _watch_until_stopped(index: Any, folder: str, pool: Any, say: Callable[[dict
 
     from indexer.local.watch import FolderWatcher
 
+    from indexer.jobs import embed
+
     def changed(path: str, rec: Any) -> None:
         what = "removed" if rec is None else rec.status
         say({"event": what, "path": path}, f"{what}: {path}")
+        embed.after_sync(index)   # the meaning index follows in the background (a kick: never waits)
+
+    embed.after_sync(index)       # what the catch-up indexed
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -199,6 +204,11 @@ def _cmd_status(args: argparse.Namespace) -> int:
     journals = {r["folder"]: r["journal"] for r in st.get("roots", [])}
     for part in st.get("parts", []):
         print("  " + _part_line(part, journals.get(part.get("folder"))))
+    meaning = st.get("meaning")
+    if meaning:
+        state = "complete" if meaning["complete"] == meaning["of"] else "building (after each sync)"
+        print(f"  meaning search: {meaning['files']} of {meaning['of']} indexed files embedded, "
+              f"{meaning['complete']} complete, {meaning.get('vectors', 0)} passages ({state})")
     chosen = st.get("selection")
     if chosen:
         budget = f", size budget {chosen['maxIndexBytes'] / 1e6:.0f} MB" if chosen.get("maxIndexBytes") else ""
@@ -313,7 +323,7 @@ def _grep_json(res: Any, folders: list[str | None], fields: list[str] | None) ->
         items.append(rec)
     out: dict[str, Any] = {"items": items, "page": {"returned": len(items), "has_more": bool(res.nextCursor),
                                                     "next_cursor": res.nextCursor or None},
-                           "query": res.query, "total": res.total}
+                           "query": res.query, "mode": res.mode, "total": res.total}
     if res.totalIsEstimate:
         out["totalIsEstimate"] = True
     if res.warnings:
@@ -351,8 +361,9 @@ def _cmd_grep(args: argparse.Namespace) -> int:
             passage = plain(" ".join(p.passage.split()))
             print(f"  {_unit(hit.kind)} {p.page}, line {p.line}, offset {p.offset}: {passage}")
     total = f"at least {res.total}" if getattr(res, "totalIsEstimate", False) else str(res.total)
-    print(f"{total} file(s) match; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"
-                                                                  if res.nextCursor else ""))
+    how = "; words and meaning" if res.mode == "hybrid" else ""
+    print(f"{total} file(s) match{how}; {res.tookMs:.1f} ms" + (f"; next page: --cursor {res.nextCursor}"
+                                                                       if res.nextCursor else ""))
     for w in [*res.notes, *res.warnings]:
         print(f"note: {w}", file=sys.stderr)
     if res.unindexed:
@@ -367,8 +378,12 @@ def _cmd_grep(args: argparse.Namespace) -> int:
 
 def _hit_summary(hit: Any) -> str:
     """'pdf, 3 matches shown, more in the file' - counting only matches inside the passages printed."""
+    if getattr(hit, "match", None) == "meaning":
+        return f"{hit.kind or 'file'}, related by meaning, not by all the words"
     shown = sum(len(p.matches) for p in hit.passages)
     parts = [hit.kind or "file", f"{shown} match{'es' if shown != 1 else ''} shown"]
+    if getattr(hit, "match", None) == "both":
+        parts.append("by meaning too")
     if not hit.phrase:
         parts.append("loose: the words, not the phrase")
     if hit.more:

@@ -203,8 +203,10 @@ def grep_hint(res: Any, folder: str | None, cover: Coverage, *, is_file: bool = 
         parts.append("matches: [offset, length]; files_read(path, offset=...) reads around one.")
         if any(h.more for h in res.hits):
             parts.append("more=true: more in the file; files_read(path, find=...) lists them.")
-        if any(not h.phrase for h in res.hits):
+        if any(not h.phrase and getattr(h, "match", None) != "meaning" for h in res.hits):
             parts.append("phrase=false: the words, not as the phrase.")
+        if any(getattr(h, "match", None) == "meaning" for h in res.hits):
+            parts.append("match=meaning: related in meaning, not by the words; the passage is where it starts.")
         if cover.incomplete:
             parts.append("The index is incomplete (see warnings): other files may match too.")
         return " ".join(parts)

@@ -220,7 +220,7 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
         hits, left_out, sources = augment(ctx, query, folder=folder, hits=hits,
                                           cold=cover.incomplete and state.last_full is None, report=state.report)
         warnings += left_out
-    payload = {"query": query, "hits": hits, "total": max(total, len(hits)), "sources": sources,
+    payload = {"query": query, "mode": res.mode, "hits": hits, "total": max(total, len(hits)), "sources": sources,
                "totalIsEstimate": True if res.totalIsEstimate else None, "truncated": res.truncated,
                "nextCursor": res.nextCursor,
                "hint": " ".join([*(n + "." for n in res.notes), grep_hint(res, folder, cover, is_file=fresh.is_file)]),

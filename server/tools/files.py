@@ -63,13 +63,13 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
 
     @server.tool(annotations=READ_ONLY)
     def files_grep(
-        query: Annotated[str, Field(description='words, "exact words", a OR b, -word; max 500',
+        query: Annotated[str, Field(description='words, "exact words", a OR b, -word, or a question; max 500',
                                     min_length=1, max_length=MAX_QUERY_CHARS)],
         path: Folder = None,
         limit: Annotated[int, Field(description="Max 50", ge=1, le=50)] = 10,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, GrepOut]:
-        """Search inside documents by word start: ranked files, passages."""
+        """Search inside documents by word start (a question: also by meaning): ranked files, passages."""
         return jailed(lambda folder: file_search.grep(ctx, query=query, path=folder, limit=limit, cursor=cursor),
                       path, "hits", limit, cursor)
 

@@ -19,5 +19,5 @@ def hit_entry(h: GrepHit) -> dict[str, Any]:
     """
     hit = {"path": h.path, "fileId": h.fileId, "modified": iso_time(h.mtime), "more": h.more,
            "passages": [p.to_dict() for p in h.passages], "phrase": False if not h.phrase else None,
-           "folder": h.folder}
+           "folder": h.folder, "match": getattr(h, "match", None)}
     return {k: v for k, v in hit.items() if v is not None}

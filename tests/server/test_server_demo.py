@@ -56,7 +56,15 @@ def test_demo_prints_what_an_agent_sees():
     assert matches and all(m["text"].lower() == "quota" for m in matches)
     outline = json.loads(reads[1][1])
     assert [e["title"] for e in outline["entries"]][:2] == ["Summary", "Expenses"]
+    # A French question finds the English shopping list by meaning, and files_read opens its passage.
+    question = json.loads(greps[2][1])
+    assert question["mode"] == "hybrid" and question["hits"][0]["path"] == "/Documents/notes.txt"
+    top = question["hits"][0]
+    assert top["match"] == "meaning"
+    opened = json.loads(reads[2][1])
+    assert opened["content"].startswith(top["passages"][0]["passage"])
+    assert "embedded" in text and "meaning search" in text
     # The last call is the deliberate mistake: an instruction, not a traceback.
     err_head, err_body = reads[-1]
     assert "-> error" in err_head and "files_search" in err_body and "Traceback" not in text
-    assert len(heads) == 8
+    assert len(heads) == 10
