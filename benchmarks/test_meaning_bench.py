@@ -32,7 +32,7 @@ from indexer.jobs import embed_windows as ew
 from indexer.jobs.embed import Builder
 from indexer.models import FileMeta
 from indexer.store import vectors
-from indexer.store.index import Index
+from indexer.index import Index
 from reader.document import Document
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,8 +153,8 @@ def _p50(index: Index, queries: list[str], meaning: bool, repeat: int = 1) -> fl
 
 
 def _latency_part(tmp: Path) -> dict:
-    from indexer.search import semantic_model
-    from indexer.search.semantic_model import embed_query
+    from indexer import embedding as semantic_model
+    from indexer.embedding import embed_query
 
     out: dict = {"documents": N_LATENCY_DOCS}
     docs, vocab = make_corpus(N_LATENCY_DOCS, seed=7, words_per_doc=(150, 900))

@@ -108,7 +108,7 @@ class Builder:
     """Embeds what the keyword index holds and the meaning index does not; a thread when kicked."""
 
     def __init__(self, index: Index, embed: Callable[[list[str]], Any] | None = None) -> None:
-        from indexer.search.semantic_model import embed_passages
+        from indexer.embedding import embed_passages
 
         self.index = index
         self.embed = embed or embed_passages

@@ -365,7 +365,7 @@ def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str,
 
     No model here, or no vectors yet: the keyword ranking as is, with a warning saying so.
     """
-    from indexer.search.semantic_model import ModelUnavailable
+    from indexer.embedding import ModelUnavailable
 
     cover = semantic.coverage(index, con)
     result.mode = "hybrid"

@@ -100,7 +100,7 @@ def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int
         return []
     import numpy as np
 
-    from indexer.search.semantic_model import embed_query
+    from indexer.embedding import embed_query
 
     _one_blas_thread()
     sims = m.vecs @ embed_query(query)

@@ -19,12 +19,13 @@ import pytest
 INDEXER = Path(__file__).resolve().parents[2] / "indexer"
 BELOW = {
     "models": set(),
+    "embedding": set(),          # the meaning model: the builder (jobs) embeds passages, search the question
     "store": {"models"},
-    "jobs": {"store", "models"},
-    "search": {"store", "models"},
+    "jobs": {"store", "models", "embedding"},
+    "search": {"store", "models", "embedding"},
     "local": {"jobs", "store", "models"},
     "remote": {"jobs", "store", "models"},
-    "index": {"search", "local", "remote", "jobs", "store", "models"},
+    "index": {"search", "local", "remote", "jobs", "store", "models", "embedding"},
     "__init__": set(),
 }
 

@@ -16,9 +16,9 @@ import pytest
 from indexer.jobs import embed_windows as ew
 from indexer.jobs.embed import Builder
 from indexer.search import semantic
-from indexer.search.semantic_model import embed_passages
+from indexer.embedding import embed_passages
 from indexer.store import vectors
-from indexer.store.index import Index
+from indexer.index import Index
 
 ROOT = Path(__file__).resolve().parents[2]
 

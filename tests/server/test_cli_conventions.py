@@ -424,7 +424,7 @@ def test_demo_json_and_what_to_try_next() -> None:
     out = io.StringIO()
     assert run(query="quota", out=out, as_json=True) == 0
     report = json.loads(out.getvalue())
-    assert report["tools"]["count"] == len(report["tools"]["names"]) and len(report["calls"]) == 8
+    assert report["tools"]["count"] == len(report["tools"]["names"]) and len(report["calls"]) == 9
     assert report["calls"][0]["answer"]["userId"] == "alice" and report["calls"][-1]["ok"] is False
     assert [n["command"] for n in report["next"]] == [c for c, _ in NEXT_STEPS]
     assert any("demo --serve" in c for c, _ in NEXT_STEPS)

@@ -17,7 +17,7 @@ from fixtures.emulator.server import Emulator
 def meaning_server(tmp_path_factory: pytest.TempPathFactory):
     from indexer.jobs.embed import Builder
     from indexer.remote.sync import sync
-    from indexer.store.index import Index
+    from indexer.index import Index
     from nextcloud.client import NextcloudClient
     from nextcloud.config import Account
     from server.app import build_server

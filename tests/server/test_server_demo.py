@@ -57,7 +57,7 @@ def test_demo_prints_what_an_agent_sees():
     outline = json.loads(reads[1][1])
     assert [e["title"] for e in outline["entries"]][:2] == ["Summary", "Expenses"]
     # A French question finds the English shopping list by meaning, and files_read opens its passage.
-    question = json.loads(greps[2][1])
+    question = json.loads(greps[3][1])
     assert question["mode"] == "hybrid" and question["hits"][0]["path"] == "/Documents/notes.txt"
     top = question["hits"][0]
     assert top["match"] == "meaning"
