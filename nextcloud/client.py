@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from . import paths
 from .config import Account
-from .errors import NextcloudError, no_credentials
+from .errors import ErrorCode, NextcloudError, no_credentials
 from .http import Transport
 from .ocs import OCS
 from .webdav import WebDAV
@@ -162,7 +162,8 @@ class NextcloudClient:
             self._transport.request("PROPFIND", url, source="webdav", dav=True, headers={"Depth": "0"},
                                     ok=(207,))
         except NextcloudError as err:
-            if err.kind in ("not_found", "forbidden", "exists", "invalid_response", "bad_request"):
+            if err.code in (ErrorCode.NOT_FOUND, ErrorCode.FORBIDDEN, ErrorCode.EXISTS, ErrorCode.INVALID_RESPONSE,
+                            ErrorCode.BAD_REQUEST):
                 return False
             raise
         return True

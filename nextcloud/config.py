@@ -15,7 +15,7 @@ from typing import Mapping
 
 from platformdirs import user_config_dir
 
-from .errors import DO_NOT_RETRY, LOGIN_STEP, NextcloudError
+from .errors import ErrorCode, NextcloudError, DO_NOT_RETRY, LOGIN_STEP
 
 ENV_URL = "NEXTCLOUD_URL"
 ENV_USER = "NEXTCLOUD_USER"
@@ -72,13 +72,13 @@ def _read_file(path: Path) -> dict:
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise NextcloudError("no_credentials", cause=f"The config file {path} cannot be read ({exc.strerror})",
+        raise NextcloudError(ErrorCode.NO_CREDENTIALS, cause=f"The config file {path} cannot be read ({exc.strerror})",
                              user_step=LOGIN_STEP, action="again (or fix the file's permissions)",
                              retry_text=DO_NOT_RETRY) from None
     try:
         data = json.loads(raw)
     except ValueError:
-        raise NextcloudError("no_credentials", cause=f"The config file {path} is not valid JSON",
+        raise NextcloudError(ErrorCode.NO_CREDENTIALS, cause=f"The config file {path} is not valid JSON",
                              user_step=LOGIN_STEP, action="to rewrite it", retry_text=DO_NOT_RETRY) from None
     return data if isinstance(data, dict) else {}
 

@@ -62,8 +62,8 @@ def agent_text(err: NextcloudError) -> str:
 
 def from_nextcloud(err: NextcloudError) -> ToolFailure:
     """A `NextcloudError` as a tool failure, worded for an agent."""
-    status = err.status if err.status is not None else err.kind
-    return ToolFailure(agent_text(err), kind=err.category, status=status, retry=err.retry, cause=err.cause)
+    status = err.status if err.status is not None else err.code.value
+    return ToolFailure(agent_text(err), kind=err.category.value, status=status, retry=err.retry, cause=err.cause)
 
 
 def nextcloud_call(fn: Any, *args: Any, **kwargs: Any) -> Any:

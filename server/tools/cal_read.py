@@ -18,7 +18,7 @@ from typing import Any
 
 import icalendar
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import misuse
@@ -220,9 +220,9 @@ def _collect(ctx: ServerContext, cals: list[CalendarRef], lo: dt.datetime, hi: d
         try:
             objects = caldav.objects_between(cal.id, lo, hi, component=component)
         except NextcloudError as exc:
-            if exc.kind == "auth":
+            if exc.code is ErrorCode.AUTH:
                 raise
-            warnings.append(f"Calendar {cal.id} ({cal.name}) could not be read ({exc.kind}); "
+            warnings.append(f"Calendar {cal.id} ({cal.name}) could not be read ({exc.code.value}); "
                             "its events are missing from this answer.")
             continue
         for obj in objects:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Callable, TypeGuard
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse, refused
@@ -186,7 +186,7 @@ def _with_one_retry(ctx: ServerContext, uid: str, calendar: str | None,
         except Exception as exc:
             if not _nc_error(exc):
                 raise
-            if getattr(exc, "kind", "") != "precondition":
+            if getattr(exc, "code", None) is not ErrorCode.PRECONDITION:
                 raise from_nextcloud(exc) from None
             if attempt == 2:
                 raise refused(f"The event {uid} changed again while it was being written (someone else is "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse, refused
 from server.errors import nextcloud_call as _nc
@@ -122,7 +122,7 @@ def _require_trash(ctx: ServerContext) -> None:
     try:
         ctx.client().webdav.trash(depth="0")
     except NextcloudError as exc:
-        if exc.kind in ("not_found", "app_missing", "forbidden"):
+        if exc.code in (ErrorCode.NOT_FOUND, ErrorCode.APP_MISSING, ErrorCode.FORBIDDEN):
             raise refused("This server has no trash bin (the Deleted files app is off), so a delete could not be "
                           "undone. Tell the user to delete it in Nextcloud if they are sure. Do not retry.",
                           status="no_trash") from None

@@ -33,7 +33,7 @@ from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse
-from server.tools.coverage import (ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings,
+from server.tools.coverage import (coverage, empty_hint, grep_hint, index_warnings,
                                    read_state)
 from server.tools.grep_hit import hit_entry
 from server.tools.freshness import (Freshness, check_folder, drop_deleted, freshen, since_last_check,
@@ -115,7 +115,7 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
         items = ctx.quick_client().webdav.search(name=pattern, mime=mime, modified_after=since, path=folder or "/",
                                                  limit=limit + 1, offset=offset)
     except NextcloudError as exc:
-        if exc.kind not in ACCOUNT_KINDS | PASSING_KINDS:
+        if not (exc.code.blocks_sync or exc.code.passing):
             raise from_nextcloud(exc) from None
         return _unanswered(ctx, exc, folder)
     more = len(items) > limit
@@ -140,7 +140,7 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
 def _unanswered(ctx: ServerContext, exc: NextcloudError, folder: str | None) -> CallToolResult:
     """No match in the index and the server's search failed: say so, never a bare empty list."""
     cover = coverage(ctx, check_failure=exc)
-    warnings = cover.warnings + ([] if exc.kind in ACCOUNT_KINDS else [timed_out(ctx, exc)])
+    warnings = cover.warnings + ([] if exc.code.blocks_sync else [timed_out(ctx, exc)])
     return envelope({"files": [], "truncated": False, "hint": empty_hint(folder, cover.retry), "warnings": warnings})
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
-from nextcloud.errors import NextcloudError, NotFoundError
+from nextcloud.errors import ErrorCode, NextcloudError, NotFoundError
 from server import profile
 from server.context import ServerContext
 from server.envelope import envelope
@@ -99,14 +99,13 @@ def _put(ctx: ServerContext, target: str, data: bytes, etag: str | None,
     try:
         return webdav.put(target, data, etag=etag, create_only=etag is None, mtime=mtime), []
     except NextcloudError as exc:
-        kind = exc.kind
-        if kind == "missing_parent":
+        if exc.code is ErrorCode.MISSING_PARENT:
             if not create_folders:
                 raise _missing_folder(target) from None
             made = _make_parents(ctx, target)
             return _nextcloud_call(webdav.put, target, data, etag=etag, create_only=etag is None,
                                    mtime=mtime), made
-        if kind in ("precondition", "exists"):
+        if exc.code in (ErrorCode.PRECONDITION, ErrorCode.EXISTS):
             _explain_target(ctx, target, exc)
         raise from_nextcloud(exc) from None
 
@@ -129,7 +128,7 @@ def _make_parents(ctx: ServerContext, target: str) -> list[str]:
             webdav.mkcol(folder)
             made.append(folder)
         except NextcloudError as exc:
-            if exc.kind != "exists":
+            if exc.code is not ErrorCode.EXISTS:
                 raise from_nextcloud(exc) from None
     return made
 
@@ -139,7 +138,7 @@ def _explain_target(ctx: ServerContext, target: str, exc: NextcloudError) -> Non
     try:
         item = ctx.client().webdav.stat(target)
     except NotFoundError:
-        if exc.kind == "precondition":
+        if exc.code is ErrorCode.PRECONDITION:
             raise misuse(f"No file exists at {target}: the etag matches nothing there (the file was deleted or "
                          "moved, or the path is wrong). To create it, call files_write without etag; to edit a moved "
                          "file, find it with files_search. Do not retry with this etag.",
@@ -244,7 +243,7 @@ def _share_with(ocs: Any, path: str, account: str, bits: int) -> tuple[Any, str 
     try:
         share = ocs.create_share(path, account, permissions=bits, share_type=0)
     except NextcloudError as exc:
-        if exc.kind not in ("forbidden", "bad_request", "conflict", "exists"):
+        if exc.code not in (ErrorCode.FORBIDDEN, ErrorCode.BAD_REQUEST, ErrorCode.CONFLICT, ErrorCode.EXISTS):
             raise from_nextcloud(exc) from None
         share = _existing(ocs, path, account)
         if share is None:

@@ -85,7 +85,7 @@ def compose(ctx: ServerContext, store: ComposedStore, *, to: list[str], cc: list
 def send(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: str,
          recipients: str) -> dict[str, Any]:
     """Send a composed message once; a second call reports it as already sent."""
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
 
     owner = owner_of(ctx)
     msg = store.take(composed_id, owner, token, recipients)
@@ -98,7 +98,7 @@ def send(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: s
     except NextcloudError as exc:
         if exc.status == 429:
             raise rate_limited(None) from None
-        if exc.kind == "unknown_outcome":
+        if exc.code is ErrorCode.UNKNOWN_OUTCOME:
             msg.sent = True   # never risk a second copy: the Sent mailbox tells what happened
             raise refused("The connection failed after the message was handed to Mail: it may or may not have "
                           f"been sent. Check with mail_search(mailbox='Sent', subject={msg.subject[:60]!r}) once "

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, TypeGuard
 
 from unidecode import unidecode
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse
 from server.tools.first_login import NO_ADDRESS_BOOK_YET
@@ -95,7 +95,7 @@ def _from_cards(ctx: ServerContext, warnings: list[str]) -> list[Person]:
         try:
             cards = carddav.cards(book.id)
         except Exception as exc:
-            if not _nc(exc) or getattr(exc, "kind", "") == "auth":
+            if not _nc(exc) or getattr(exc, "code", None) is ErrorCode.AUTH:
                 raise
             warnings.append(f"Address book {book.name} could not be read; people only in it are missing.")
             continue
@@ -111,7 +111,7 @@ def _from_sharees(ctx: ServerContext, query: str, warnings: list[str]) -> list[P
     try:
         sharees = ctx.client().ocs.sharees(query, limit=25)
     except Exception as exc:
-        if not _nc(exc) or getattr(exc, "kind", "") == "auth":
+        if not _nc(exc) or getattr(exc, "code", None) is ErrorCode.AUTH:
             raise
         warnings.append("The account directory (sharees) could not be searched; accounts may be missing.")
         return []
@@ -242,7 +242,7 @@ def mail_knows(ctx: ServerContext, mail: str) -> bool:
     try:
         found = ctx.client().mail.autocomplete(mail.split("@", 1)[0] or mail)
     except Exception as exc:
-        if _nc(exc) and getattr(exc, "kind", "") == "auth":
+        if _nc(exc) and getattr(exc, "code", None) is ErrorCode.AUTH:
             raise from_nextcloud(exc) from None
         return False
     return any(r.email.casefold() == mail.casefold() for r in found)

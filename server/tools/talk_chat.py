@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.envelope import _Out, envelope
 from server.errors import from_nextcloud, misuse
@@ -54,7 +54,7 @@ def _nc(call: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return call(*args, **kwargs)
     except NextcloudError as exc:
-        if exc.kind == "not_found" and args:   # Talk answers 404 for a token unknown or not this account's
+        if exc.code is ErrorCode.NOT_FOUND and args:   # Talk answers 404 for a token unknown or not this account's
             raise misuse(f"No conversation with token {args[0]} that this account is in. Find the token with "
                          "talk_rooms (or meet_create_room's answer). Do not retry this token.",
                          status="unknown_room") from None

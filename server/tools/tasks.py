@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.envelope import _Out, envelope
 from server.errors import ToolFailure, from_nextcloud, misuse, refused
@@ -142,7 +142,7 @@ def update(ctx: ServerContext, *, uid: str, task_list: str | None, fields: TaskF
         try:
             caldav.put_todo(cal.id, uid, ics, etag=obj.etag, object_name=obj.name)
         except NextcloudError as exc:
-            if exc.kind != "precondition" or attempt == 2:
+            if exc.code is not ErrorCode.PRECONDITION or attempt == 2:
                 raise from_nextcloud(exc) from None
             continue
         task = next(t for t in summaries(ics) if t["uid"] == uid)

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from nextcloud.errors import (CODES, KINDS, Category, ErrorCode, FaultError, MisuseError, NextcloudError,
+from nextcloud.errors import (Category, ErrorCode, FaultError, MisuseError, NextcloudError,
                               NotFoundError, RefusedError, error_for, no_credentials)
 from reader.document import DEFAULT_LIMITS, ReaderCode, ReaderError
 from server.cli.errors import person_text
@@ -42,16 +42,28 @@ def test_the_package_still_offers_its_names_lazily():
 def test_the_class_follows_the_code_and_the_category(status, cls):
     err = error_for("webdav", status, path="/a")
     assert isinstance(err, cls) and isinstance(err, NextcloudError)
-    assert err.category == CODES[err.code][0] and err.retry is CODES[err.code][1]
+    assert err.category is err.code.category and err.retry is err.code.retry
     # A direct construction lands in the same class as the table's.
-    assert type(NextcloudError(err.kind, "x")) is type(err)
+    assert type(NextcloudError(err.code, "x")) is type(err)
 
 
 def test_retry_is_decided_in_one_place():
-    for code, (category, retry) in CODES.items():
+    for code in ErrorCode:
         err = NextcloudError(code, "x")
-        assert (err.category, err.retry) == (category, retry) == tuple(KINDS[code.value])
-    assert {c.value for c in ErrorCode} == set(KINDS) and set(Category) == {"refused", "misuse", "fault"}
+        assert (err.category, err.retry) == (code.category, code.retry)
+        assert err.to_dict()["code"] == code.value and ErrorCode.parse(code.value) is code
+    assert {c.value for c in Category} == {"refused", "misuse", "fault"} and ErrorCode.parse("nonsense") is None
+
+
+def test_the_categories_outside_the_table_are_its_rows_attributes():
+    """What a sync counts as the server being gone, what blocks every sync, what is a passing failure."""
+    transport = {c.value for c in ErrorCode if c.transport}
+    blocks = {c.value for c in ErrorCode if c.blocks_sync}
+    passing = {c.value for c in ErrorCode if c.passing}
+    assert transport == {"network", "timeout", "auth", "no_credentials"}
+    assert blocks == {"auth", "no_credentials", "network", "forbidden", "throttled"}
+    assert passing == {"timeout", "server", "rate_limited", "invalid_response", "locked"}
+    assert not blocks & passing   # a failure either waits for someone or passes, never both
 
 
 def test_an_error_keeps_its_parts_and_class_through_pickle():
@@ -131,7 +143,7 @@ def test_a_recorded_sync_failure_keeps_its_parts_for_each_audience(tmp_path):
     with Index.open(tmp_path / "i.db") as index:
         marks.record_failure(index.writer(), error_for("webdav", 401), at=1_700_000_000)
         failure = marks.read_failure(index)
-        assert failure is not None and failure.kind == "auth" and failure.at == "2023-11-14T22:13:20Z"
+        assert failure is not None and failure.code is ErrorCode.AUTH and failure.at == "2023-11-14T22:13:20Z"
         assert isinstance(failure.error, RefusedError)
         assert "Run `mcp-nextcloud login URL`" in failure.message                      # the person's wording
         assert "Tell the user (no tool can do this) to run" in str(from_nextcloud(failure.error))

@@ -146,7 +146,7 @@ def test_a_path_keeps_format_characters_and_refuses_controls(world, call, ok, er
 
 
 def test_mail_client_refuses_a_header_with_a_line_break():
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
     from nextcloud.mail import check_headers
 
     check_headers(subject="Budget Q4 — ok", to=["bob@example.invalid"])
@@ -155,7 +155,7 @@ def test_mail_client_refuses_a_header_with_a_line_break():
                 {"subject": "s", "to": ["a@b.example"], "bcc": ["x\r@y.example"]}):
         with pytest.raises(NextcloudError) as info:
             check_headers(**bad)  # type: ignore[arg-type]
-        assert info.value.kind == "bad_request" and "evil" not in str(info.value)
+        assert info.value.code is ErrorCode.BAD_REQUEST and "evil" not in str(info.value)
 
 
 def test_files_write_with_a_path_and_another_files_id_is_refused(world, call, ok, err):
