@@ -246,7 +246,7 @@ class CalDAV:
         found = [ev for ev in self._query(calendar, flt) if ev.uid == uid]
         if not found:
             raise NextcloudError(ErrorCode.NOT_FOUND, f"No event with uid {uid} in calendar {calendar}. "
-                                 "List events in a time range to find its uid; do not guess. Do not retry.", status=404)
+                                 "List events in a time range to find its uid; do not guess.", status=404)
         masters = [ev for ev in found if ev.recurrence_id is None]
         return (masters or found)[0]
 
@@ -256,7 +256,7 @@ class CalDAV:
         events = events_from_ics(ics, calendar)
         if not events or not events[0].uid:
             raise NextcloudError(ErrorCode.BAD_REQUEST, "The iCalendar text has no VEVENT with a UID. "
-                                 "Add a UID and try again. Do not retry unchanged.")
+                                 "Add a UID and try again.")
         name = object_name or f"{events[0].uid}.ics"
         headers = {"Content-Type": "text/calendar; charset=utf-8"}
         if etag:

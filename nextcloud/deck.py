@@ -197,7 +197,7 @@ class Deck:
         unknown = set(changes) - allowed
         if unknown:
             raise NextcloudError(ErrorCode.BAD_REQUEST, f"Unknown card field(s): {', '.join(sorted(unknown))}. "
-                                 f"Use only {', '.join(sorted(allowed))}. Do not retry.")
+                                 f"Use only {', '.join(sorted(allowed))}.")
         cur = self.card(board_id, stack_id, card_id)
         body = {"title": cur.title, "type": cur.type, "owner": cur.owner, "description": cur.description,
                 "order": cur.order, "duedate": cur.duedate, "done": cur.done, "stackId": cur.stack_id}

@@ -88,7 +88,7 @@ def build_filter(filters: Mapping[str, str] | None) -> str:
     for key, value in (filters or {}).items():
         if key not in FILTER_KEYS:
             raise NextcloudError(ErrorCode.BAD_REQUEST, f"Unknown mail filter '{key}'. Use one of "
-                                 f"{', '.join(sorted(FILTER_KEYS))}. Do not retry the same filter.")
+                                 f"{', '.join(sorted(FILTER_KEYS))}.")
         parts.append(f"{key}:{quote(str(value), safe=',')}")
     return " ".join(parts)
 
@@ -173,7 +173,7 @@ class Mail:
             return int(data["data"]["id"])
         except (KeyError, TypeError, ValueError):
             raise NextcloudError(ErrorCode.INVALID_RESPONSE, "Mail saved no draft id. Check the Drafts mailbox before "
-                                 "saving again; do not retry blindly.") from None
+                                 "saving again.") from None
 
 
 def check_headers(*, subject: str, to: list[str], cc: list[str] | None = None, bcc: list[str] | None = None,
@@ -188,7 +188,7 @@ def check_headers(*, subject: str, to: list[str], cc: list[str] | None = None, b
     for name, value in fields:
         if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or ch in "\u2028\u2029" for ch in value):
             raise NextcloudError(ErrorCode.BAD_REQUEST, f"The {name} header holds a line break or control character; "
-                                 "a header is one line. Remove it and compose again; do not retry unchanged.")
+                                 "a header is one line. Remove it and compose again.")
 
 
 def _people(addresses: list[str] | None) -> list[dict[str, str]]:

@@ -244,8 +244,8 @@ class WebDAV:
             if err.status in (404, 500) and "only supported on directories" in (err.detail or ""):
                 raise NextcloudError(
                     ErrorCode.NOT_FOUND, f"The search folder ({scope}) does not exist or is not a folder. "
-                    "Search from '/' or confirm the folder with files_search; do not guess variants. "
-                    "Do not retry.", status=err.status, path=scope) from None
+                    "Search from '/' or confirm the folder with files_search; do not guess variants.",
+                    status=err.status, path=scope) from None
             raise
         return self._items(resp.content, scope)[:limit]
 
@@ -256,7 +256,7 @@ class WebDAV:
         if not found:
             raise NextcloudError(
                 ErrorCode.NOT_FOUND, f"No file or folder has fileId {int(file_id)} in this account. "
-                "Find it with files_search; do not guess ids. Do not retry.", status=404)
+                "Find it with files_search; do not guess ids.", status=404)
         return found[0]
 
     def download(self, path: str, dest: BinaryIO, *, max_bytes: int | None = None) -> int:
@@ -318,7 +318,7 @@ class WebDAV:
             tag = entity_tag(etag)
             if tag is None:   # never copy a list or '*' into If-Match: it could overwrite any version
                 raise NextcloudError(ErrorCode.BAD_REQUEST, "The etag is not one entity tag (a list, '*' or characters "
-                                     "an etag cannot hold). Re-read the file for its etag. Do not retry unchanged.",
+                                     "an etag cannot hold). Re-read the file for its etag.",
                                      path=norm)
             headers["If-Match"] = tag
         if create_only:

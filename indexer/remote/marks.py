@@ -67,7 +67,7 @@ def record_failure(writer: Any, exc: BaseException, *, at: float) -> None:
     """Remember why a sync stopped: the error table's parts (so each front end can word it), or a safe summary."""
     if isinstance(exc, NextcloudError):
         data: dict[str, Any] = {"kind": exc.code.value, "message": str(exc), "cause": exc.cause, "action": exc.action,
-                                "step": exc.user_step, "retry": exc.retry_text}
+                                "step": exc.user_step}
     else:
         data = {"kind": "internal", "message": f"the sync stopped on {type(exc).__name__}"}
     data["at"] = iso_time(at)
@@ -97,8 +97,7 @@ def read_failure(index: Any) -> SyncFailure | None:
     error = None
     if code is not None:
         error = NextcloudError(code, cause=str(data.get("cause") or data["message"]),
-                               action=str(data.get("action") or ""), user_step=data.get("step") or None,
-                               retry_text=str(data.get("retry") or ""))
+                               action=str(data.get("action") or ""), user_step=data.get("step") or None)
     return SyncFailure(code, str(data["message"]), str(data.get("at") or ""), error)
 
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.cli.options import add_json
 from server.cli.parser import Subcommands
 
 EXIT_UNREADABLE = 2
@@ -37,7 +38,7 @@ def register(subparsers: Subcommands) -> None:
     p.add_argument("--offset", type=int, default=0, help="start of the slice, a character offset (default 0); "
                    "with --outline, expand the section holding this offset")
     p.add_argument("--limit", type=int, default=None, help="slice size in characters, or the number of matches")
-    p.add_argument("--json", action="store_true", help="print compact JSON instead of the readable view")
+    add_json(p, "instead of the readable view")
     p.set_defaults(func=run)
 
 

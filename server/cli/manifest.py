@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from server.cli.output import dump
+from server.cli.options import add_json
 from server.cli.parser import Subcommands
 from server.cli.tool_commands import ARTIFACT_BYTES
 
@@ -52,14 +53,14 @@ def register(subparsers: Subcommands) -> None:
                               "constraints and examples as argument arrays. Stable for a given version.",
                               epilog="Example: mcp-nextcloud manifest --command 'deck create-card'")
     m.add_argument("--command", metavar="NAME", default=None, help="only this command, e.g. 'files search'")
-    m.add_argument("--json", action="store_true", help="accepted for uniformity: the manifest is always JSON")
+    add_json(m, "accepted for uniformity: the manifest is always JSON")
     m.set_defaults(func=run_manifest)
 
     h = subparsers.add_parser("help", help="exact syntax of one command",
                               description="Show the exact syntax, options and an example of one command.",
                               epilog="Example: mcp-nextcloud help files search")
     h.add_argument("name", nargs="*", metavar="COMMAND", help="the command, e.g. files search")
-    h.add_argument("--json", action="store_true", help="the command's manifest entry as compact JSON")
+    add_json(h, "the command's manifest entry")
     h.set_defaults(func=run_help)
 
 

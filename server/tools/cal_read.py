@@ -169,11 +169,11 @@ def _window(start: str, end: str | None) -> tuple[dt.datetime, dt.datetime]:
     else:
         hi = lo + dt.timedelta(days=DEFAULT_DAYS)
     if hi <= lo:
-        raise misuse("end is not after start. Give an end later than start (or leave it out for 7 days). "
-                     "Do not retry unchanged.", status="bad_window")
+        raise misuse("end is not after start. Give an end later than start (or leave it out for 7 days).",
+                     status="bad_window")
     if hi - lo > dt.timedelta(days=MAX_WINDOW_DAYS):
         raise misuse(f"start to end is longer than {MAX_WINDOW_DAYS} days. List a shorter window (a month is "
-                     "typical). Do not retry unchanged.", status="bad_window")
+                     "typical).", status="bad_window")
     return lo, hi
 
 

@@ -20,7 +20,7 @@ from indexer.remote import marks
 from indexer.remote.marks import SyncFailure
 from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
-from server.errors import ToolFailure, agent_text
+from server.errors import AGENT, ToolFailure, agent_text
 
 NOT_EVIDENCE = "a missing hit is not evidence that no file contains it"
 COLD_START_RETRY_S = 30
@@ -90,10 +90,13 @@ def credentials_from_environment(ctx: ServerContext) -> bool:
     return bool(password) and os.environ.get("NEXTCLOUD_APP_PASSWORD") == password
 
 
+HOST_CONFIG_ACTION = ("This server takes its app password from the MCP host's configuration "
+                      "(NEXTCLOUD_APP_PASSWORD): tell the user to put a valid app password there and restart the "
+                      "MCP server; `mcp-nextcloud login` alone does not change it")
+
+
 def _host_config_advice(cause: str) -> str:
-    return (f"{cause.rstrip('.')}. This server takes its app password from the MCP host's configuration "
-            "(NEXTCLOUD_APP_PASSWORD): tell the user to put a valid app password there and restart the "
-            "MCP server; `mcp-nextcloud login` alone does not change it. Do not retry")
+    return f"{cause.rstrip('.')}. {HOST_CONFIG_ACTION}. {AGENT.retry_no}".rstrip(".")
 
 
 def account_advice(ctx: ServerContext, code: ErrorCode | None, message: str,
@@ -108,8 +111,8 @@ def with_host_advice(ctx: ServerContext | None, failure: ToolFailure) -> ToolFai
     """A refused-credentials failure, when the password came from the MCP host's config: the fix is there."""
     if ctx is None or failure.status != "401" or not credentials_from_environment(ctx):
         return failure
-    return ToolFailure(_host_config_advice(failure.cause or str(failure)) + ".", kind=failure.kind,
-                       status=failure.status, retry=failure.retry, cause=failure.cause)
+    return ToolFailure(failure.cause, HOST_CONFIG_ACTION, kind=failure.kind, status=failure.status,
+                       retry=failure.retry, code=failure.code)
 
 
 def _age(ts: float | None) -> str:

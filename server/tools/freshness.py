@@ -35,8 +35,7 @@ class Freshness:
 
 def folder_missing(folder: str) -> ToolFailure:
     return misuse(f"The folder {folder} does not exist on the server. Confirm it with files_search (its name, "
-                  "or path=/ to list the top level), or drop path to search everything. "
-                  "Do not retry this path unchanged.", status="folder_not_found")
+                  "or path=/ to list the top level), or drop path to search everything.", status="folder_not_found")
 
 
 def names_a_file(ctx: ServerContext, folder: str | None) -> bool:

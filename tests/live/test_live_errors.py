@@ -100,7 +100,8 @@ def test_live_423_a_locked_file_is_not_written(live_tools, live_http, live_dav, 
         etag = live_dav.props(path)["etag"]
         live_tools.ok("files_read", {"path": path})   # a replacement needs an etag a read through us returned
         text = live_tools.error("files_write", {"path": path, "content": "edit\n", "etag": etag})
-        assert "locked" in text and "Retry only after the lock is released" in text
+        assert "locked" in text and "once the lock is released" in text
+        assert text.endswith("Retry once; if it fails again, stop and report.")   # the retry field, worded
         assert live_dav.get(path) == b"locked\n"
     finally:
         live_http.request("UNLOCK", live_dav.url(path), headers={"Lock-Token": token})

@@ -16,9 +16,9 @@ from nextcloud.errors import Category, ErrorCode, NextcloudError, error_for, no_
     (416, "bad_request", ["beyond the end"]),
     (423, "locked", ["locked", "editor"]),
     (429, "rate_limited", ["retry once"]),
-    (500, "server", ["transient: one retry is reasonable, then stop and report"]),
-    (502, "server", ["one retry"]),
-    (503, "server", ["one retry"]),
+    (500, "server", ["retry once; if it fails again, stop and report"]),
+    (502, "server", ["retry once"]),
+    (503, "server", ["retry once"]),
     (507, "quota", ["out of storage", "nothing was written", "do not retry"]),
 ])
 def test_status_rows(status, kind, needles):
@@ -91,8 +91,10 @@ def test_detail_is_cleaned_of_urls_and_secrets():
 
 def test_no_credentials_helper_and_dict():
     err = no_credentials()
-    d = err.to_dict()
-    assert d["code"] == "no_credentials" and d["retry"] is False and "NEXTCLOUD_URL" in d["message"]
+    d = err.fields()
+    assert set(d) == {"code", "cause", "action", "retry"}
+    assert d["code"] == "no_credentials" and d["retry"] is False and "NEXTCLOUD_URL" in d["action"]
+    assert "Run `mcp-nextcloud login URL`" in d["action"] and "retry" not in d["action"].lower()
     assert "Traceback" not in repr(err)
 
 

@@ -26,7 +26,7 @@ def test_persistent_5xx_gives_up_after_the_bound(nc, emulator):
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.read("/Projects/Alpha/notes.md")
     assert exc.value.code is ErrorCode.SERVER and exc.value.retry
-    assert "one retry is reasonable, then stop and report" in str(exc.value)
+    assert "Retry once; if it fails again, stop and report." in str(exc.value)
     assert emulator.request_count("GET", FILES) == 4    # 1 + retries=3
 
 

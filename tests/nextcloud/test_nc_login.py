@@ -83,5 +83,7 @@ def test_cli_login_json_and_failure(emulator, tmp_path, capsys):
     out, _ = capsys.readouterr()
     assert code == 1 and not config.exists()
     data = json.loads(out)
-    assert data["ok"] is False and data["error"]["code"] == "login"
+    error = data["error"]     # the CLI's one failure shape
+    assert error["code"] == "login" and error["retry"] is False and "approved" in error["cause"]
+    assert error["action"].startswith("Run `mcp-nextcloud login URL`") and error["message"].startswith(error["cause"])
     assert out.strip() == json.dumps(data, separators=(",", ":"))    # compact JSON

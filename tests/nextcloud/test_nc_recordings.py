@@ -88,7 +88,7 @@ def test_put_headers_give_fileid_and_etag(recorded):
     (1, "auth", "mcp-nextcloud login"),
     (31, "not_found", "do not guess"),
     (58, "bad_request", "not searchable"),
-    (59, "server", "one retry"),
+    (59, "server", "retry once"),
 ])
 def test_recorded_dav_errors_map_to_the_table(recorded, transport, seq, kind, needle):
     ex = recorded("webdav", seq)

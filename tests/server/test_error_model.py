@@ -51,7 +51,7 @@ def test_retry_is_decided_in_one_place():
     for code in ErrorCode:
         err = NextcloudError(code, "x")
         assert (err.category, err.retry) == (code.category, code.retry)
-        assert err.to_dict()["code"] == code.value and ErrorCode.parse(code.value) is code
+        assert err.fields()["code"] == code.value and ErrorCode.parse(code.value) is code
     assert {c.value for c in Category} == {"refused", "misuse", "fault"} and ErrorCode.parse("nonsense") is None
 
 
@@ -95,12 +95,20 @@ def test_the_same_error_worded_for_each_audience():
     for err in (no_credentials(), error_for("webdav", 401), error_for("login", None, condition="login_timeout")):
         agent, person = str(from_nextcloud(err)), person_text(err)
         for text in (agent, person):
-            assert err.cause in text and err.retry_text in text
+            assert err.cause in text
+        # Each front end says the retry from the field: the agent explicitly, the person only when it helps.
+        assert err.retry is False and agent.endswith("Do not retry.") and "retry" not in person.lower()
         assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in agent
         assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
-    # An error without a person-only step reads the same to both.
+    # An error without a person-only step reads the same to both, but for the retry.
     gone = error_for("webdav", 404, path="/a")
-    assert str(from_nextcloud(gone)) == person_text(gone) == str(gone)
+    assert str(from_nextcloud(gone)) == str(gone) == f"{person_text(gone)} Do not retry."
+    busy = error_for("webdav", 503, path="/a")
+    assert str(from_nextcloud(busy)).endswith("Retry once; if it fails again, stop and report.")
+    assert person_text(busy).endswith("Trying again in a moment may help.")
+    failure = from_nextcloud(busy)
+    assert failure.fields() == {"code": "server", "cause": busy.cause_in(), "action": busy.action + ".",
+                                "retry": True}
 
 
 def test_the_front_ends_render_no_credentials_for_their_audience(tmp_path):
@@ -159,8 +167,10 @@ def test_the_reader_names_no_tool_and_the_tool_answer_adds_one():
     with pytest.raises(ReaderError) as caught:
         extract(b"x" * 100, "big.txt", limits=limits)
     assert caught.value.code is ReaderCode.TOO_LARGE and "files_" not in str(caught.value)
-    answer = str(from_reader(caught.value))
-    assert answer.startswith(str(caught.value)) and "files_grep" in answer and "do not retry" in answer
+    failure = from_reader(caught.value)
+    answer = str(failure)
+    assert answer.startswith(caught.value.cause) and "files_grep" in answer and answer.endswith("Do not retry.")
+    assert failure.fields()["code"] == "too_large" and "files_grep" in failure.fields()["action"]
 
 
 def test_reader_errors_keep_their_parts_across_the_process_boundary():

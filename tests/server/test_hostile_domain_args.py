@@ -32,7 +32,7 @@ def _events(pim: Any, ok: Any) -> list[dict[str, Any]]:
                                  "a\u202eb", "a\u2066b", "a\u200bb", "a\ufeffb", "a\u2028b", "a\uffffb"])
 def test_control_and_format_characters_in_a_title_are_refused_and_nothing_is_stored(refusals, ok, err, bad):
     text = err(refusals.call("calendar_create_event", {"title": bad + SECRET, "start": START}))
-    assert "title" in text and "U+" in text and "do not retry unchanged" in text
+    assert "title" in text and "U+" in text and "do not retry" in text.lower()
     assert SECRET not in text and bad not in text          # the rejected value is never echoed
     assert _events(refusals, ok) == []                            # nothing stored, and the calendar still lists
 
