@@ -98,8 +98,8 @@ def check(tool_name: str, rules: ArgumentRules, arguments: dict[str, Any] | None
 
 
 def _bad(tool_name: str, key: str, problem: str) -> Exception:
-    return misuse(f"Invalid arguments for {tool_name}: {key}: {problem}. Fix it and call again; "
-                  "do not retry unchanged.", status="bad_argument")
+    return misuse(f"Invalid arguments for {tool_name}: {key}: {problem}. Fix it and call again.",
+                  status="bad_argument")
 
 
 _JSON_NAMES = {str: "a string", bool: "a boolean", int: "an integer", float: "a number", list: "an array",

@@ -192,3 +192,18 @@ def test_reader_errors_keep_their_parts_across_the_process_boundary():
     bug = reader_error("failed", "x.pdf: the reader failed (KeyError: 'x'); do not retry")
     assert bug.code is ReaderCode.FAILED and bug.category == "fault"
     assert as_tool_failure(bug).kind == "fault"
+
+
+def test_no_failure_message_writes_the_retry_by_hand():
+    """The retry is a field the front ends word (AGENT, PLAIN, the CLI's person voice): a tool's or the client's
+    message that said it too would say it twice, or contradict the field."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    files = [*sorted((root / "server" / "tools").glob("*.py")), *sorted((root / "nextcloud").glob("*.py")),
+             *(root / "server" / name for name in ("app.py", "arguments.py", "profile.py")),
+             root / "indexer" / "search" / "grep.py"]
+    said = [f"{p.relative_to(root)}:{n}" for p in files if p.name != "errors.py"
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+            if "do not retry" in line.lower() and not line.lstrip().startswith("#")]
+    assert len(files) > 30 and said == []
