@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from typing import Any
 
 from server.cli.output import dump
@@ -161,8 +160,7 @@ def run_manifest(args: argparse.Namespace) -> int:
     if args.command:
         found = [c for c in manifest["commands"] if c["name"] == args.command.strip()]
         if not found:
-            print(f"error: no command {args.command!r}; run 'mcp-nextcloud --help' for the list", file=sys.stderr)
-            return 2
+            return _no_command(args, args.command)
         manifest = {**manifest, "commands": found}
     print(dump(manifest))
     return 0
@@ -181,5 +179,11 @@ def run_help(args: argparse.Namespace) -> int:
             else:
                 parser.print_help()
             return 0
-    print(f"error: no command {name!r}; run 'mcp-nextcloud --help' for the list", file=sys.stderr)
-    return 2
+    return _no_command(args, name)
+
+
+def _no_command(args: argparse.Namespace, name: str) -> int:
+    from server.cli.errors import CliError, report
+
+    return report(CliError(f"no command {name!r}.", action="Run 'mcp-nextcloud --help' for the list", usage=True,
+                           status="unknown_command"), args.json, "mcp-nextcloud manifest")

@@ -94,7 +94,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from server import faultlog
     from server.app import build_server
-    from server.cli.errors import person_text
+    from server.cli.errors import report
     from server.cli.storage import index_problem
     from server.context import open_context
     from server.mail_app import build_mail_server
@@ -103,11 +103,9 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         account = load_account()
     except NextcloudError as err:
-        print(f"mcp-nextcloud serve: {person_text(err)}", file=sys.stderr)
-        return 2
+        return report(err, False, "mcp-nextcloud serve")
     if account is None:
-        print(f"mcp-nextcloud serve: {person_text(no_credentials())}", file=sys.stderr)
-        return 2
+        return report(no_credentials(), False, "mcp-nextcloud serve")
     sock = None
     if args.http:  # bound before anything is printed or opened: a busy port is one clear line
         sock = _bind(args.port)

@@ -80,3 +80,14 @@ def test_the_exit_codes_are_documented_in_the_root_help() -> None:
     assert done.returncode == 0 and EXIT_CODES in done.stdout
     for line in ("0    done", "1    failed", "2    misuse"):
         assert line in done.stdout
+
+
+def test_an_unknown_command_named_to_manifest_or_help_is_a_json_failure(capsys: pytest.CaptureFixture[str]) -> None:
+    from server.cli import main
+
+    for argv in (["manifest", "--command", "no-such"], ["help", "no-such", "--json"]):
+        assert main([*argv, "--json"] if argv[0] == "manifest" else argv) == EXIT_USAGE
+        out, stderr = capsys.readouterr()
+        error = json.loads(out)["error"]
+        assert error["code"] == "unknown_command" and "no-such" in error["cause"] and "--help" in error["action"]
+        assert stderr == ""
