@@ -15,7 +15,7 @@ import icalendar
 
 from . import paths
 from .davxml import APPLE, CALDAV, DAV, DavResponse, escape, parse_multistatus, q
-from .errors import NextcloudError, error_for
+from .errors import ErrorCode, NextcloudError, error_for
 from .http import Transport
 
 SOURCE = "caldav"
@@ -245,8 +245,8 @@ class CalDAV:
                "</c:prop-filter></c:comp-filter>")
         found = [ev for ev in self._query(calendar, flt) if ev.uid == uid]
         if not found:
-            raise NextcloudError("not_found", f"No event with uid {uid} in calendar {calendar}. "
-                                 "List events in a time range to find its uid; do not guess. Do not retry.", status=404)
+            raise NextcloudError(ErrorCode.NOT_FOUND, f"No event with uid {uid} in calendar {calendar}. "
+                                 "List events in a time range to find its uid; do not guess.", status=404)
         masters = [ev for ev in found if ev.recurrence_id is None]
         return (masters or found)[0]
 
@@ -255,8 +255,8 @@ class CalDAV:
         """Create (no etag: If-None-Match *) or replace (If-Match etag) an event; returns the new etag or ''."""
         events = events_from_ics(ics, calendar)
         if not events or not events[0].uid:
-            raise NextcloudError("bad_request", "The iCalendar text has no VEVENT with a UID. "
-                                 "Add a UID and try again. Do not retry unchanged.")
+            raise NextcloudError(ErrorCode.BAD_REQUEST, "The iCalendar text has no VEVENT with a UID. "
+                                 "Add a UID and try again.")
         name = object_name or f"{events[0].uid}.ics"
         headers = {"Content-Type": "text/calendar; charset=utf-8"}
         if etag:

@@ -9,7 +9,7 @@ from .caldav import CalDAV
 from .carddav import CardDAV
 from .config import Account
 from .deck import Deck
-from .errors import NextcloudError, no_credentials
+from .errors import ErrorCode, NextcloudError, no_credentials
 from .http import Transport
 from .mail import Mail
 from .ocs import OCS
@@ -142,7 +142,8 @@ class NextcloudClient:
             self._transport.request("PROPFIND", url, source="webdav", dav=True, headers={"Depth": "0"},
                                     ok=(207,))
         except NextcloudError as err:
-            if err.kind in ("not_found", "forbidden", "exists", "invalid_response", "bad_request"):
+            if err.code in (ErrorCode.NOT_FOUND, ErrorCode.FORBIDDEN, ErrorCode.EXISTS, ErrorCode.INVALID_RESPONSE,
+                            ErrorCode.BAD_REQUEST):
                 return False
             raise
         return True

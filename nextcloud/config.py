@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from platformdirs import user_config_dir
 
-from .errors import DO_NOT_RETRY, LOGIN_STEP, NextcloudError
+from .errors import LOGIN_STEP, ErrorCode, NextcloudError
 
 ENV_URL = "NEXTCLOUD_URL"
 ENV_USER = "NEXTCLOUD_USER"
@@ -72,14 +72,13 @@ def _read_file(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise NextcloudError("no_credentials", cause=f"The config file {path} cannot be read ({exc.strerror})",
-                             user_step=LOGIN_STEP, action="again (or fix the file's permissions)",
-                             retry_text=DO_NOT_RETRY) from None
+        raise NextcloudError(ErrorCode.NO_CREDENTIALS, cause=f"The config file {path} cannot be read ({exc.strerror})",
+                             user_step=LOGIN_STEP, action="again (or fix the file's permissions)") from None
     try:
         data = json.loads(raw)
     except ValueError:
-        raise NextcloudError("no_credentials", cause=f"The config file {path} is not valid JSON",
-                             user_step=LOGIN_STEP, action="to rewrite it", retry_text=DO_NOT_RETRY) from None
+        raise NextcloudError(ErrorCode.NO_CREDENTIALS, cause=f"The config file {path} is not valid JSON",
+                             user_step=LOGIN_STEP, action="to rewrite it") from None
     return data if isinstance(data, dict) else {}
 
 

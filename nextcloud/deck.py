@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import NextcloudError
+from .errors import ErrorCode, NextcloudError
 from .http import Transport
 
 SOURCE = "deck"
@@ -196,8 +196,8 @@ class Deck:
         allowed = {"title", "description", "duedate", "done", "order", "type"}
         unknown = set(changes) - allowed
         if unknown:
-            raise NextcloudError("bad_request", f"Unknown card field(s): {', '.join(sorted(unknown))}. "
-                                 f"Use only {', '.join(sorted(allowed))}. Do not retry.")
+            raise NextcloudError(ErrorCode.BAD_REQUEST, f"Unknown card field(s): {', '.join(sorted(unknown))}. "
+                                 f"Use only {', '.join(sorted(allowed))}.")
         cur = self.card(board_id, stack_id, card_id)
         body = {"title": cur.title, "type": cur.type, "owner": cur.owner, "description": cur.description,
                 "order": cur.order, "duedate": cur.duedate, "done": cur.done, "stackId": cur.stack_id}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 from urllib.parse import quote
 
-from .errors import NextcloudError
+from .errors import ErrorCode, NextcloudError
 from .http import Transport
 
 SOURCE = "mail"
@@ -87,8 +87,8 @@ def build_filter(filters: Mapping[str, str] | None) -> str:
     parts = []
     for key, value in (filters or {}).items():
         if key not in FILTER_KEYS:
-            raise NextcloudError("bad_request", f"Unknown mail filter '{key}'. Use one of "
-                                 f"{', '.join(sorted(FILTER_KEYS))}. Do not retry the same filter.")
+            raise NextcloudError(ErrorCode.BAD_REQUEST, f"Unknown mail filter '{key}'. Use one of "
+                                 f"{', '.join(sorted(FILTER_KEYS))}.")
         parts.append(f"{key}:{quote(str(value), safe=',')}")
     return " ".join(parts)
 
@@ -172,8 +172,8 @@ class Mail:
         try:
             return int(data["data"]["id"])
         except (KeyError, TypeError, ValueError):
-            raise NextcloudError("invalid_response", "Mail saved no draft id. Check the Drafts mailbox before "
-                                 "saving again; do not retry blindly.") from None
+            raise NextcloudError(ErrorCode.INVALID_RESPONSE, "Mail saved no draft id. Check the Drafts mailbox before "
+                                 "saving again.") from None
 
 
 def check_headers(*, subject: str, to: list[str], cc: list[str] | None = None, bcc: list[str] | None = None,
@@ -187,8 +187,8 @@ def check_headers(*, subject: str, to: list[str], cc: list[str] | None = None, b
     fields += [(name, a) for name, group in (("to", to), ("cc", cc), ("bcc", bcc)) for a in group or []]
     for name, value in fields:
         if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or ch in "\u2028\u2029" for ch in value):
-            raise NextcloudError("bad_request", f"The {name} header holds a line break or control character; "
-                                 "a header is one line. Remove it and compose again; do not retry unchanged.")
+            raise NextcloudError(ErrorCode.BAD_REQUEST, f"The {name} header holds a line break or control character; "
+                                 "a header is one line. Remove it and compose again.")
 
 
 def _people(addresses: list[str] | None) -> list[dict[str, str]]:

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .errors import NextcloudError
+from .errors import ErrorCode, NextcloudError
 from .http import Transport
 
 SOURCE = "ocs"
@@ -121,7 +121,7 @@ class OCS:
         try:
             self._t.request("GET", url, source="mail", params={"format": "json"})
         except NextcloudError as err:
-            return err.kind not in ("app_missing", "not_found")
+            return err.code not in (ErrorCode.APP_MISSING, ErrorCode.NOT_FOUND)
         return True
 
     def apps_available(self) -> dict[str, bool]:

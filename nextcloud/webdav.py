@@ -20,7 +20,7 @@ import httpx
 
 from . import paths
 from .davxml import DAV, NC, OC, DavResponse, escape, parse_multistatus, q
-from .errors import NextcloudError, error_for
+from .errors import ErrorCode, NextcloudError, error_for
 from .http import Transport
 
 SOURCE = "webdav"
@@ -244,9 +244,9 @@ class WebDAV:
         except NextcloudError as err:
             if err.status in (404, 500) and "only supported on directories" in (err.detail or ""):
                 raise NextcloudError(
-                    "not_found", f"The search folder (path {scope}) does not exist or is not a folder. "
-                    "Search from '/' or confirm the folder with files_search; do not guess variants. "
-                    "Do not retry.", status=err.status, path=scope) from None
+                    ErrorCode.NOT_FOUND, f"The search folder (path {scope}) does not exist or is not a folder. "
+                    "Search from '/' or confirm the folder with files_search; do not guess variants.",
+                    status=err.status, path=scope) from None
             raise
         return self._items(resp.content, scope)[:limit]
 
@@ -256,8 +256,8 @@ class WebDAV:
         found = self._search([cond], "/", limit=1, offset=0, order="<d:orderby/>")
         if not found:
             raise NextcloudError(
-                "not_found", f"No file or folder has fileId {int(file_id)} in this account. "
-                "Find it with files_search; do not guess ids. Do not retry.", status=404)
+                ErrorCode.NOT_FOUND, f"No file or folder has fileId {int(file_id)} in this account. "
+                "Find it with files_search; do not guess ids.", status=404)
         return found[0]
 
     def download(self, path: str, dest: BinaryIO, *, max_bytes: int | None = None) -> int:
@@ -317,8 +317,8 @@ class WebDAV:
         if etag:
             tag = entity_tag(etag)
             if tag is None:   # never copy a list or '*' into If-Match: it could overwrite any version
-                raise NextcloudError("bad_request", "The etag is not one entity tag (a list, '*' or characters "
-                                     "an etag cannot hold). Re-read the file for its etag. Do not retry unchanged.",
+                raise NextcloudError(ErrorCode.BAD_REQUEST, "The etag is not one entity tag (a list, '*' or characters "
+                                     "an etag cannot hold). Re-read the file for its etag.",
                                      path=norm)
             headers["If-Match"] = tag
         if create_only:

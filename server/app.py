@@ -26,7 +26,7 @@ from server.arguments import ArgumentRules, rules_for
 from server.arguments import check as check_arguments
 from server.context import ServerContext
 from server.envelope import result_bytes
-from server.errors import ToolFailure, as_tool_failure, validation_message
+from server.errors import ToolFailure, as_tool_failure, invalid_arguments
 from server.tools.coverage import with_host_advice
 
 INSTRUCTIONS = (
@@ -49,15 +49,13 @@ def _classify(name: str, exc: ToolError) -> ToolFailure:
     if known is not None:
         return known
     if isinstance(cause, ValidationError):
-        return ToolFailure(validation_message(name, [dict(e) for e in cause.errors()]), kind="misuse",
-                           status="bad_argument")
+        return invalid_arguments(name, [dict(e) for e in cause.errors()])
     if cause is None and str(exc).startswith("Unknown tool"):
-        return ToolFailure(f"{exc}. Call tools/list for the tools this server offers; do not retry this name.",
-                           kind="misuse", status="unknown_tool")
+        return ToolFailure(str(exc), "Call tools/list for the tools this server offers", kind="misuse",
+                           status="unknown_tool")
     if isinstance(exc, UnexpectedToolError) or cause is not None:
-        return ToolFailure(f"{name} failed on our side (an internal error, logged on the server). "
-                           "Retry once; if it fails again, stop and report it.", kind="fault", status="internal",
-                           retry=True)
+        return ToolFailure(f"{name} failed on our side (an internal error, logged on the server)", "",
+                           kind="fault", status="internal", retry=True)
     return ToolFailure(str(exc), kind="fault", status="tool_error")
 
 
@@ -90,6 +88,15 @@ class NextcloudMCP(MCPServer):
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The MCP answer: a failure is a result (`isError`) whose text is the agent's instruction and whose
+        structuredContent `{"error": {code, cause, action, retry}}` holds its fields."""
+        try:
+            return await self.run_tool(name, arguments, context)
+        except ToolFailure as failure:
+            return failure.result()
+
+    async def run_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Run a tool: its result, or a `ToolFailure` raised (the CLI words it for a person)."""
         if self.remote is not None:
             return await self._call_in_service(name, arguments)
         t0 = time.perf_counter()
@@ -134,7 +141,10 @@ class NextcloudMCP(MCPServer):
         except (ToolError, ValidationError):
             raise
         except Exception as exc:   # the service could not be reached or ended during the call
-            raise ToolFailure(f"{name}: {exc}.", kind="fault", status="service_unavailable", retry=False) from exc
+            raise ToolFailure(f"{name}: the index service could not be reached or ended during the call ({exc}).",
+                              "Check what the call changed (list or read it) before calling it again; if the service "
+                              "keeps failing, restart this MCP server", kind="fault", status="service_unavailable",
+                              retry=False) from exc
 
 
 # Constraints still enforced by validation but not worth their bytes in every session's tools/list.

@@ -28,7 +28,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from server.argument_text import LINE, character_problem, kind_of, must_not_be_empty
-from server.errors import misuse, validation_message
+from server.errors import invalid_arguments, misuse
 
 # Long enough for any free text a Nextcloud app takes in one field (Talk caps a message at 32,000
 # characters); a tool whose argument may be longer (files_write's content) declares its own maxLength.
@@ -80,7 +80,7 @@ def check(tool_name: str, rules: ArgumentRules, arguments: dict[str, Any] | None
         shown = ", ".join(_printable(k) for k in unknown[:3]) + (" …" if len(unknown) > 3 else "")
         valid = ", ".join(rules.names) or "none"
         raise misuse(f"Unknown argument(s) for {tool_name}: {shown}. Its arguments are: {valid}. "
-                     "Call again with only these names (check the spelling); do not retry unchanged.",
+                     "Call again with only these names (check the spelling).",
                      status="unknown_argument")
     for key, value in arguments.items():
         problem = _string_problem(value, None if key in rules.declared_max else DEFAULT_MAX_CHARS)
@@ -98,8 +98,8 @@ def check(tool_name: str, rules: ArgumentRules, arguments: dict[str, Any] | None
 
 
 def _bad(tool_name: str, key: str, problem: str) -> Exception:
-    return misuse(f"Invalid arguments for {tool_name}: {key}: {problem}. Fix it and call again; "
-                  "do not retry unchanged.", status="bad_argument")
+    return misuse(f"Invalid arguments for {tool_name}: {key}: {problem}. Fix it and call again.",
+                  status="bad_argument")
 
 
 _JSON_NAMES = {str: "a string", bool: "a boolean", int: "an integer", float: "a number", list: "an array",
@@ -120,7 +120,7 @@ def _check_types(tool_name: str, rules: ArgumentRules, arguments: dict[str, Any]
                 got = _JSON_NAMES.get(type(e.get("input")), "another type")
                 e["msg"] = f"{e.get('msg')} (got {got})"
             errors.append(e)
-        raise misuse(validation_message(tool_name, errors), status="bad_argument") from None
+        raise invalid_arguments(tool_name, errors) from None
 
 
 def _text_problem(value: Any, kind: str) -> str | None:

@@ -62,7 +62,7 @@ class MailMCP(NextcloudMCP):
 
     def mail_state(self) -> str:
         """What Nextcloud says about Mail (cached MAIL_PROBE_TTL_S, asked again at once when credentials change)."""
-        from nextcloud.errors import NextcloudError
+        from nextcloud.errors import ErrorCode, NextcloudError
 
         with self._probe_lock:
             key = self._credentials_key()
@@ -74,7 +74,7 @@ class MailMCP(NextcloudMCP):
                 self.context.client().mail.accounts()
                 state = "installed"
             except NextcloudError as exc:
-                state = {"app_missing": "missing", "auth": "refused"}.get(exc.kind, "unreachable")
+                state = {ErrorCode.APP_MISSING: "missing", ErrorCode.AUTH: "refused"}.get(exc.code, "unreachable")
             self._probe = (time.monotonic(), state, key)
             # initialize reads the instructions from the low-level server: keep them in step with the state.
             self._lowlevel_server.instructions = UNAVAILABLE.get(state, INSTRUCTIONS)

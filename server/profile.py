@@ -208,7 +208,7 @@ def writable(path: str) -> str:
     if not p.allows(path):
         raise as_missing(ToolFailure(
             f"{path} is outside the folders this agent may use ({', '.join(p.folders or ())}): write inside one "
-            "of them. Do not retry this path.", kind="refused", status=OUTSIDE))
+            "of them.", kind="refused", status=OUTSIDE))
     return path
 
 
@@ -216,7 +216,7 @@ def not_offered(name: str) -> ToolFailure:
     p = current()
     return ToolFailure(f"{name} is not available to this agent (profile {p.name!r} allows "
                        f"{'only read-only tools' if p.read_only else 'only some tools'}). Call tools/list for the "
-                       "tools it may use; do not retry this one.", kind="refused", status=NOT_OFFERED)
+                       "tools it may use.", kind="refused", status=NOT_OFFERED)
 
 
 def visible(items: Iterable[Any], key: str = "path") -> Iterator[Any]:

@@ -79,8 +79,7 @@ class JobNotFound(LookupError):
     """No job with that id: the message says how to list the known ones."""
 
     def __init__(self, job_id: str):
-        super().__init__(f"no job with id {job_id!r}; list the known jobs with 'mcp-nextcloud jobs list' "
-                         "(do not retry with the same id)")
+        super().__init__(f"no job with id {job_id!r}. List the known jobs with 'mcp-nextcloud jobs list'")
         self.job_id = job_id
 
 

@@ -13,7 +13,7 @@ import posixpath
 from collections import deque
 from typing import Any, Protocol
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from reader.extract import is_light
 
 from indexer.remote.digest import content_digest
@@ -87,7 +87,7 @@ class Fetcher:
             data: bytes = fut.result()
         except NextcloudError as exc:
             self.sink.fetch_failed(path, exc)  # may raise: the server is gone
-            if exc.kind == "too_large":        # the server sent more than PROPFIND said
+            if exc.code is ErrorCode.TOO_LARGE:        # the server sent more than PROPFIND said
                 self.writer.record_failure(rec.id, "too_large", str(exc))
             else:
                 self.writer.record_failure(rec.id, "failed", DOWNLOAD_FAILED + str(exc))

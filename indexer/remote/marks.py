@@ -59,8 +59,8 @@ def record_account(writer: Any, account: Any) -> None:
 def record_failure(writer: Any, exc: BaseException, *, at: float) -> None:
     """Remember why a sync stopped: the error table's parts (so each front end can word it), or a safe summary."""
     if isinstance(exc, NextcloudError):
-        data: dict[str, Any] = {"kind": exc.kind, "message": str(exc), "cause": exc.cause, "action": exc.action,
-                                "step": exc.user_step, "retry": exc.retry_text}
+        data: dict[str, Any] = {"kind": exc.code.value, "message": str(exc), "cause": exc.cause, "action": exc.action,
+                                "step": exc.user_step}
     else:
         data = {"kind": "internal", "message": f"the sync stopped on {type(exc).__name__}"}
     data["at"] = iso_time(at)
@@ -69,9 +69,9 @@ def record_failure(writer: Any, exc: BaseException, *, at: float) -> None:
 
 @dataclass(frozen=True)
 class SyncFailure:
-    """Why the newest sync stopped: its kind, when, and the error rebuilt from its parts (None for a crash)."""
+    """Why the newest sync stopped: its code (None for a crash), when, and the error rebuilt from its parts."""
 
-    kind: str
+    code: ErrorCode | None
     message: str
     at: str
     error: NextcloudError | None
@@ -125,13 +125,12 @@ def _failure(raw: str | None) -> SyncFailure | None:
         return None
     if not isinstance(data, dict) or not data.get("message"):
         return None
-    kind = str(data.get("kind") or "")
+    code = ErrorCode.parse(str(data.get("kind") or ""))
     error = None
-    if kind in ErrorCode.__members__.values():
-        error = NextcloudError(kind, cause=str(data.get("cause") or data["message"]),
-                               action=str(data.get("action") or ""), user_step=data.get("step") or None,
-                               retry_text=str(data.get("retry") or ""))
-    return SyncFailure(kind, str(data["message"]), str(data.get("at") or ""), error)
+    if code is not None:
+        error = NextcloudError(code, cause=str(data.get("cause") or data["message"]),
+                               action=str(data.get("action") or ""), user_step=data.get("step") or None)
+    return SyncFailure(code, str(data["message"]), str(data.get("at") or ""), error)
 
 
 def _changes_since(values: dict[str, str], finished: float | None) -> float | None:

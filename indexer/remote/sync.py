@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from reader.document import DEFAULT_LIMITS
 
 from indexer.jobs.pool import Extractor
@@ -36,7 +36,6 @@ DEFAULT_MAX_FILE_BYTES = DEFAULT_LIMITS.max_bytes
 # After this many transport failures in a row the server is gone: stop early
 # with its instruction instead of recording every remaining file as failed.
 MAX_CONSECUTIVE_TRANSPORT_ERRORS = 5
-TRANSPORT_KINDS = ("network", "timeout", "auth", "no_credentials")
 MAX_REPORTED_FAILURES = 20
 
 
@@ -335,7 +334,7 @@ class _Syncer:
 
     def fetch_failed(self, path: str, exc: NextcloudError) -> None:
         self.transport_failure(exc)         # may re-raise: the server is gone
-        if exc.kind == "too_large":
+        if exc.code is ErrorCode.TOO_LARGE:
             self.report.skipped_too_large += 1
         else:
             self.fail(path, DOWNLOAD_FAILED + str(exc))
@@ -376,9 +375,9 @@ class _Syncer:
 
     def transport_failure(self, exc: NextcloudError) -> None:
         """Count transport failures in a row; re-raise when the server is clearly gone."""
-        if exc.kind in ("auth", "no_credentials"):
+        if exc.code in (ErrorCode.AUTH, ErrorCode.NO_CREDENTIALS):
             raise exc
-        if exc.kind in TRANSPORT_KINDS:
+        if exc.code.transport:
             self.transport_errors += 1
             if self.transport_errors >= MAX_CONSECUTIVE_TRANSPORT_ERRORS:
                 raise exc

@@ -149,12 +149,12 @@ def read_cursor(secret: bytes, parts: list[Any], cursor: str, what: str = "query
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(
             "cursor is not one this index issued: pass the nextCursor of the previous answer unchanged, "
-            "or drop cursor to start from the first page; do not retry with this cursor"
+            "or drop cursor to start from the first page"
         ) from exc
     if offset < 0 or not hmac.compare_digest(mac, _binding(secret, parts)):
         raise ValueError(
             f"cursor belongs to another {what} (or other filters or account): repeat the exact same {what} "
-            f"and filters with it, or drop cursor to start over; do not retry with this cursor"
+            f"and filters with it, or drop cursor to start over"
         )
     return offset
 

@@ -13,8 +13,11 @@ import argparse
 import json
 from typing import Any
 
+from nextcloud.errors import NextcloudError
 from server.cli import toolspec
-from server.cli.output import CliError, dump, fail, plain
+from server.cli.errors import CliError, report
+from server.cli.options import add_index, add_json
+from server.cli.output import dump, plain
 from server.cli.parser import Subcommands
 from server.cli.tool_commands import DEFAULT_TIMEOUT_S, needs_confirm
 
@@ -54,8 +57,8 @@ def register(deck: Subcommands) -> None:
     p.add_argument("--confirm", action="store_true", help="required to create the cards")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"deadline per request, retries included (default {DEFAULT_TIMEOUT_S:g})")
-    p.add_argument("--index", metavar="PATH", default=None, help="index database (as for the other commands)")
-    p.add_argument("--json", action="store_true", help="print compact JSON")
+    add_index(p)
+    add_json(p)
     p.manifest_extra = {"inputSchema": input_schema(), "writes": True, "confirm": True,
                         "tool": TOOL, "batch": {"maxItems": BATCH_MAX}}
     p.set_defaults(func=run)
@@ -104,8 +107,8 @@ def batch_id(account: Any, data: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
-    except CliError as err:
-        return fail(err, args.json)
+    except (CliError, NextcloudError) as err:
+        return report(err, args.json, "mcp-nextcloud deck create-cards")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -188,7 +191,7 @@ def _execute(spec: dict[str, Any], account: Any, args: argparse.Namespace, items
             try:
                 result = session.call(TOOL, _tool_args(item))
             except CliError as err:
-                if err.status == "unknown_outcome":
+                if err.status == "unknown_outcome":   # the code of a write whose outcome is unknown
                     outcomes.append({"id": iid, "outcome": "unknown", "error": str(err)})
                     continue                     # left `started`: the rerun reads the state first
                 state = DONE if err.status == "partial" else FAILED   # partial: the card exists

@@ -16,9 +16,12 @@ from pathlib import Path
 
 from indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
 from server.cli import sync
+from server.cli.errors import CliError
+from server.cli.errors import report as report_failure
 from server.cli.parser import Subcommands
 from server.cli.storage import index_problem
 
+from server.cli.options import add_index, add_json
 from server.cli.output import plain
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
@@ -30,9 +33,9 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
+def _fail(args: argparse.Namespace, message: str, *, status: str = "bad_argument", usage: bool = True) -> int:
+    """A failure through the CLI's one renderer: JSON on stdout with --json, else a line on stderr."""
+    return report_failure(CliError(message, usage=usage, status=status), getattr(args, "json", False))
 
 
 def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -44,13 +47,16 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
         try:
             return cmd(args)
         except apsw.Error as exc:
-            return _fail(index_problem(_where(args), exc))
+            return _fail(args, index_problem(_where(args), exc), status="index_unusable")
         except BrokenPipeError:
             raise       # `grep x | head -1`: the CLI's entry point ends quietly
         except OSError as exc:
-            return _fail(index_problem(_where(args), exc) if exc.errno in (errno.ENOSPC, errno.EDQUOT) else f"{exc}")
+            full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            return _fail(args, index_problem(_where(args), exc) if full else f"{exc}", status="storage", usage=False)
         except RuntimeError as exc:
-            return _fail(f"{exc}")
+            return _fail(args, f"{exc}")
+        except CliError as exc:
+            return report_failure(exc, getattr(args, "json", False))
 
     return run
 
@@ -59,11 +65,6 @@ def _where(args: argparse.Namespace) -> str:
     from indexer.store.location import index_path
 
     return str(index_path(args.index))
-
-
-def _add_index_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--index", metavar="PATH", default=None,
-                   help="index database to use (default: $MCP_NEXTCLOUD_INDEX, else the platform data dir)")
 
 
 def _open(args: argparse.Namespace, *, create: bool = True):
@@ -75,8 +76,8 @@ def _open(args: argparse.Namespace, *, create: bool = True):
     if not create and not path.exists():
         named = "--index" if args.index else ("$MCP_NEXTCLOUD_INDEX" if os.environ.get("MCP_NEXTCLOUD_INDEX")
                                               else "the default index")
-        raise RuntimeError(f"there is no index at {path} ({named}): check the path, or build it first with "
-                           f"'mcp-nextcloud index add FOLDER' or 'mcp-nextcloud index sync'")
+        raise CliError(f"there is no index at {path} ({named}).", action="Check the path, or build it first with "
+                       "'mcp-nextcloud index add FOLDER' or 'mcp-nextcloud index sync'", usage=True, status="no_index")
     kept = getattr(args, "kept_index", None)   # the index service's, open across its calls (server/cli/service.py)
     if kept is not None and not path.exists():
         Index.open(path).close()             # created here first, as in the command's own process
@@ -99,16 +100,16 @@ def _cmd_add(args: argparse.Namespace) -> int:
 
     folder = Path(args.folder).expanduser()
     if not folder.exists():
-        return _fail(f"{folder} does not exist: give the path of an existing folder to index")
+        return _fail(args, f"{folder} does not exist: give the path of an existing folder to index")
     if not folder.is_dir():
-        return _fail(f"{folder} is a file, not a folder: give the folder that holds it")
+        return _fail(args, f"{folder} is a file, not a folder: give the folder that holds it")
     from server.cli.progress import FilesProgress
 
     try:
         with _open(args) as index, FilesProgress("indexing") as progress:
             report = index_folder(index, folder, progress=progress, remote_path=args.remote_path)
     except RemotePathError as exc:
-        return _fail(str(exc))
+        return _fail(args, str(exc))
     if args.json:
         print(_dump(report.to_dict()))
     else:
@@ -136,11 +137,12 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     with _open(args) as index:
         folder = args.folder or index.get_meta("local_root")
         if not folder:
-            return _fail("no folder to watch: give one (mcp-nextcloud index watch FOLDER) or run 'index add' first")
+            return _fail(args, "no folder to watch: give one (mcp-nextcloud index watch FOLDER) or run 'index add' "
+                         "first")
         if not Path(folder).exists():
-            return _fail(f"{folder} does not exist: give the path of an existing folder to watch")
+            return _fail(args, f"{folder} does not exist: give the path of an existing folder to watch")
         if not Path(folder).is_dir():
-            return _fail(f"{folder} is a file, not a folder: give the folder to watch")
+            return _fail(args, f"{folder} is a file, not a folder: give the folder to watch")
         # With --json: one compact JSON object per line on stdout (an event stream); else lines on stderr.
         say = _event_printer(args.json)
         with ExtractionPool() as pool:
@@ -253,7 +255,7 @@ def _part_line(part: dict[str, Any], journal: str | None) -> str:
 
 def _cmd_remove(args: argparse.Namespace) -> int:
     if bool(args.folder) == bool(args.account):
-        return _fail("give the folder to remove (as `index status` lists it) or --account, not both")
+        return _fail(args, "give the folder to remove (as `index status` lists it) or --account, not both")
     with _open(args, create=False) as index:   # removing from a missing index must not create one
         if args.account:
             n = index.writer().forget_account()
@@ -263,7 +265,7 @@ def _cmd_remove(args: argparse.Namespace) -> int:
         root = next((r for r in index.roots() if r.folder == wanted), None)
         if root is None:
             known = ", ".join(r.folder for r in index.roots()) or "none"
-            return _fail(f"{wanted} is not a folder of this index (folders: {known}); "
+            return _fail(args, f"{wanted} is not a folder of this index (folders: {known}); "
                          "`mcp-nextcloud index status` lists them")
         n = index.writer().forget_root(root.id)
     print(f"removed {root.folder} from {index.path}: {n} files")
@@ -276,7 +278,7 @@ def _cmd_reset(args: argparse.Namespace) -> int:
 
     path = index_path(args.index)
     if not args.confirm:
-        return _fail(f"this deletes the whole index {path} (every folder and the account's files); "
+        return _fail(args, f"this deletes the whole index {path} (every folder and the account's files); "
                      "stop `mcp-nextcloud serve` and watchers using it, then run again with --confirm")
     removed = []
     for base in (path, jobs_path_for(path)):
@@ -335,11 +337,11 @@ def _grep_json(res: Any, folders: list[str | None], fields: list[str] | None) ->
 def _cmd_grep(args: argparse.Namespace) -> int:
     kinds = [k.strip() for k in args.kind.split(",")] if args.kind else None
     if not args.query.strip():
-        return _fail("empty query: give words or a phrase, e.g. mcp-nextcloud grep \"new app\"")
+        return _fail(args, "empty query: give words or a phrase, e.g. mcp-nextcloud grep \"new app\"")
     try:
         fields = _grep_fields(args.fields)
     except ValueError as exc:
-        return _fail(str(exc))
+        return _fail(args, str(exc))
     try:
         with _open(args, create=False) as index:
             res = index.grep(args.query, path_prefix=args.path, kinds=kinds, limit=args.limit, cursor=args.cursor,
@@ -349,7 +351,7 @@ def _cmd_grep(args: argparse.Namespace) -> int:
             folders = [index.local_folder_of(h.path) if h.source == "local" else None for h in res.hits]
             present = index.kind_counts(args.path) if kinds and res.total == 0 else {}
     except ValueError as exc:
-        return _fail(str(exc))
+        return _fail(args, str(exc))
     if args.json:
         print(_dump(_grep_json(res, folders, fields)))
         return 0
@@ -424,34 +426,34 @@ def register(subparsers: Subcommands) -> None:
     p.add_argument("--remote-path", metavar="NEXTCLOUD_FOLDER", default=None,
                    help="for a desktop-client sync folder: the Nextcloud folder it mirrors, e.g. /Work (default: "
                         "what the client's nextcloud.cfg says, else /); remembered for later runs")
-    p.add_argument("--json", action="store_true", help="print the run's summary as compact JSON")
-    _add_index_arg(p)
+    add_json(p, "the run's summary")
+    add_index(p)
     p.set_defaults(func=_guarded(_cmd_add))
 
     p = isub.add_parser("watch", help="keep a folder's index current until Ctrl-C",
                         epilog="Example: mcp-nextcloud index watch ~/Nextcloud")
     p.add_argument("folder", nargs="?", help="folder to watch (default: the last one added)")
-    p.add_argument("--json", action="store_true", help="one compact JSON event per line on stdout")
-    _add_index_arg(p)
+    add_json(p, "one event per line")
+    add_index(p)
     p.set_defaults(func=_guarded(_cmd_watch))
 
     p = isub.add_parser("status", help="counts by status, what failed and why, index size",
                         epilog="Example: mcp-nextcloud index status --json")
-    p.add_argument("--json", action="store_true", help="compact JSON")
-    _add_index_arg(p)
+    add_json(p)
+    add_index(p)
     p.set_defaults(func=_guarded(_cmd_status))
 
     p = isub.add_parser("remove", help="remove a local folder (or --account: the synced account) from the index",
                         epilog="Example: mcp-nextcloud index remove ~/Documents/old-notes")
     p.add_argument("folder", nargs="?", help="a folder added with `index add`, as `index status` lists it")
     p.add_argument("--account", action="store_true", help="remove the synced account's files instead")
-    _add_index_arg(p)
+    add_index(p)
     p.set_defaults(func=_guarded(_cmd_remove))
 
     p = isub.add_parser("reset", help="delete the whole index (needs --confirm)",
                         epilog="Example: mcp-nextcloud index reset --confirm")
     p.add_argument("--confirm", action="store_true", help="really delete it")
-    _add_index_arg(p)
+    add_index(p)
     p.set_defaults(func=_guarded(_cmd_reset))
 
     sync.register_sync(isub)
@@ -472,7 +474,6 @@ def register(subparsers: Subcommands) -> None:
     g.add_argument("--passages", type=int, default=1, help=f"passages per file (default 1, max {MAX_PASSAGES})")
     g.add_argument("--fields", metavar="A,B", default=None,
                    help="only these hit fields (path and fileId always kept), e.g. passages")
-    g.add_argument("--json", action="store_true", help="compact JSON {items, page, total, tookMs}: the hits as "
-                   "files_grep returns them")
-    _add_index_arg(g)
+    add_json(g, "{items, page, total, tookMs}: the hits as files_grep returns them")
+    add_index(g)
     g.set_defaults(func=_guarded(_cmd_grep))

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.cli.options import add_json
 from server.cli.parser import Subcommands
 
 EXIT_UNREADABLE = 2
@@ -37,13 +38,15 @@ def register(subparsers: Subcommands) -> None:
     p.add_argument("--offset", type=int, default=0, help="start of the slice, a character offset (default 0); "
                    "with --outline, expand the section holding this offset")
     p.add_argument("--limit", type=int, default=None, help="slice size in characters, or the number of matches")
-    p.add_argument("--json", action="store_true", help="print compact JSON instead of the readable view")
+    add_json(p, "instead of the readable view")
     p.set_defaults(func=run)
 
 
-def _fail(message: str) -> int:
-    print(f"mcp-nextcloud inspect: {message}", file=sys.stderr)
-    return EXIT_UNREADABLE
+def _fail(args: argparse.Namespace, message: str, code: str = "unreadable") -> int:
+    """Through the CLI's one renderer: the file given cannot be inspected (fix the command: exit 2)."""
+    from server.cli.errors import CliError, report
+
+    return report(CliError(message, usage=True, status=code), args.json, "mcp-nextcloud inspect")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,22 +58,22 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     if path.is_dir():
-        return _fail(f"{args.file} is a folder: give the path of one file inside it")
+        return _fail(args, f"{args.file} is a folder: give the path of one file inside it")
     if not path.is_file():
-        return _fail(f"no such file: {args.file} (check the path and try again)")
+        return _fail(args, f"no such file: {args.file} (check the path and try again)")
     try:
         size = path.stat().st_size
         if size > DEFAULT_LIMITS.max_bytes:  # before reading: a 3 GB file must not cost 3 GB of memory
-            return _fail(f"{path.name} is too large to read ({size // (1024 * 1024)} MiB, limit "
+            return _fail(args, f"{path.name} is too large to read ({size // (1024 * 1024)} MiB, limit "
                          f"{DEFAULT_LIMITS.max_bytes // (1024 * 1024)} MiB): inspect a smaller export of it")
         data = path.read_bytes()
     except OSError as exc:
-        return _fail(f"cannot read {args.file}: {exc.strerror or exc}; check its permissions")
+        return _fail(args, f"cannot read {args.file}: {exc.strerror or exc}; check its permissions")
     try:
         # In a child with the reader's memory and time caps: the file may be hostile.
         doc = extract_once(data, path.name, None, limits=DEFAULT_LIMITS)
     except ReaderError as exc:
-        return _fail(f"{path.name}: {exc}")
+        return _fail(args, f"{path.name}: {exc}")
 
     summary: dict[str, Any] = {
         "name": path.name,
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             limit = DEFAULT_PAGE_CHARS if args.limit is None else args.limit
             result = {"page": page(doc, offset=args.offset, limit=limit).to_dict()}
     except ValueError as exc:
-        return _fail(str(exc))
+        return _fail(args, str(exc), "bad_argument")
 
     out = json.dumps(flat(summary, result), separators=(",", ":"), ensure_ascii=False) if args.json \
         else _human(summary, result)

@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 from indexer.store.location import index_path
-from server.cli.errors import print_error
+from server.cli.errors import report
+from server.cli.options import add_index, add_json
 from server.cli.parser import Subcommands
 from server.cli.sync import EXIT_FAILED, EXIT_OK, EXIT_USAGE, exit_code, print_job
 
@@ -28,9 +29,8 @@ def register(subparsers: Subcommands) -> None:
     sub = p.add_commands(dest="jobs_command", metavar="ACTION")
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--json", action="store_true", help="print compact JSON")
-        sp.add_argument("--index", metavar="PATH", help="index database whose jobs to show (default: "
-                        "$MCP_NEXTCLOUD_INDEX, else the platform data directory, as for index sync)")
+        add_json(sp)
+        add_index(sp, "the one whose jobs to show")
 
     s = sub.add_parser("status", help="show a job's state and progress",
                        epilog="Example: mcp-nextcloud jobs status 5f2c9a1e7b30 --json")
@@ -88,8 +88,7 @@ def _with_job(args: argparse.Namespace, action: str) -> int:
             job = store.get(args.id)
         elif action == "wait":
             if args.timeout < 0:
-                print_error(ValueError("--timeout must be zero or a number of seconds"), args.json, PROG)
-                return EXIT_USAGE
+                return report(ValueError("--timeout must be zero or a number of seconds"), args.json, PROG)
             job = store.wait(args.id, args.timeout)
         elif action == "cancel":
             job = store.request_cancel(args.id)
@@ -98,8 +97,7 @@ def _with_job(args: argparse.Namespace, action: str) -> int:
             if job is None:
                 return EXIT_USAGE
     except JobNotFound as err:
-        print_error(err, args.json, f"{PROG} {action}")
-        return EXIT_USAGE
+        return report(err, args.json, f"{PROG} {action}")
     print_job(job, args.json)
     if action == "wait":
         return exit_code(job)
@@ -115,7 +113,7 @@ def _do_resume(args: argparse.Namespace, store: Any, account: Any) -> Any:
     if job.state != "interrupted":
         return job          # nothing to resume: its state says why
     if account is None:
-        print_error(no_credentials(), args.json, f"{PROG} resume")
+        report(no_credentials(), args.json, f"{PROG} resume")
         return None
     job = store.resume(job.id)
     if job.state == QUEUED and job.pid is None:

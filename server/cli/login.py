@@ -10,6 +10,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from server.cli.options import add_json
 from server.cli.parser import Subcommands
 
 
@@ -23,7 +24,7 @@ def register(subparsers: Subcommands) -> None:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the approval (default 300)")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between polls (default 2)")
     p.add_argument("--config", type=Path, default=None, help="config file to write (default: the user config dir)")
-    p.add_argument("--json", action="store_true", help="print the result as compact JSON")
+    add_json(p, "the result")
     p.set_defaults(func=run)
 
 
@@ -60,17 +61,12 @@ def run(args: argparse.Namespace) -> int:
     from nextcloud.config import save_account
     from nextcloud.errors import NextcloudError
     from nextcloud.login import login
-    from server.cli.errors import person_text
+    from server.cli.errors import CliError, report
 
     problem = url_problem(args.url)
     if problem:
-        message = f"{problem}: give your Nextcloud's address, e.g. https://cloud.example.com"
-        if args.json:
-            print(json.dumps({"ok": False, "error": {"message": message, "kind": "misuse", "status": "bad_url"}},
-                             separators=(",", ":")))
-        else:
-            print(f"login failed: {message}", file=sys.stderr)
-        return 2
+        return report(CliError(f"{problem}.", action="Give your Nextcloud's address, e.g. https://cloud.example.com",
+                               usage=True, status="bad_url"), args.json, "mcp-nextcloud login")
 
     def show(url: str) -> None:
         print(f"Open this URL in a browser and grant access:\n  {url}", file=sys.stderr, flush=True)
@@ -83,12 +79,7 @@ def run(args: argparse.Namespace) -> int:
         account = replace(account, user_id=user.id or None)
         path = save_account(account, args.config)
     except NextcloudError as err:
-        if args.json:
-            print(json.dumps({"ok": False, "error": {**err.to_dict(), "message": person_text(err)}},
-                             separators=(",", ":")))
-        else:
-            print(f"login failed: {person_text(err)}", file=sys.stderr)
-        return 1
+        return report(err, args.json, "mcp-nextcloud login")
     if args.json:
         print(json.dumps({"ok": True, "user": user.id, "displayName": user.display_name,
                           "url": account.url, "config": str(path)}, separators=(",", ":")))

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from typing import Any
 
 from server.cli.output import dump
+from server.cli.options import add_json
 from server.cli.parser import Subcommands
 from server.cli.tool_commands import ARTIFACT_BYTES
 
@@ -52,14 +52,14 @@ def register(subparsers: Subcommands) -> None:
                               "constraints and examples as argument arrays. Stable for a given version.",
                               epilog="Example: mcp-nextcloud manifest --command 'deck create-card'")
     m.add_argument("--command", metavar="NAME", default=None, help="only this command, e.g. 'files search'")
-    m.add_argument("--json", action="store_true", help="accepted for uniformity: the manifest is always JSON")
+    add_json(m, "accepted for uniformity: the manifest is always JSON")
     m.set_defaults(func=run_manifest)
 
     h = subparsers.add_parser("help", help="exact syntax of one command",
                               description="Show the exact syntax, options and an example of one command.",
                               epilog="Example: mcp-nextcloud help files search")
     h.add_argument("name", nargs="*", metavar="COMMAND", help="the command, e.g. files search")
-    h.add_argument("--json", action="store_true", help="the command's manifest entry as compact JSON")
+    add_json(h, "the command's manifest entry")
     h.set_defaults(func=run_help)
 
 
@@ -160,8 +160,7 @@ def run_manifest(args: argparse.Namespace) -> int:
     if args.command:
         found = [c for c in manifest["commands"] if c["name"] == args.command.strip()]
         if not found:
-            print(f"error: no command {args.command!r}; run 'mcp-nextcloud --help' for the list", file=sys.stderr)
-            return 2
+            return _no_command(args, args.command)
         manifest = {**manifest, "commands": found}
     print(dump(manifest))
     return 0
@@ -180,5 +179,11 @@ def run_help(args: argparse.Namespace) -> int:
             else:
                 parser.print_help()
             return 0
-    print(f"error: no command {name!r}; run 'mcp-nextcloud --help' for the list", file=sys.stderr)
-    return 2
+    return _no_command(args, name)
+
+
+def _no_command(args: argparse.Namespace, name: str) -> int:
+    from server.cli.errors import CliError, report
+
+    return report(CliError(f"no command {name!r}.", action="Run 'mcp-nextcloud --help' for the list", usage=True,
+                           status="unknown_command"), args.json, "mcp-nextcloud manifest")

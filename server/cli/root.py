@@ -10,6 +10,7 @@ import importlib
 import os
 import sys
 
+from server.cli.errors import EXIT_CODES
 from server.cli.parser import CommandParser, RootParser, iter_commands
 
 __all__ = ["COMMAND_MODULES", "CommandParser", "OWN_MODULE", "RootParser", "build_parser", "iter_commands",
@@ -35,7 +36,12 @@ OWN_MODULE = {"grep": "index", "index": "index", "inspect": "inspect", "service"
 ROOT_EPILOG = """\
 Start with: mcp-nextcloud demo   (no account needed: an emulated Nextcloud, and what an agent sees)
 Then:       mcp-nextcloud login URL; mcp-nextcloud index sync; mcp-nextcloud serve
-Run 'mcp-nextcloud COMMAND --help' for a command's options and an example."""
+Run 'mcp-nextcloud COMMAND --help' for a command's options and an example.
+
+A failure is one line on stderr, or with --json {"error": {"code", "cause", "action", "retry", "message"}}
+on stdout.
+
+""" + EXIT_CODES
 
 
 def build_parser(command: str | None = None) -> RootParser:
@@ -75,10 +81,10 @@ def parse(parser: RootParser, argv: list[str]) -> argparse.Namespace:
     except UsageError as err:
         options = argv[: argv.index("--")] if "--" in argv else argv
         if "--json" in options:
-            from server.cli.output import CliError, fail
+            from server.cli.errors import CliError, report
 
-            fail(CliError(f"{err.prog}: {err.message}. Run '{err.prog} --help' for its options.", usage=True),
-                 as_json=True)
+            report(CliError(f"{err.prog}: {err.message}.", action=f"Run '{err.prog} --help' for its options",
+                            usage=True), as_json=True)
         else:
             sys.stderr.write(err.usage)
             sys.stderr.write(f"{err.prog}: error: {err.message}\n")

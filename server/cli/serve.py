@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.cli.options import add_index, add_json
 from server.cli.parser import Subcommands
 
 
@@ -31,8 +32,7 @@ def register(subparsers: Subcommands) -> None:
     p.add_argument("--port", type=_port, default=8765, help="HTTP port, 1-65535 (default 8765; with --http)")
     p.add_argument("--interval", type=float, default=300.0, metavar="SECONDS",
                    help="background sync period in seconds (default 300; 0 turns it off)")
-    p.add_argument("--index", metavar="PATH", help="index database (default: $MCP_NEXTCLOUD_INDEX or the "
-                   "platform data directory, the same as `mcp-nextcloud index sync`)")
+    add_index(p, "the same as `mcp-nextcloud index sync`")
     p.add_argument("--max-read-mb", type=float, default=None, metavar="MB",
                    help="files_read refuses larger files without downloading them (default 10)")
     p.add_argument("--telemetry", metavar="PATH", help="call log database (default: $MCP_NEXTCLOUD_TELEMETRY "
@@ -48,7 +48,7 @@ def register(subparsers: Subcommands) -> None:
         description="Print, per tool, how calls ended (ok / refused / misuse / fault), their median duration "
         "and the bytes returned. The log never holds argument values or content.",
         epilog="Example: mcp-nextcloud report --json")
-    r.add_argument("--json", action="store_true", help="compact JSON instead of a table")
+    add_json(r, "instead of a table")
     r.add_argument("--telemetry", metavar="PATH", help="call log database to read")
     r.set_defaults(func=run_report)
 
@@ -62,7 +62,7 @@ def register(subparsers: Subcommands) -> None:
     d.add_argument("--serve", action="store_true",
                    help="keep the emulator running and print the configuration that points `serve` (an MCP "
                         "host, the MCP Inspector) at it, until Ctrl-C")
-    d.add_argument("--json", action="store_true", help="one compact JSON object (with --serve: the configuration)")
+    add_json(d, "one object (with --serve: the configuration)")
     d.set_defaults(func=run_demo)
 
 
@@ -94,7 +94,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from server import faultlog
     from server.app import build_server
-    from server.cli.errors import person_text
+    from server.cli.errors import report
     from server.cli.storage import index_problem
     from server.context import Settings, open_context
     from server.mail_app import build_mail_server
@@ -103,11 +103,9 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         account = load_account()
     except NextcloudError as err:
-        print(f"mcp-nextcloud serve: {person_text(err)}", file=sys.stderr)
-        return 2
+        return report(err, False, "mcp-nextcloud serve")
     if account is None:
-        print(f"mcp-nextcloud serve: {person_text(no_credentials())}", file=sys.stderr)
-        return 2
+        return report(no_credentials(), False, "mcp-nextcloud serve")
     sock = None
     if args.http:  # bound before anything is printed or opened: a busy port is one clear line
         sock = _bind(args.port)

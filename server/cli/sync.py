@@ -11,7 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
-from server.cli.errors import print_error
+from server.cli.errors import report
+from server.cli.options import add_index, add_json
 from server.cli.parser import Subcommands
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
@@ -32,9 +33,8 @@ def register_sync(index_subparsers: Subcommands) -> None:
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="wait up to SECONDS for the sync to finish (default: answer at once); "
                    "the answer may still say running")
-    p.add_argument("--json", action="store_true", help="print the job as compact JSON")
-    p.add_argument("--index", metavar="PATH", help="index database (default: $MCP_NEXTCLOUD_INDEX, else the "
-                   "platform data directory: the index `mcp-nextcloud grep` reads)")
+    add_json(p, "the job")
+    add_index(p, "the index `mcp-nextcloud grep` reads")
     p.add_argument("--max-file-bytes", type=int, default=None, metavar="N",
                    help="files larger than N bytes are recorded as too large and never downloaded")
     p.add_argument("--include", action="append", metavar="FOLDER",
@@ -118,20 +118,16 @@ def run_sync(args: argparse.Namespace) -> int:
     try:
         account = load_account()
     except NextcloudError as err:
-        print_error(err, args.json, prog)
-        return EXIT_USAGE
+        return report(err, args.json, prog)
     if account is None:
-        print_error(no_credentials(), args.json, prog)
-        return EXIT_USAGE
+        return report(no_credentials(), args.json, prog)
     if args.wait < 0:
-        print_error(ValueError("--wait must be zero or a number of seconds"), args.json, prog)
-        return EXIT_USAGE
+        return report(ValueError("--wait must be zero or a number of seconds"), args.json, prog)
     path = index_path(args.index)
     try:
         chosen = _update_selection(path, args)
     except ValueError as err:
-        print_error(err, args.json, prog)
-        return EXIT_USAGE
+        return report(err, args.json, prog)
     job, joined = start_sync(path, account, wait=args.wait, max_file_bytes=args.max_file_bytes)
     print_job(job, args.json, joined=joined, **({"selection": describe(chosen)} if not chosen.whole_account
                                                 else {}))

@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from server.cli.options import add_json
 from server.cli.parser import Subcommands
 
 PROG = "mcp-nextcloud token"
@@ -35,18 +36,18 @@ def register(subparsers: Subcommands) -> None:
     add.add_argument("--read-only", action="store_true", help="only tools that change nothing")
     add.add_argument("--tools", metavar="A,B", help="only these tools (comma-separated names)")
     add.add_argument("--config", type=Path, default=None, help="account config file (default: the usual one)")
-    add.add_argument("--json", action="store_true", help="compact JSON")
+    add_json(add)
     add.set_defaults(func=run_add)
     ls = sub.add_parser("list", help="the tokens' names and profiles (never the tokens)",
                         epilog="Example: mcp-nextcloud token list --json")
     ls.add_argument("--config", type=Path, default=None, help="account config file")
-    ls.add_argument("--json", action="store_true", help="compact JSON")
+    add_json(ls)
     ls.set_defaults(func=run_list)
     rm = sub.add_parser("remove", help="revoke a token by its name",
                         epilog="Example: mcp-nextcloud token remove --name scanner")
     rm.add_argument("--name", required=True, help="the token's profile name")
     rm.add_argument("--config", type=Path, default=None, help="account config file")
-    rm.add_argument("--json", action="store_true", help="compact JSON")
+    add_json(rm)
     rm.set_defaults(func=run_remove)
 
 
@@ -64,7 +65,7 @@ def known_tools() -> list[str]:
 
 
 def run_add(args: argparse.Namespace) -> int:
-    from server.cli.output import CliError, fail
+    from server.cli.errors import CliError, report
     from server.http_auth import add_token
     from server.profile import build
 
@@ -72,11 +73,11 @@ def run_add(args: argparse.Namespace) -> int:
         limits = build(args.name.strip(), folders=args.folder, read_only=args.read_only,
                        tools=args.tools.split(",") if args.tools is not None else None, known_tools=known_tools())
     except ValueError as exc:
-        return fail(CliError(str(exc), usage=True), args.json)
+        return report(CliError(str(exc), usage=True), args.json)
     if not limits.name:
-        return fail(CliError("--name is empty: give the profile a name", usage=True), args.json)
+        return report(CliError("--name is empty: give the profile a name", usage=True), args.json)
     if limits.unrestricted:
-        return fail(CliError("this token would have no limits: give --folder, --read-only or --tools (the serve "
+        return report(CliError("this token would have no limits: give --folder, --read-only or --tools (the serve "
                              "token already has the whole account)", usage=True), args.json)
     token = add_token(_config(args), limits.name, limits.to_dict())
     if args.json:
@@ -103,14 +104,14 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_remove(args: argparse.Namespace) -> int:
-    from server.cli.output import CliError, fail
+    from server.cli.errors import CliError, report
     from server.http_auth import save_tokens, stored_tokens
 
     config = _config(args)
     tokens = stored_tokens(config)
     kept = [t for t in tokens if t["name"] != args.name]
     if len(kept) == len(tokens):
-        return fail(CliError(f"no token named {args.name!r}: `{PROG} list` shows them", usage=True,
+        return report(CliError(f"no token named {args.name!r}: `{PROG} list` shows them", usage=True,
                              status="not_found"), args.json)
     save_tokens(config, kept)
     if args.json:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.cli import toolspec
+from server.cli.options import add_index, add_json
 from server.cli.parser import RawDescriptionFormatter, Subcommands
 
 # Collection conventions (one owner): --fields splits on this, cursors are opaque.
@@ -257,9 +258,8 @@ def _declare(p: argparse.ArgumentParser, cmd: ToolCommand, spec: dict[str, Any])
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"deadline for the whole command, retries included (default {DEFAULT_TIMEOUT_S:g})")
     if spec["server"] == "main":
-        p.add_argument("--index", metavar="PATH", default=None,
-                       help="index database (default: $MCP_NEXTCLOUD_INDEX, else the platform data dir)")
-    p.add_argument("--json", action="store_true", help="print compact JSON (the output format only)")
+        add_index(p)
+    add_json(p, "the output format only")
 
 
 def _quote(arg: str) -> str:

@@ -142,12 +142,13 @@ class ToolSession:
         if self.dry is not None:
             self.dry.blocked = None
         try:
-            return anyio.run(lambda: self.server.call_tool(tool, arguments))
+            return anyio.run(lambda: self.server.run_tool(tool, arguments))
         except ToolFailure as failure:
             if self.dry is not None and self.dry.blocked is not None:
                 return None
-            raise CliError(str(failure), usage=failure.kind == "misuse", status=failure.status,
-                           kind=failure.kind, retry=failure.status in ("rate_limited", "timeout")) from None
+            raise CliError(failure.cause, action=failure.action, usage=failure.kind == "misuse",
+                           status=failure.code, kind=failure.kind, retry=failure.retry,
+                           source=failure.source) from None
 
     def close(self) -> None:
         try:

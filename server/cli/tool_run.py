@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from server.cli import toolspec
-from server.cli.output import CliError, emit, fail
+from nextcloud.errors import NextcloudError
+from server.cli.errors import CliError, report
+from server.cli.output import emit
 from server.cli.tool_commands import FIELDS_SEPARATOR, ToolCommand, is_write, needs_confirm, option
 
 
@@ -26,8 +28,8 @@ def runner(cmd: ToolCommand) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         try:
             return _run(cmd, args)
-        except CliError as err:
-            return fail(err, args.json)
+        except (CliError, NextcloudError) as err:
+            return report(err, args.json, cmd.full_name and f"mcp-nextcloud {cmd.full_name}")
 
     return run
 
@@ -128,12 +130,9 @@ def collection(cmd: ToolCommand, payload: dict[str, Any], fields: list[str] | No
 
 def _account() -> Any:
     from nextcloud.config import load_account
-    from nextcloud.errors import NextcloudError, no_credentials
+    from nextcloud.errors import no_credentials
 
-    try:
-        account = load_account()
-    except NextcloudError as err:
-        raise CliError(str(err)) from None
+    account = load_account()      # a NextcloudError (an unreadable config) is reported as the table words it
     if account is None:
-        raise CliError(str(no_credentials()), status="no_credentials")
+        raise no_credentials()
     return account

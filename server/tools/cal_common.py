@@ -42,7 +42,7 @@ def zone(name: str, field: str = "") -> ZoneInfo:
     except (ZoneInfoNotFoundError, ValueError):
         named = f"{field}: time zone" if field else "Time zone"
         raise misuse(f"{named} {name!r} is not an IANA name. Use one such as Europe/Paris, America/New_York "
-                     "or UTC. Do not retry unchanged.", status="bad_time_zone") from None
+                     "or UTC.", status="bad_time_zone") from None
 
 
 def split_zone(value: str) -> tuple[str, ZoneInfo | None]:
@@ -73,7 +73,7 @@ def in_range(when: dt.date | dt.datetime, field: str, value: str) -> None:
         inside = False
     if not inside:
         raise misuse(f"{field} {value!r} is outside the times these tools accept ({RANGE_TEXT}). Check the "
-                     "year. Do not retry unchanged.", status="time_out_of_range")
+                     "year.", status="time_out_of_range")
 
 
 def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.datetime:
@@ -91,13 +91,13 @@ def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.d
         when = dt.datetime.fromisoformat(text)
     except ValueError:
         raise misuse(f"{field} {value!r} is not a date or date-time. Use 2026-12-24 (all day), "
-                     "2026-12-10T14:00Z (UTC) or 2026-12-10T14:00 Europe/Paris. Do not retry unchanged.",
+                     "2026-12-10T14:00Z (UTC) or 2026-12-10T14:00 Europe/Paris.",
                      status="bad_time") from None
     tz = zone(zone_text, field) if zone_text else None
     if when.tzinfo is None and tz is None:
         raise misuse(f"{field} {value!r} has no time zone, so it could be any of 24 instants. Add Z for UTC "
                      f"({text}Z), an offset ({text}+01:00) or a zone name after a space ({text} Europe/Paris)"
-                     f"{zone_hint}. Do not retry unchanged.", status="naive_time")
+                     f"{zone_hint}.", status="naive_time")
     aware = when.replace(tzinfo=tz) if when.tzinfo is None else when
     in_range(aware, field, value)
     return aware.astimezone(tz) if tz and when.tzinfo is not None else aware
@@ -177,7 +177,7 @@ def pick_calendar(all_cals: list[CalendarRef], wanted: str, field: str = "calend
         if cal.id.casefold() == key or cal.name.casefold() == key:
             return cal
     known = ", ".join(f"{c.id} ({c.name})" for c in all_cals if not c.app) or "none"
-    raise misuse(f"{field}: no calendar {wanted!r}. Calendars: {known}. Use one of these ids. Do not retry unchanged.",
+    raise misuse(f"{field}: no calendar {wanted!r}. Calendars: {known}. Use one of these ids.",
                  status="unknown_calendar")
 
 
@@ -188,5 +188,5 @@ def default_calendar(all_cals: list[CalendarRef]) -> CalendarRef:
         raise misuse(NO_CALENDAR_YET, status="no_calendar_yet")
     if not usable:
         raise misuse("This account has no calendar that accepts events. Ask the user to create one in "
-                     "Nextcloud Calendar. Do not retry.", status="no_calendar")
+                     "Nextcloud Calendar.", status="no_calendar")
     return next((c for c in usable if c.id == "personal"), usable[0])

@@ -44,7 +44,7 @@ def _series(cal: Any, uid: str) -> tuple[Any, list[Any]]:
     master, overrides = _components(cal, uid)
     if master.get("RRULE") is None and master.get("RDATE") is None:
         raise misuse(f"The event {uid} does not repeat, so it has no occurrences to name: leave recurrenceId out "
-                     "to change or delete the event itself. Do not retry unchanged.", status="not_a_series")
+                     "to change or delete the event itself.", status="not_a_series")
     return master, overrides
 
 
@@ -67,7 +67,7 @@ def _is_occurrence(cal: Any, key: When) -> bool:
 def _unknown(uid: str, rid: When) -> Exception:
     when = rid.isoformat() if not isinstance(rid, dt.datetime) else _instant(rid).strftime("%Y-%m-%dT%H:%MZ")
     return misuse(f"The series {uid} has no occurrence at {when}. Use the recurrenceId calendar_list_events gives "
-                  "for that occurrence. Do not retry unchanged.", status="unknown_occurrence")
+                  "for that occurrence.", status="unknown_occurrence")
 
 
 def _new_override(master: Any, key: When) -> Any:
@@ -102,8 +102,8 @@ def _touch(comp: Any) -> None:
 def patch_occurrence(ics: str, uid: str, rid: When, fields: EventFields) -> tuple[str, Any]:
     """(stored text, the override) with one occurrence changed; the rest of the series as it was."""
     if fields.rrule is not None:
-        raise misuse("repeat changes the whole series: leave recurrenceId out to change the rule. "
-                     "Do not retry unchanged.", status="bad_argument")
+        raise misuse("repeat changes the whole series: leave recurrenceId out to change the rule.",
+                     status="bad_argument")
     cal = icalendar.Calendar.from_ical(ics)
     master, overrides = _series(cal, uid)
     key = typed_like(rid, master.decoded("DTSTART"))

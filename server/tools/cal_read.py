@@ -18,7 +18,7 @@ from typing import Any
 
 import icalendar
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import misuse
@@ -195,11 +195,11 @@ def _window(start: str, end: str | None) -> tuple[dt.datetime, dt.datetime]:
     else:
         hi = lo + dt.timedelta(days=DEFAULT_DAYS)
     if hi <= lo:
-        raise misuse("end is not after start. Give an end later than start (or leave it out for 7 days). "
-                     "Do not retry unchanged.", status="bad_window")
+        raise misuse("end is not after start. Give an end later than start (or leave it out for 7 days).",
+                     status="bad_window")
     if hi - lo > dt.timedelta(days=MAX_WINDOW_DAYS):
         raise misuse(f"start to end is longer than {MAX_WINDOW_DAYS} days. List a shorter window (a month is "
-                     "typical). Do not retry unchanged.", status="bad_window")
+                     "typical).", status="bad_window")
     return lo, hi
 
 
@@ -246,9 +246,9 @@ def _collect(ctx: ServerContext, cals: list[CalendarRef], lo: dt.datetime, hi: d
         try:
             objects = caldav.objects_between(cal.id, lo, hi, component=component)
         except NextcloudError as exc:
-            if exc.kind == "auth":
+            if exc.code is ErrorCode.AUTH:
                 raise
-            warnings.append(f"Calendar {cal.id} ({cal.name}) could not be read ({exc.kind}); "
+            warnings.append(f"Calendar {cal.id} ({cal.name}) could not be read ({exc.code.value}); "
                             "its events are missing from this answer.")
             continue
         for obj in objects:

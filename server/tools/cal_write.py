@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Callable, TypeGuard
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse, refused
@@ -71,7 +71,7 @@ def organizer(ctx: ServerContext) -> tuple[str, str]:
         raise refused("This account has no e-mail address, so it cannot organize a meeting: invitations need "
                       "an organizer address (Nextcloud lists none in its calendar-user-address-set). Ask the "
                       "user to set an e-mail in Nextcloud's personal settings, or create the event without "
-                      "attendees. Do not retry unchanged.", status="no_email")
+                      "attendees.", status="no_email")
     return principal.email, principal.display_name
 
 
@@ -81,18 +81,18 @@ def times(start: str, end: str | None, *, zone_hint: str = "",
     lo = parse_when(start, "start", zone_hint=zone_hint)
     hi = parse_when(end, "end", zone_hint=zone_hint) if end else None
     if hi is not None and isinstance(lo, dt.datetime) != isinstance(hi, dt.datetime):
-        raise misuse("start and end must both be dates (all day) or both date-times. Do not retry unchanged.",
+        raise misuse("start and end must both be dates (all day) or both date-times.",
                      status="bad_time")
     if hi is not None and not isinstance(hi, dt.datetime):
         hi = hi + dt.timedelta(days=1)
     if hi is not None and hi <= lo:
-        raise misuse("end is before start. Give an end after start. Do not retry unchanged.", status="bad_time")
+        raise misuse("end is before start. Give an end after start.", status="bad_time")
     return lo, hi
 
 
 def _writable(cal: CalendarRef) -> CalendarRef:
     if not cal.writable or cal.app:
-        raise misuse(f"Calendar {cal.id} ({cal.name}) is read-only. Use another calendar. Do not retry unchanged.",
+        raise misuse(f"Calendar {cal.id} ({cal.name}) is read-only. Use another calendar.",
                      status="read_only")
     return cal
 
@@ -172,7 +172,7 @@ def locate(ctx: ServerContext, uid: str, calendar: str | None) -> tuple[Calendar
             return cal, obj
     where = f"calendar {search[0].id}" if calendar else "any calendar"
     raise misuse(f"No event with uid {uid!r} in {where}. Call calendar_list_events to find it and use the uid "
-                 "it returns. Do not guess; do not retry this uid.", status="unknown_event")
+                 "it returns. Do not guess.", status="unknown_event")
 
 
 def _with_one_retry(ctx: ServerContext, uid: str, calendar: str | None,
@@ -186,12 +186,12 @@ def _with_one_retry(ctx: ServerContext, uid: str, calendar: str | None,
         except Exception as exc:
             if not _nc_error(exc):
                 raise
-            if getattr(exc, "kind", "") != "precondition":
+            if getattr(exc, "code", None) is not ErrorCode.PRECONDITION:
                 raise from_nextcloud(exc) from None
             if attempt == 2:
                 raise refused(f"The event {uid} changed again while it was being written (someone else is "
                               "editing it). Call calendar_list_events to see its current state, then decide "
-                              "with the user. Do not retry blindly.", status="conflict") from None
+                              "with the user.", status="conflict") from None
     raise AssertionError("unreachable")
 
 
@@ -230,7 +230,7 @@ def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | N
     """
     if all(v is None for v in (title, start, end, location, description, repeat, attendees)):
         raise misuse("Nothing to change: give at least one of title, start, end, location, description, repeat "
-                     "or attendees. Do not retry unchanged.", status="no_change")
+                     "or attendees.", status="no_change")
     people = check_emails(attendees)
     rid = parse_when(recurrence_id, "recurrenceId") if recurrence_id else None
     caldav = ctx.client().caldav

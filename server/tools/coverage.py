@@ -18,14 +18,10 @@ from typing import Any
 from indexer.models import iso_time
 from indexer.remote import marks
 from indexer.remote.marks import SyncFailure
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
-from server.errors import ToolFailure, agent_text
+from server.errors import AGENT, ToolFailure, agent_text
 
-# Failures that stop every sync until someone acts (the index cannot be brought up to date)...
-ACCOUNT_KINDS = frozenset({"auth", "no_credentials", "network", "forbidden", "throttled"})
-# ...and those of one moment (a best-effort call on a read path answers from the index instead).
-PASSING_KINDS = frozenset({"timeout", "server", "rate_limited", "invalid_response", "locked"})
 NOT_EVIDENCE = "a missing hit is not evidence that no file contains it"
 COLD_START_RETRY_S = 30
 FIX_FIRST = "Retrying will not help until the cause in warnings is fixed"
@@ -96,15 +92,19 @@ def credentials_from_environment(ctx: ServerContext) -> bool:
     return bool(password) and os.environ.get("NEXTCLOUD_APP_PASSWORD") == password
 
 
+HOST_CONFIG_ACTION = ("This server takes its app password from the MCP host's configuration "
+                      "(NEXTCLOUD_APP_PASSWORD): tell the user to put a valid app password there and restart the "
+                      "MCP server; `mcp-nextcloud login` alone does not change it")
+
+
 def _host_config_advice(cause: str) -> str:
-    return (f"{cause.rstrip('.')}. This server takes its app password from the MCP host's configuration "
-            "(NEXTCLOUD_APP_PASSWORD): tell the user to put a valid app password there and restart the "
-            "MCP server; `mcp-nextcloud login` alone does not change it. Do not retry")
+    return f"{cause.rstrip('.')}. {HOST_CONFIG_ACTION}. {AGENT.retry_no}".rstrip(".")
 
 
-def account_advice(ctx: ServerContext, kind: str, message: str, error: NextcloudError | None = None) -> str:
+def account_advice(ctx: ServerContext, code: ErrorCode | None, message: str,
+                   error: NextcloudError | None = None) -> str:
     """The error table's instruction worded for a tool answer; credentials from the host's config get that fix."""
-    if kind in ("auth", "no_credentials") and credentials_from_environment(ctx):
+    if code in (ErrorCode.AUTH, ErrorCode.NO_CREDENTIALS) and credentials_from_environment(ctx):
         return _host_config_advice(error.cause if error is not None else message)
     return (agent_text(error) if error is not None else message).rstrip(".")
 
@@ -113,8 +113,8 @@ def with_host_advice(ctx: ServerContext | None, failure: ToolFailure) -> ToolFai
     """A refused-credentials failure, when the password came from the MCP host's config: the fix is there."""
     if ctx is None or failure.status != "401" or not credentials_from_environment(ctx):
         return failure
-    return ToolFailure(_host_config_advice(failure.cause or str(failure)) + ".", kind=failure.kind,
-                       status=failure.status, retry=failure.retry, cause=failure.cause)
+    return ToolFailure(failure.cause, HOST_CONFIG_ACTION, kind=failure.kind, status=failure.status,
+                       retry=failure.retry, code=failure.code)
 
 
 def _age(ts: float | None) -> str:
@@ -135,16 +135,15 @@ def _age(ts: float | None) -> str:
 def coverage(ctx: ServerContext, *, check_failure: Any = None, state: SyncState | None = None) -> Coverage:
     """The warnings an answer from the index needs; `check_failure` is a NextcloudError the caller just met."""
     state = state or read_state(ctx)
-    kind = getattr(check_failure, "kind", None)
-    if check_failure is not None and kind in ACCOUNT_KINDS:
-        return Coverage([_failed(ctx, kind or "", str(check_failure), state, check_failure)], incomplete=True,
+    if isinstance(check_failure, NextcloudError) and check_failure.code.blocks_sync:
+        return Coverage([_failed(ctx, check_failure.code, str(check_failure), state, check_failure)], incomplete=True,
                         retry=FIX_FIRST)
     if state.running is not None and state.last_full is None:
         return Coverage([_cold_start(state)], incomplete=True)
     if state.failure is not None:
         failure = state.failure
-        retry = FIX_FIRST if failure.kind in ACCOUNT_KINDS else "Retry later"
-        return Coverage([_failed(ctx, failure.kind, failure.message, state, failure.error)], incomplete=True,
+        retry = FIX_FIRST if failure.code is not None and failure.code.blocks_sync else "Retry later"
+        return Coverage([_failed(ctx, failure.code, failure.message, state, failure.error)], incomplete=True,
                         retry=retry)
     if state.last_sync is None and state.last_full is None:
         return Coverage(["The index has never been synced with the server: it holds no file of this account "
@@ -154,10 +153,10 @@ def coverage(ctx: ServerContext, *, check_failure: Any = None, state: SyncState 
     return Coverage([], incomplete=False)
 
 
-def _failed(ctx: ServerContext, kind: str, message: str, state: SyncState, error: Any = None) -> str:
+def _failed(ctx: ServerContext, code: ErrorCode | None, message: str, state: SyncState, error: Any = None) -> str:
     again = f" A new sync is running ({_progress(state.running)})." if state.running is not None else ""
     known = error if isinstance(error, NextcloudError) else None
-    return (f"The index could not be brought up to date: {account_advice(ctx, kind, message, known)}. "
+    return (f"The index could not be brought up to date: {account_advice(ctx, code, message, known)}. "
             f"{_age(state.last_sync)}, so {NOT_EVIDENCE}.{again}")
 
 

@@ -42,7 +42,7 @@ def list_cards(ctx: ServerContext, *, board: int | str | None, filters: Filters,
     offset = _offset(cursor)
     if filters.archived and (filters.label or filters.assignee):
         raise misuse("Deck's archived listing carries no labels or assignees, so label and assignee cannot "
-                     "filter archived cards. Drop them (or archived). Do not retry unchanged.",
+                     "filter archived cards. Drop them (or archived).",
                      status="archived_filter")
     cutoff = parse_when(filters.due_before, field="dueBefore") if filters.due_before else None
     deck = ctx.client().deck
@@ -78,8 +78,8 @@ def _offset(cursor: str | None) -> int:
     if not cursor:
         return 0
     if not cursor.strip().isdigit():
-        raise misuse("cursor is not one this tool returned: pass nextCursor exactly as given, or omit it. "
-                     "Do not retry unchanged.", status="bad_cursor")
+        raise misuse("cursor is not one this tool returned: pass nextCursor exactly as given, or omit it.",
+                     status="bad_cursor")
     return int(cursor.strip())
 
 

@@ -81,8 +81,8 @@ def parse_when(value: str, *, field: str) -> dt.datetime:
     try:
         when = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise misuse(f"{field} {value!r} is not an ISO date: use e.g. 2026-12-31 or 2026-12-31T17:00:00+01:00. "
-                     "Do not retry unchanged.", status="bad_date") from None
+        raise misuse(f"{field} {value!r} is not an ISO date: use e.g. 2026-12-31 or 2026-12-31T17:00:00+01:00.",
+                     status="bad_date") from None
     return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 

@@ -33,9 +33,9 @@ def _after_write(done: str, step: Callable[[], Any]) -> Any:
         return step()
     except NextcloudError as exc:
         inner = from_nextcloud(exc)
-        raise ToolFailure(f"{done}, but the next step failed: {inner} Do not create it again; "
-                          "call deck_list_cards to see its state, then finish with deck_update_card.",
-                          kind=inner.kind, status="partial") from None
+        raise ToolFailure(f"{done}, but the next step failed: {inner.cause.rstrip('.')}",
+                          "Do not create it again; call deck_list_cards to see its state, then finish with "
+                          "deck_update_card", kind=inner.kind, status="partial") from None
 
 
 def _names(values: list[str] | None, what: str) -> list[str]:
@@ -44,7 +44,7 @@ def _names(values: list[str] | None, what: str) -> list[str]:
     for v in values or []:
         text = " ".join(str(v).split())
         if not text:
-            raise misuse(f"{what}s: an item is empty: give a name for each. Do not retry unchanged.",
+            raise misuse(f"{what}s: an item is empty: give a name for each.",
                          status=f"bad_{what}")
         if text.casefold() not in (o.casefold() for o in out):
             out.append(text)
@@ -56,7 +56,7 @@ def create_board(ctx: ServerContext, *, title: str, stacks: list[str] | None, la
     """The deck_create_board tool: every participant checked first, then board, stacks, labels, shares."""
     title = " ".join(title.split())
     if not title:
-        raise misuse("title is empty: give the board a name. Do not retry unchanged.", status="bad_title")
+        raise misuse("title is empty: give the board a name.", status="bad_title")
     columns, wanted_labels, people = _names(stacks, "stack"), _names(labels, "label"), _names(shares, "share")
     client = ctx.client()
     me = str(getattr(ctx.account, "user", "") or "")
@@ -65,8 +65,8 @@ def create_board(ctx: ServerContext, *, title: str, stacks: list[str] | None, la
         account = who if who.casefold() == me.casefold() else \
             resolve_account(client.ocs.sharees(who, item_type="file"), who, "shares")[0]
         if account.casefold() == me.casefold():
-            raise misuse(f"{account} is you: the board's owner is a member already. Drop it from shares. "
-                         "Do not retry unchanged.", status="self_share")
+            raise misuse(f"{account} is you: the board's owner is a member already. Drop it from shares.",
+                         status="self_share")
         accounts.append(account)
     deck = client.deck
     same = [b.id for b in deck.boards() if b.title.casefold() == title.casefold()]
@@ -109,7 +109,7 @@ def create_card(ctx: ServerContext, *, board: int | str, stack: int | str, title
     """The deck_create_card tool: labels and assignees resolved first, applied through their routes after."""
     title = " ".join(title.split())
     if not title:
-        raise misuse("title is empty: a card needs one. Do not retry unchanged.", status="bad_title")
+        raise misuse("title is empty: a card needs one.", status="bad_title")
     deck = ctx.client().deck
     target = pick_board(deck.boards(details=bool(labels)), board)   # the plain list has no labels
     stacks = deck.stacks(target.id)
@@ -146,9 +146,9 @@ def update_card(ctx: ServerContext, *, board: int | str, card: int, fields: dict
     """The deck_update_card tool: read, merge the fields named, write; label/assignee sets by their diff."""
     if not fields and labels is None and assignees is None:
         raise misuse("Nothing to change: name at least one of title, description, due, done, labels, "
-                     "assignees. Do not retry unchanged.", status="no_change")
+                     "assignees.", status="no_change")
     if "title" in fields and not " ".join(str(fields["title"]).split()):
-        raise misuse("title cannot be empty. Do not retry unchanged.", status="bad_title")
+        raise misuse("title cannot be empty.", status="bad_title")
     deck = ctx.client().deck
     target = pick_board(deck.boards(details=labels is not None), board)   # the plain list has no labels
     _, before = _locate(deck, target, card)
@@ -205,8 +205,8 @@ def move_card(ctx: ServerContext, *, board: int | str, card: int, stack: int | s
     target = pick_board(deck.boards(), board)
     stacks, current = _locate(deck, target, card)
     if current.archived:
-        raise misuse(f"Card {card} is archived: Deck does not move archived cards. Unarchive it in Deck first. "
-                     "Do not retry.", status="archived_card")
+        raise misuse(f"Card {card} is archived: Deck does not move archived cards. Unarchive it in Deck first.",
+                     status="archived_card")
     column = pick_stack(stacks, stack, target)
     source = next((s for s in stacks if s.id == current.stack_id), None)
     origin = {"stack": current.stack_id, "title": source.title if source else ""}
@@ -218,5 +218,5 @@ def move_card(ctx: ServerContext, *, board: int | str, card: int, stack: int | s
         raise ToolFailure(
             f"Deck answered OK but card {card} is still in stack {moved.stack_id}, not '{column.title}' "
             f"({column.id}): this Deck version ignores moves through its API. Tell the user to move it in the "
-            "Deck web interface, or to update Deck. Do not retry.", kind="refused", status="move_not_applied")
+            "Deck web interface, or to update Deck.", kind="refused", status="move_not_applied")
     return envelope({"card": full_card_entry(moved, target.id), "from": origin, "verified": True})

@@ -28,15 +28,15 @@ def read(ctx: ServerContext, *, path: str | None, file_id: int | None, offset: i
          find: str | None, fmt: str) -> CallToolResult:
     """The files_read tool: see the module docstring for the order of operations."""
     if find is not None and not find.strip():
-        raise misuse("find is empty: give the words or phrase to look for, or omit find to read the text. "
-                     "Do not retry unchanged.", status="bad_find")
+        raise misuse("find is empty: give the words or phrase to look for, or omit find to read the text.",
+                     status="bad_find")
     if find is not None and fmt == "outline":
-        raise misuse("find and format=outline do not combine: ask for the outline first, then find. "
-                      "Do not retry unchanged.", status="bad_format")
+        raise misuse("find and format=outline do not combine: ask for the outline first, then find.",
+                     status="bad_format")
     item = resolve(ctx, path, file_id)
     if item.is_dir:
         raise misuse(f"{item.path} is a folder. List it with files_search(path={item.path!r}) and read one of "
-                     "its files. Do not retry files_read on a folder.", status="is_folder")
+                     "its files.", status="is_folder")
     doc = load_document(ctx, item)
     base = {**file_ref(item), "etag": item.etag, "kind": doc.kind, "warnings": list(doc.warnings) or None,
             "ocr": doc.structure.get("ocr") if isinstance(doc.structure, dict) else None}
@@ -59,7 +59,7 @@ def _outline(doc: Any, base: dict[str, Any], offset: int) -> dict[str, Any]:
 
     if offset > len(doc.text):
         raise misuse(f"offset {offset} is past the end of the text ({len(doc.text)} characters). Use an entry's "
-                     "offset from the outline to expand its section. Do not retry this offset.",
+                     "offset from the outline to expand its section.",
                      status="offset_past_end")
     room = OUTLINE_BUDGET - json_bytes(base)
     return {**base, **reader.outline(doc, offset=offset or None, budget=room).to_dict()}
@@ -71,7 +71,7 @@ def _slice(doc: Any, offset: int, limit: int | None) -> dict[str, Any]:
     total = len(doc.text)
     if offset > total or (offset == total and total > 0):
         raise misuse(f"offset {offset} is past the end of the text ({total} characters). Use an offset below "
-                     f"{total}, or find to jump to a passage. Do not retry this offset.", status="offset_past_end")
+                     f"{total}, or find to jump to a passage.", status="offset_past_end")
     return reader.page(doc, offset, limit or 8_000).to_dict()
 
 
@@ -81,11 +81,11 @@ def _find(doc: Any, query: str, offset: int, limit: int) -> dict[str, Any]:
 
     if offset > len(doc.text):
         raise misuse(f"offset {offset} is past the end of the text ({len(doc.text)} characters). "
-                     "Use offset 0 to find from the start. Do not retry this offset.", status="offset_past_end")
+                     "Use offset 0 to find from the start.", status="offset_past_end")
     try:
         res = reader.find(doc, query, limit=limit if offset == 0 else MAX_FIND_SCAN)
     except ValueError as exc:
-        raise misuse(f"find: {exc}. Do not retry unchanged.", status="bad_find") from None
+        raise misuse(f"find: {exc}.", status="bad_find") from None
     matches = [m for m in res.matches if m.offset >= offset] if offset else res.matches
     if offset and res.truncated and len(matches) <= limit:
         # Resuming deep in a document with very many matches: collect them all once.
@@ -132,7 +132,7 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
         raise refused(
             f"{item.path} is {int(item.size) / 1048576:.1f} MB, over the {cap / 1048576:.0f} MB read cap, so it "
             "was not downloaded. Use files_grep to find passages in it if it is indexed, or ask the user for a "
-            "smaller export. Do not retry.", status="too_large")
+            "smaller export.", status="too_large")
     client = ctx.quick_client() if best_effort else ctx.client()
     data = client.webdav.read(item.path, max_bytes=cap)
     extracted = _extract(ctx, data, item)

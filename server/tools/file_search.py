@@ -32,7 +32,7 @@ from nextcloud.errors import NextcloudError
 from server.context import ServerContext
 from server.envelope import envelope
 from server.errors import from_nextcloud, misuse
-from server.tools.coverage import (ACCOUNT_KINDS, PASSING_KINDS, coverage, empty_hint, grep_hint, index_warnings,
+from server.tools.coverage import (coverage, empty_hint, grep_hint, index_warnings,
                                    read_state)
 from server.tools.coverage import SyncState
 from server.tools.grep_hit import hit_entry
@@ -57,8 +57,8 @@ def parse_time(value: str) -> float:
         else:
             stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise misuse(f"modifiedAfter {value!r} is not an ISO date: use 2025-01-31 or 2025-01-31T09:30:00Z. "
-                     "Do not retry unchanged.", status="bad_time") from None
+        raise misuse(f"modifiedAfter {value!r} is not an ISO date: use 2025-01-31 or 2025-01-31T09:30:00Z.",
+                     status="bad_time") from None
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=dt.timezone.utc)
     try:
@@ -67,8 +67,8 @@ def parse_time(value: str) -> float:
     except (OverflowError, ValueError, OSError):
         seconds = -1.0
     if not 0 <= seconds < MTIME_LATEST:
-        raise misuse("modifiedAfter must lie between 1970-01-01 and 9999-12-30 (UTC): no file has a time outside. "
-                     "Do not retry unchanged.", status="bad_time")
+        raise misuse("modifiedAfter must lie between 1970-01-01 and 9999-12-30 (UTC): no file has a time outside.",
+                     status="bad_time")
     return seconds
 
 
@@ -115,7 +115,7 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
         items = ctx.quick_client().webdav.search(name=pattern, mime=mime, modified_after=since, path=folder or "/",
                                                  limit=limit + 1, offset=offset)
     except NextcloudError as exc:
-        if exc.kind not in ACCOUNT_KINDS | PASSING_KINDS:
+        if not (exc.code.blocks_sync or exc.code.passing):
             raise from_nextcloud(exc) from None
         return _unanswered(ctx, exc, folder)
     more = len(items) > limit
@@ -140,7 +140,7 @@ def _remote_search(ctx: ServerContext, name: str | None, mime: str | None, since
 def _unanswered(ctx: ServerContext, exc: NextcloudError, folder: str | None) -> CallToolResult:
     """No match in the index and the server's search failed: say so, never a bare empty list."""
     cover = coverage(ctx, check_failure=exc)
-    warnings = cover.warnings + ([] if exc.kind in ACCOUNT_KINDS else [timed_out(ctx, exc)])
+    warnings = cover.warnings + ([] if exc.code.blocks_sync else [timed_out(ctx, exc)])
     return envelope({"files": [], "truncated": False, "hint": empty_hint(folder, cover.retry), "warnings": warnings})
 
 
@@ -155,7 +155,7 @@ def check_mime(mime: str) -> str:
     guess = bare + "/" if bare in _TOP_LEVEL_TYPES else mimetypes.guess_type("x." + bare)[0]
     example = f"mime={guess!r}" if guess else "e.g. mime='application/pdf' or mime='image/'"
     raise misuse(f"mime {mime!r} is not a MIME type: use {example} (type/subtype, or a prefix ending in /). "
-                 f"To match the file extension instead use name='*.{bare or 'ext'}'. Do not retry unchanged.",
+                 f"To match the file extension instead use name='*.{bare or 'ext'}'.",
                  status="bad_mime")
 
 
@@ -175,11 +175,11 @@ def _read_remote_cursor(cursor: str, binding: str) -> int:
         data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
         offset, bound = int(data["o"]), str(data["b"])
     except (ValueError, KeyError, TypeError):
-        raise misuse("cursor is not one this server issued: pass nextCursor unchanged, or drop it to start over. "
-                     "Do not retry with this cursor.", status="bad_cursor") from None
+        raise misuse("cursor is not one this server issued: pass nextCursor unchanged, or drop it to start over.",
+                     status="bad_cursor") from None
     if bound != binding or offset < 0:
         raise misuse("cursor belongs to another search (other name, mime, modifiedAfter or path): repeat the same "
-                     "search with it, or drop it. Do not retry with this cursor.", status="bad_cursor")
+                     "search with it, or drop it.", status="bad_cursor")
     return offset
 
 
@@ -188,7 +188,7 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
          passages: int = 1) -> CallToolResult:
     """Ranked files with passages from the FTS5 index, after folding in what changed on the server."""
     if not query.strip():
-        raise misuse("query is empty: give words or a phrase. Do not retry unchanged.", status="bad_query")
+        raise misuse("query is empty: give words or a phrase.", status="bad_query")
     folder = _folder(path)
     state = read_state(ctx)   # the sync marks, read once for the whole call
     fresh = freshen(ctx, folder, state) if not cursor else Freshness([], folder_seen=False)

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
-from nextcloud.errors import NextcloudError, NotFoundError
+from nextcloud.errors import ErrorCode, NextcloudError, NotFoundError
 from server import profile
 from server.context import ServerContext
 from server.envelope import envelope
@@ -48,14 +48,14 @@ def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content:
         existing = resolve(ctx, None, file_id)
         target = existing.path
     else:
-        raise misuse("Give path (to create or replace) or fileId (to replace). Do not retry without one.",
+        raise misuse("Give path (to create or replace) or fileId (to replace).",
                      status="missing_file")
     refuse_binary_name(target)
     tag = entity_tag_or_none(etag)
     data = content.encode("utf-8")
     if len(data) > ctx.settings.max_write_bytes:
         raise refused(f"content is {len(data)} bytes, over the {ctx.settings.max_write_bytes}-byte write cap. "
-                      "Write a shorter file or split it. Do not retry unchanged.", status="too_large")
+                      "Write a shorter file or split it.", status="too_large")
     mtime = None
     if tag is not None:  # replacing: only text may be replaced by text, and only what the caller read
         existing = existing or stat_or_none(ctx, target)
@@ -77,7 +77,7 @@ def _same_file(ctx: ServerContext, target: str, file_id: int) -> Any:
     if check_path(item.path) != target:
         raise misuse(f"path {target} and fileId {file_id} name different files (fileId {file_id} is {item.path}). "
                      "Give only one of them: path to write that path, or fileId to replace that file. "
-                     "Nothing was written; do not retry unchanged.", status="path_id_mismatch")
+                     "Nothing was written.", status="path_id_mismatch")
     return item
 
 
@@ -99,14 +99,13 @@ def _put(ctx: ServerContext, target: str, data: bytes, etag: str | None,
     try:
         return webdav.put(target, data, etag=etag, create_only=etag is None, mtime=mtime), []
     except NextcloudError as exc:
-        kind = exc.kind
-        if kind == "missing_parent":
+        if exc.code is ErrorCode.MISSING_PARENT:
             if not create_folders:
                 raise _missing_folder(target) from None
             made = _make_parents(ctx, target)
             return _nextcloud_call(webdav.put, target, data, etag=etag, create_only=etag is None,
                                    mtime=mtime), made
-        if kind in ("precondition", "exists"):
+        if exc.code in (ErrorCode.PRECONDITION, ErrorCode.EXISTS):
             _explain_target(ctx, target, exc)
         raise from_nextcloud(exc) from None
 
@@ -115,7 +114,7 @@ def _missing_folder(target: str) -> ToolFailure:
     parent = target.rsplit("/", 1)[0] or "/"
     return misuse(f"The folder {parent} (or one above it) does not exist, so {target} cannot be written. "
                   "Call files_write again with createFolders=true to create the missing folders, or confirm the path "
-                  "with files_search (do not guess variants). Do not retry unchanged.", status="missing_parent")
+                  "with files_search (do not guess variants).", status="missing_parent")
 
 
 def _make_parents(ctx: ServerContext, target: str) -> list[str]:
@@ -129,7 +128,7 @@ def _make_parents(ctx: ServerContext, target: str) -> list[str]:
             webdav.mkcol(folder)
             made.append(folder)
         except NextcloudError as exc:
-            if exc.kind != "exists":
+            if exc.code is not ErrorCode.EXISTS:
                 raise from_nextcloud(exc) from None
     return made
 
@@ -139,17 +138,17 @@ def _explain_target(ctx: ServerContext, target: str, exc: NextcloudError) -> Non
     try:
         item = ctx.client().webdav.stat(target)
     except NotFoundError:
-        if exc.kind == "precondition":
+        if exc.code is ErrorCode.PRECONDITION:
             raise misuse(f"No file exists at {target}: the etag matches nothing there (the file was deleted or "
                          "moved, or the path is wrong). To create it, call files_write without etag; to edit a moved "
-                         "file, find it with files_search. Do not retry with this etag.",
+                         "file, find it with files_search.",
                          status="etag_no_file") from None
         return
     except Exception:  # noqa: BLE001 - the stat is only a second look: the original instruction stands
         return
     if item.is_dir:
         raise misuse(f"{target} is a folder, not a file: files_write writes files. Give a file name inside it, "
-                     f"e.g. {target.rstrip('/')}/notes.md. Do not retry this path.", status="is_folder") from None
+                     f"e.g. {target.rstrip('/')}/notes.md.", status="is_folder") from None
 
 
 def _reindex(ctx: ServerContext, item: Any, data: bytes) -> None:
@@ -178,7 +177,7 @@ def share(ctx: ServerContext, *, path: str | None, file_id: int | None, share_wi
     """The files_share_internal tool: resolve the account, then an OCS user share (never a public link)."""
     who = share_with.strip()
     if not who:
-        raise misuse("shareWith is empty: give an account id or exact display name. Do not retry unchanged.",
+        raise misuse("shareWith is empty: give an account id or exact display name.",
                      status="bad_sharee")
     item = resolve(ctx, path, file_id)
     ocs = ctx.client().ocs
@@ -206,7 +205,7 @@ def share(ctx: ServerContext, *, path: str | None, file_id: int | None, share_wi
 
 def _self_share(who: str) -> ToolFailure:
     return misuse(f"{who!r} is the caller's own account (the one this server acts as): a file cannot be shared "
-                  "with its owner, who already has it. Ask the user whom to share it with. Do not retry.",
+                  "with its owner, who already has it. Ask the user whom to share it with.",
                   status="self_share")
 
 
@@ -244,7 +243,7 @@ def _share_with(ocs: Any, path: str, account: str, bits: int) -> tuple[Any, str 
     try:
         share = ocs.create_share(path, account, permissions=bits, share_type=0)
     except NextcloudError as exc:
-        if exc.kind not in ("forbidden", "bad_request", "conflict", "exists"):
+        if exc.code not in (ErrorCode.FORBIDDEN, ErrorCode.BAD_REQUEST, ErrorCode.CONFLICT, ErrorCode.EXISTS):
             raise from_nextcloud(exc) from None
         share = _existing(ocs, path, account)
         if share is None:

@@ -12,7 +12,7 @@ NEXT_STEP = "Ask the user to log in to Nextcloud once in a browser"
 
 NO_CALENDAR_YET = (f"This account has no calendar yet: Nextcloud makes the Personal calendar at the account's first "
                    f"login in a browser, and an app password does not count. {NEXT_STEP} (or to create a calendar "
-                   "in Nextcloud Calendar), then call again; do not retry before that.")
+                   "in Nextcloud Calendar), then call again (not before).")
 
 NO_ADDRESS_BOOK_YET = ("This account has no address book of its own yet (Nextcloud makes \"Contacts\" at the first "
                        "login in a browser), so only the account directory and the server's own books were searched. "

@@ -16,10 +16,10 @@ from typing import Any
 
 from indexer.models import iso_time
 from indexer.remote import marks
-from nextcloud.errors import NextcloudError, NotFoundError
+from nextcloud.errors import ErrorCode, NextcloudError, NotFoundError
 from server.context import ServerContext
 from server.errors import ToolFailure, misuse
-from server.tools.coverage import PASSING_KINDS, SyncState
+from server.tools.coverage import SyncState
 
 
 
@@ -36,8 +36,7 @@ class Freshness:
 
 def folder_missing(folder: str) -> ToolFailure:
     return misuse(f"The folder {folder} does not exist on the server. Confirm it with files_search (its name, "
-                  "or path=/ to list the top level), or drop path to search everything. "
-                  "Do not retry this path unchanged.", status="folder_not_found")
+                  "or path=/ to list the top level), or drop path to search everything.", status="folder_not_found")
 
 
 def names_a_file(ctx: ServerContext, folder: str | None) -> bool:
@@ -74,7 +73,7 @@ def timed_out(ctx: ServerContext, exc: Any = None) -> str:
     """The warning of a freshness check that failed for a moment (no answer within the budget, a 5xx...)."""
     last = marks.read(ctx.index).last_sync_at
     when = f"the last sync at {iso_time(last)}" if last else "the last sync"
-    if not isinstance(exc, NextcloudError) or exc.kind == "timeout":
+    if not isinstance(exc, NextcloudError) or exc.code is ErrorCode.TIMEOUT:
         cause = f"the server did not answer within {ctx.settings.best_effort_s:g} s"
         refused = _recent_failed_login(ctx)
         if refused is not None:
@@ -162,7 +161,7 @@ def _check(ctx: ServerContext, folder: str | None, now: float, since: float | No
     folded in."""
     if since is None:  # never synced: coverage explains it; a server too slow to answer is named too
         failure = probe(ctx)
-        slow = [timed_out(ctx, failure)] if getattr(failure, "kind", None) in PASSING_KINDS else []
+        slow = [timed_out(ctx, failure)] if isinstance(failure, NextcloudError) and failure.code.passing else []
         return Freshness(slow, folder_seen=False, failure=failure)
     is_file = names_a_file(ctx, folder)
     scope = (folder.rsplit("/", 1)[0] or "/") if folder and is_file else folder
@@ -170,10 +169,9 @@ def _check(ctx: ServerContext, folder: str | None, now: float, since: float | No
         changed = ctx.quick_client().webdav.search(modified_after=since, path=scope or "/",
                                                    limit=ctx.settings.fly_max_files * 3)
     except NextcloudError as exc:  # freshness is best effort; grep still answers from the index
-        kind = exc.kind
-        if scope and kind == "not_found":
+        if scope and exc.code is ErrorCode.NOT_FOUND:
             return check_folder(ctx, scope)  # a file given as the folder, or a folder that does not exist
-        warnings = [timed_out(ctx, exc)] if kind in PASSING_KINDS else []
+        warnings = [timed_out(ctx, exc)] if exc.code.passing else []
         return Freshness(warnings, folder_seen=False, failure=exc, is_file=is_file)
     return Freshness(_fold_in(ctx, changed, started=now), folder_seen=True, is_file=is_file)
 

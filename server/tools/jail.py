@@ -33,7 +33,7 @@ def jailed(run: Listing, path: str | None, key: str, limit: int, cursor: str | N
         return _visible_only(run(scopes[0]), key)
     if cursor:
         raise misuse("This cursor belongs to a listing of one folder: pass path= that folder with it "
-                     f"(one of {', '.join(str(s) for s in scopes)}). Do not retry without path.",
+                     f"(one of {', '.join(str(s) for s in scopes)}).",
                      status="bad_cursor")
     return _merged([_visible_only(run(s), key) for s in scopes], key, limit, [str(s) for s in scopes])
 

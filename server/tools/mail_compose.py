@@ -24,7 +24,7 @@ from server.errors import ToolFailure, misuse, refused
 COMPOSED_TTL_S = 30 * 60          # a preview older than this is composed again, not sent
 SEND_LIMIT, SEND_WINDOW_S = 5, 100.0   # Mail's own limit per user (MailController::send, UserRateLimit)
 TOKEN_META_KEY = "mcp-nextcloud/sendToken"
-STALE = "Call mail_compose again and let the user review the new preview; do not retry with this id."
+STALE = "Call mail_compose again and let the user review the new preview."
 
 
 @dataclass
@@ -92,7 +92,7 @@ class ComposedStore:
             if not hmac.compare_digest(msg.token, token or ""):
                 raise refused("mail_send and mail_draft run only from the preview app, with the user's "
                               "confirmation. Show the user the mail_compose preview; do not call this tool "
-                              "yourself and do not retry.", status="not_confirmed")
+                              "yourself.", status="not_confirmed")
             if recipients is not None and recipients != msg.recipients_digest:
                 raise refused("The recipients changed since the preview the user confirmed. " + STALE,
                               status="recipients_changed")
@@ -123,4 +123,4 @@ def rate_limited(wait_s: float | None) -> ToolFailure:
     wait = f"in about {max(1, int(wait_s + 0.999))} s" if wait_s is not None else "in a couple of minutes"
     return refused(f"Mail allows {SEND_LIMIT} sends per {int(SEND_WINDOW_S)} s per account and that limit is "
                    f"reached. Tell the user the message was not sent; it can be sent {wait} from the same "
-                   "preview. Do not retry in a loop.", status="rate_limited")
+                   "preview.", status="rate_limited")

@@ -45,7 +45,7 @@ def _sender(ctx: ServerContext, from_address: str | None) -> Any:
         if from_address.casefold() in [account.email.casefold(), *(a.casefold() for a in account.aliases)]:
             return account
     raise misuse(f"sender {from_address!r} is not one of the user's mail accounts ("
-                 f"{', '.join(a.email for a in accounts)}). Do not retry unchanged.", status="unknown_sender")
+                 f"{', '.join(a.email for a in accounts)}).", status="unknown_sender")
 
 
 def compose(ctx: ServerContext, store: ComposedStore, *, to: list[str], cc: list[str] | None,
@@ -55,12 +55,12 @@ def compose(ctx: ServerContext, store: ComposedStore, *, to: list[str], cc: list
     recipients = {"to": _addresses("to", to), "cc": _addresses("cc", cc), "bcc": _addresses("bcc", bcc)}
     everyone = recipients["to"] + recipients["cc"] + recipients["bcc"]
     if not recipients["to"]:
-        raise misuse("to is empty: name at least one recipient. Do not retry unchanged.", status="no_recipient")
+        raise misuse("to is empty: name at least one recipient.", status="no_recipient")
     if len(everyone) > MAX_RECIPIENTS:
-        raise misuse(f"{len(everyone)} recipients; at most {MAX_RECIPIENTS}. Do not retry unchanged.",
+        raise misuse(f"{len(everyone)} recipients; at most {MAX_RECIPIENTS}.",
                      status="too_many_recipients")
     if len(body) > MAX_BODY_CHARS:
-        raise misuse(f"body is {len(body)} characters; at most {MAX_BODY_CHARS}. Do not retry unchanged.",
+        raise misuse(f"body is {len(body)} characters; at most {MAX_BODY_CHARS}.",
                      status="body_too_long")
     typed = {a.casefold() for a in _addresses("typedByUser", typed_by_user)}
     unverified = _check_recipients(ctx, everyone, typed)
@@ -85,7 +85,7 @@ def compose(ctx: ServerContext, store: ComposedStore, *, to: list[str], cc: list
 def send(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: str,
          recipients: str) -> dict[str, Any]:
     """Send a composed message once; a second call reports it as already sent."""
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
 
     owner = owner_of(ctx)
     msg = store.take(composed_id, owner, token, recipients)
@@ -98,11 +98,11 @@ def send(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: s
     except NextcloudError as exc:
         if exc.status == 429:
             raise rate_limited(None) from None
-        if exc.kind == "unknown_outcome":
+        if exc.code is ErrorCode.UNKNOWN_OUTCOME:
             msg.sent = True   # never risk a second copy: the Sent mailbox tells what happened
             raise refused("The connection failed after the message was handed to Mail: it may or may not have "
                           f"been sent. Check with mail_search(mailbox='Sent', subject={msg.subject[:60]!r}) once "
-                          "Mail has synced; this preview will not send it again. Do not retry.",
+                          "Mail has synced; this preview will not send it again.",
                           status="unknown_outcome") from None
         raise _failure(exc) from None
     msg.sent = True

@@ -65,8 +65,8 @@ def _epoch(value: str, name: str, *, end_of_day: bool = False) -> int:
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=dt.timezone.utc)
     except ValueError:
-        raise misuse(f"{name} must be an ISO date like 2026-01-31 (or a date-time with its zone). "
-                     "Do not retry unchanged.", status="bad_date") from None
+        raise misuse(f"{name} must be an ISO date like 2026-01-31 (or a date-time with its zone).",
+                     status="bad_date") from None
     return int(moment.timestamp())
 
 
@@ -78,7 +78,7 @@ def mail_accounts(ctx: ServerContext) -> list[Any]:
         raise _failure(exc) from None
     if not accounts:
         raise misuse("No mail account is set up in Nextcloud Mail for this user. Tell the user to add one in "
-                     "the Mail app; do not retry.", status="no_mail_account")
+                     "the Mail app.", status="no_mail_account")
     return list(accounts)
 
 
@@ -90,11 +90,11 @@ def _failure(exc: Exception) -> Exception:
 
 def _missing_message(exc: Exception, message_id: int) -> Exception | None:
     """Mail's 404 for a message id: the id argument is wrong (Mail's words would point at a file path)."""
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
 
-    if isinstance(exc, NextcloudError) and exc.kind == "not_found":
+    if isinstance(exc, NextcloudError) and exc.code is ErrorCode.NOT_FOUND:
         return misuse(f"No message has id {message_id} in this account's mail. Take an id from mail_search; "
-                      "do not guess ids. Do not retry.", status="not_found")
+                      "do not guess ids.", status="not_found")
     return None
 
 
@@ -118,8 +118,8 @@ def pick_mailboxes(ctx: ServerContext, name: str) -> list[tuple[Any, Any]]:
                 pairs.append((account, box))
                 break
     if not pairs:
-        raise misuse(f"No mailbox named {name!r}. Mailboxes here: {', '.join(sorted(set(seen))[:20])}. "
-                     "Do not retry this name.", status="unknown_mailbox")
+        raise misuse(f"No mailbox named {name!r}. Mailboxes here: {', '.join(sorted(set(seen))[:20])}.",
+                     status="unknown_mailbox")
     return pairs
 
 
@@ -137,7 +137,7 @@ def read_cursor(cursor: str, boxes: list[int], filters: dict[str, str]) -> int:
     except (ValueError, KeyError, TypeError, binascii.Error):
         pass
     raise misuse("cursor does not belong to this search (pass back nextCursor with the same filters and "
-                 "mailbox). Do not retry it.", status="bad_cursor")
+                 "mailbox).", status="bad_cursor")
 
 
 def _digest(filters: dict[str, str]) -> str:
@@ -195,8 +195,8 @@ def read(ctx: ServerContext, message_id: int, *, offset: int, limit: int | None,
 
     total = len(doc.text)
     if offset and offset >= total:
-        raise misuse(f"offset {offset} is past the end of the body ({total} characters). Use a smaller offset. "
-                     "Do not retry this offset.", status="offset_past_end")
+        raise misuse(f"offset {offset} is past the end of the body ({total} characters). Use a smaller offset.",
+                     status="offset_past_end")
     body = reader.page(doc, offset, limit or READ_CHARS).to_dict()
     return {**head, "body": body["content"], "offset": offset, "total": total, "truncated": body["truncated"],
             "nextOffset": body["nextOffset"]}
@@ -218,12 +218,12 @@ def _find(doc: Any, query: str, offset: int, limit: int) -> dict[str, Any]:
     import reader
 
     if not query.strip():
-        raise misuse("find is empty: give words to look for, or omit find. Do not retry unchanged.",
+        raise misuse("find is empty: give words to look for, or omit find.",
                      status="bad_find")
     try:
         res = reader.find(doc, query, limit=10_000)
     except ValueError as exc:
-        raise misuse(f"find: {exc}. Do not retry unchanged.", status="bad_find") from None
+        raise misuse(f"find: {exc}.", status="bad_find") from None
     after = [m for m in res.matches if m.offset >= offset]
     shown = after[:limit]
     out: dict[str, Any] = {"query": query, "matches": [m.to_dict() for m in shown], "total": res.total,

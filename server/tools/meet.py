@@ -42,7 +42,7 @@ def require_public_url(ctx: ServerContext) -> str:
     if not url:
         raise refused("NEXTCLOUD_PUBLIC_URL is not set, so a room link would carry this server's internal "
                       "address, which reaches nobody. Tell the user to set NEXTCLOUD_PUBLIC_URL (the address "
-                      "people open in a browser) and restart the server. Do not retry.", status="no_public_url")
+                      "people open in a browser) and restart the server.", status="no_public_url")
     return str(url)
 
 
@@ -79,12 +79,11 @@ def _room_undone_on_failure(ctx: ServerContext, token: str) -> Iterator[None]:
     try:
         yield
     except ToolFailure as failure:
-        raise ToolFailure(f"{failure} {_undo_room(ctx, token)}", kind=failure.kind, status=failure.status,
-                          retry=failure.retry) from None
+        raise ToolFailure(failure.cause, f"{failure.action} {_undo_room(ctx, token)}".strip(), kind=failure.kind,
+                          status=failure.status, retry=failure.retry, code=failure.code) from None
     except Exception as exc:
-        raise ToolFailure(f"meet_schedule failed on our side (an internal error, logged on the server). "
-                          f"{_undo_room(ctx, token)} Retry once; if it fails again, stop and report it.",
-                          kind="fault", status="internal", retry=True) from exc
+        raise ToolFailure("meet_schedule failed on our side (an internal error, logged on the server)",
+                          _undo_room(ctx, token), kind="fault", status="internal", retry=True) from exc
 
 
 def open_room(ctx: ServerContext, name: str, participants: list[str] | None,

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, TypeGuard
 
 from unidecode import unidecode
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.errors import from_nextcloud, misuse
 from server.tools.first_login import NO_ADDRESS_BOOK_YET
@@ -95,7 +95,7 @@ def _from_cards(ctx: ServerContext, warnings: list[str]) -> list[Person]:
         try:
             cards = carddav.cards(book.id)
         except Exception as exc:
-            if not _nc(exc) or getattr(exc, "kind", "") == "auth":
+            if not _nc(exc) or getattr(exc, "code", None) is ErrorCode.AUTH:
                 raise
             warnings.append(f"Address book {book.name} could not be read; people only in it are missing.")
             continue
@@ -111,7 +111,7 @@ def _from_sharees(ctx: ServerContext, query: str, warnings: list[str]) -> list[P
     try:
         sharees = ctx.client().ocs.sharees(query, limit=25)
     except Exception as exc:
-        if not _nc(exc) or getattr(exc, "kind", "") == "auth":
+        if not _nc(exc) or getattr(exc, "code", None) is ErrorCode.AUTH:
             raise
         warnings.append("The account directory (sharees) could not be searched; accounts may be missing.")
         return []
@@ -140,7 +140,7 @@ def search(ctx: ServerContext, query: str) -> tuple[list[Person], list[str]]:
     """Everyone whose name, e-mail, organisation or account id contains every word of `query` (folded)."""
     words = fold(query).split()
     if not words:
-        raise misuse("query is empty. Give a name, part of one, or an e-mail address. Do not retry unchanged.")
+        raise misuse("query is empty. Give a name, part of one, or an e-mail address.")
     warnings: list[str] = []
     pool = _from_cards(ctx, warnings)
     sharees = _from_sharees(ctx, query, warnings)
@@ -173,7 +173,7 @@ def resolve_accounts(ctx: ServerContext, names: list[str]) -> dict[str, str]:
         if not with_account:
             raise misuse(f"No account matches {given!r}. Only people with an account here can be participants; "
                          "invite others by e-mail (meet_schedule attendees). Check the name with "
-                         "contacts_search. Do not retry unchanged.", status="unknown_person")
+                         "contacts_search.", status="unknown_person")
         listed = "; ".join(f"{p.name} (accountId {p.account_id}"
                            + (f", {p.emails[0]})" if p.emails else ")") for p in with_account[:8])
         raise misuse(f"{given!r} matches several people: {listed}. Ask the user which one and pass that "
@@ -191,8 +191,8 @@ def address(raw: str, field: str, finder: str) -> str:
             raise ValueError("not exactly one plain address")
     except (ValueError, TypeError, IndexError, HeaderParseError, MessageDefect):   # "a@": IndexError
         raise misuse(f"{field}: {text[:80]!r} is not an e-mail address: each item must be exactly one "
-                     f"plain address, like jane@example.com. Use {finder} to find the person's address. Do not retry "
-                     "unchanged.", status="bad_address") from None
+                     f"plain address, like jane@example.com. Use {finder} to find the person's address.",
+                     status="bad_address") from None
     return text
 
 
@@ -209,7 +209,7 @@ def addresses(field: str, values: Iterable[str] | None, finder: str) -> list[str
 def unknown_address(mail: str, finder: str, field: str = "attendees") -> Any:
     return misuse(f"{field}: {mail} is not an address the user's contacts or Mail know. Never build an address from a "
                   f"name: find the person with {finder}, or ask the user to type the address and pass it in "
-                  "typedByUser as well. Do not retry unchanged.", status="unknown_recipient")
+                  "typedByUser as well.", status="unknown_recipient")
 
 
 def check_known(wanted: list[str], typed: Iterable[str], is_known: Callable[[str], bool], finder: str,
@@ -242,7 +242,7 @@ def mail_knows(ctx: ServerContext, mail: str) -> bool:
     try:
         found = ctx.client().mail.autocomplete(mail.split("@", 1)[0] or mail)
     except Exception as exc:
-        if _nc(exc) and getattr(exc, "kind", "") == "auth":
+        if _nc(exc) and getattr(exc, "code", None) is ErrorCode.AUTH:
             raise from_nextcloud(exc) from None
         return False
     return any(r.email.casefold() == mail.casefold() for r in found)

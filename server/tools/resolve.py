@@ -10,7 +10,7 @@ from typing import Any
 from server.context import ServerContext
 from indexer.models import iso_time
 from nextcloud.errors import NextcloudError, NotFoundError
-from server.errors import ToolFailure, agent_text, from_nextcloud, misuse, unknown_file_id
+from server.errors import from_nextcloud, misuse, unknown_file_id
 
 
 def check_path(path: str) -> str:
@@ -19,11 +19,11 @@ def check_path(path: str) -> str:
 
     if not path.strip():
         raise misuse("path is empty. Give an absolute path such as /Documents/notes.md, "
-                     "or call files_search to find it. Do not retry unchanged.")
+                     "or call files_search to find it.")
     try:
         return normalize(path.strip())
-    except NextcloudError as exc:  # kind bad_path: its text is the instruction
-        raise ToolFailure(agent_text(exc), kind="misuse", status="bad_path") from None
+    except NextcloudError as exc:  # code bad_path: the table's instruction
+        raise from_nextcloud(exc) from None
 
 
 def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
@@ -33,7 +33,7 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
     files_search (never a guessed variant).
     """
     if not path and file_id is None:
-        raise misuse("Give either path or fileId (from files_search or files_grep). Do not retry without one.",
+        raise misuse("Give either path or fileId (from files_search or files_grep).",
                      status="missing_file")
     from server import profile
 
@@ -46,11 +46,11 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
             if forget(ctx, path=norm):
                 raise misuse(f"{norm} no longer exists on the server (deleted or moved since the index saw "
                              "it; it is dropped from search results now). Find it again with files_search "
-                             "or files_grep. Do not retry this path.", status="deleted") from None
+                             "or files_grep.", status="deleted") from None
             raise
         if file_id is not None and item.file_id is not None and int(item.file_id) != int(file_id):
             raise misuse(f"path {norm} has fileId {item.file_id}, not {file_id}. Give only one of them "
-                         "(the one files_search returned). Do not retry with both.", status="id_mismatch")
+                         "(the one files_search returned).", status="id_mismatch")
         return item
     assert file_id is not None   # checked above: no path means a fileId
     try:
@@ -117,7 +117,7 @@ def resolve_account(candidates: list[Any], who: str, field: str = "shareWith") -
         return str(exact[0].id), exact[0].label
     listed = "; ".join(f"{c.id} ({c.label})" for c in (exact or users)[:8])
     if not users:
-        raise misuse(f"{field}: no account on this Nextcloud matches {who!r}. Ask the user for the account id. "
-                     "Do not retry with guesses.", status="unknown_sharee")
+        raise misuse(f"{field}: no account on this Nextcloud matches {who!r}. Ask the user for the account id.",
+                     status="unknown_sharee")
     raise misuse(f"{who!r} does not name exactly one account. Candidates: {listed}. Call again with one of these "
                  "account ids.", status="ambiguous_sharee")

@@ -57,14 +57,14 @@ def _under(path: str | None, folder: str | None) -> bool:
 
 def _ask(ctx: ServerContext, provider: str, query: str, limit: int) -> tuple[list[Any], str | None]:
     """Entries of one provider, or none and the reason it did not answer."""
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
 
     try:
         return ctx.quick_client().unified.search(provider, query, limit=limit).entries, None
     except NextcloudError as exc:
         if exc.status == 500:
             return [], "not available on this server"
-        return [], "timed out" if exc.kind == "timeout" else f"did not answer ({exc.kind})"
+        return [], "timed out" if exc.code is ErrorCode.TIMEOUT else f"did not answer ({exc.code.value})"
 
 
 def name_hits(ctx: ServerContext, query: str, *, folder: str | None, covers: Callable[[str], bool] | None,

@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.envelope import _Out, envelope
 from server.errors import from_nextcloud, misuse
@@ -54,9 +54,9 @@ def _nc(call: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return call(*args, **kwargs)
     except NextcloudError as exc:
-        if exc.kind == "not_found" and args:   # Talk answers 404 for a token unknown or not this account's
+        if exc.code is ErrorCode.NOT_FOUND and args:   # Talk answers 404 for a token unknown or not this account's
             raise misuse(f"No conversation with token {args[0]} that this account is in. Find the token with "
-                         "talk_rooms (or meet_create_room's answer). Do not retry this token.",
+                         "talk_rooms (or meet_create_room's answer).",
                          status="unknown_room") from None
         raise from_nextcloud(exc) from None   # not nextcloud_call: the 404 above needs Talk's own words
 
@@ -110,7 +110,7 @@ def _cursor(cursor: str | None) -> int | None:
         return None
     if not cursor.isdigit():
         raise misuse("cursor is not one talk_read returned. Pass nextCursor as given, or leave it out for the "
-                     "newest messages. Do not retry unchanged.", status="bad_cursor")
+                     "newest messages.", status="bad_cursor")
     return int(cursor)
 
 
@@ -170,7 +170,7 @@ def post(ctx: ServerContext, *, token: str, message: str, mentions: list[str] | 
     """Resolve the mentions to accounts (contacts_search's matching), then post; returns the message's id."""
     text = message.strip()
     if not text:
-        raise misuse("message is empty. Give the text to post. Do not retry unchanged.", status="empty_message")
+        raise misuse("message is empty. Give the text to post.", status="empty_message")
     resolved = people.resolve_accounts(ctx, mentions or [])
     for given, account in resolved.items():
         text = _mention(text, given.strip(), account)

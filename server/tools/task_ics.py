@@ -91,7 +91,7 @@ def _todo(cal: Any, uid: str) -> Any:
     for comp in cal.walk("VTODO"):
         if str(comp.get("UID") or "") == uid and comp.get("RECURRENCE-ID") is None:
             return comp
-    raise misuse(f"The stored object holds no task {uid!r}. Call tasks_list for its uid. Do not retry.",
+    raise misuse(f"The stored object holds no task {uid!r}. Call tasks_list for its uid.",
                  status="unknown_task")
 
 

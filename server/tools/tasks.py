@@ -14,7 +14,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from server.context import ServerContext
 from server.envelope import _Out, envelope
 from server.errors import ToolFailure, from_nextcloud, misuse, refused
@@ -28,7 +28,7 @@ CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempoten
 UPDATE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
 NO_LIST = ("This account has no task list: its calendars accept events only (their supported components lack "
            "VTODO). Ask the user to create one in the Nextcloud Tasks app (or in Calendar: a new calendar with "
-           "tasks), then call again. Do not retry now.")
+           "tasks), then call again.")
 Priority = Literal["high", "medium", "low"]
 
 ListId = Annotated[str | None, Field(description="Task list id or name", max_length=200)]
@@ -53,7 +53,7 @@ def task_lists(ctx: ServerContext, wanted: str | None = None) -> list[CalendarRe
         cal = pick_calendar(all_cals, wanted, "list")
         if cal not in lists:
             raise misuse(f"{cal.id} ({cal.name}) is not a task list: it accepts no tasks. Task lists: "
-                         f"{', '.join(c.id for c in lists) or 'none'}. Do not retry unchanged.", status="not_task_list")
+                         f"{', '.join(c.id for c in lists) or 'none'}.", status="not_task_list")
         return [cal]
     if not lists:
         raise refused(NO_LIST, status="no_task_list")
@@ -73,7 +73,7 @@ def list_tasks(ctx: ServerContext, *, task_list: str | None, due_before: str | N
     except ToolFailure as exc:
         if exc.status != "no_task_list":
             raise
-        return {"tasks": [], "truncated": False, "lists": {}, "hint": NO_LIST.replace(" Do not retry now.", "")}
+        return {"tasks": [], "truncated": False, "lists": {}, "hint": NO_LIST}
     limit_at = as_utc(bound(due_before, "dueBefore")) if due_before else None
     caldav = ctx.client().caldav
     found: list[dict[str, Any]] = []
@@ -110,7 +110,7 @@ def create(ctx: ServerContext, *, title: str, due: str | None, priority: str | N
     lists = task_lists(ctx, task_list)
     cal = next((c for c in lists if c.writable), lists[0])
     if not cal.writable:
-        raise misuse(f"Task list {cal.id} is read-only. Name another with list. Do not retry unchanged.",
+        raise misuse(f"Task list {cal.id} is read-only. Name another with list.",
                      status="read_only")
     uid, ics = new_task(fields)
     _nc(ctx.client().caldav.put_todo, cal.id, uid, ics)
@@ -132,7 +132,7 @@ def _locate(ctx: ServerContext, uid: str, task_list: str | None) -> tuple[Calend
 def update(ctx: ServerContext, *, uid: str, task_list: str | None, fields: TaskFields) -> dict[str, Any]:
     """Patch the task `uid` with If-Match; a stale etag (someone else wrote) re-reads and tries once more."""
     if all(v is None for v in (fields.title, fields.due, fields.priority, fields.description, fields.done)):
-        raise misuse("Nothing to change: give done, title, due, priority or description. Do not retry unchanged.",
+        raise misuse("Nothing to change: give done, title, due, priority or description.",
                      status="no_change")
     fields.due = _due(fields.due) if isinstance(fields.due, str) else fields.due
     caldav = ctx.client().caldav
@@ -142,7 +142,7 @@ def update(ctx: ServerContext, *, uid: str, task_list: str | None, fields: TaskF
         try:
             caldav.put_todo(cal.id, uid, ics, etag=obj.etag, object_name=obj.name)
         except NextcloudError as exc:
-            if exc.kind != "precondition" or attempt == 2:
+            if exc.code is not ErrorCode.PRECONDITION or attempt == 2:
                 raise from_nextcloud(exc) from None
             continue
         task = next(t for t in summaries(ics) if t["uid"] == uid)

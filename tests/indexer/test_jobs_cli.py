@@ -77,7 +77,8 @@ def test_sync_without_credentials_names_the_login_command(env):
         environ.pop(var)
     code, data, text = cli(environ, "index", "sync", "--json")
     assert code == 2
-    assert data["error"]["kind"] == "no_credentials" and "mcp-nextcloud login" in data["error"]["message"]
+    assert data["error"]["code"] == "no_credentials" and "mcp-nextcloud login" in data["error"]["action"]
+    assert data["error"]["retry"] is False
     assert "Traceback" not in text
 
 

@@ -7,6 +7,7 @@ its outcome pickled. Hostile inputs are real files: a page that takes seconds in
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
@@ -180,10 +181,12 @@ def test_a_child_that_crashes_is_reported_as_the_pool_reports_it(slow_pdf: Path)
     os.kill(child.pid, signal.SIGSEGV)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, (out, err)
-    assert err.decode().strip() == (
-        "mcp-nextcloud inspect: slow.pdf: slow.pdf: the extraction process died (out of memory or a crash in a "
+    assert err.decode() == ""      # --json: the failure is the JSON on stdout
+    error = json.loads(out)["error"]
+    assert error["code"] == "unreadable" and error["retry"] is False and error["message"] == (
+        "slow.pdf: slow.pdf: the extraction process died (out of memory or a crash in a "
         "parser; exit code -11, limit 1536 MiB): the file is recorded as failed and not retried until it changes; "
-        "do not retry")
+        "do not retry.")
     assert _gone(child) and _marked(marker) == []
 
 

@@ -17,7 +17,7 @@ from indexer.remote.sync import sync
 from indexer.index import Index
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 
 DAV = "/remote.php/dav/files/alice"
 
@@ -218,7 +218,7 @@ def test_wrong_credentials_fail_the_sync_with_the_login_instruction(tree_emulato
     acct = Account(url=tree_emulator.url, user="alice", app_password="s3cret-Not-Valid-xyz")
     with NextcloudClient(acct, retries=0) as client, pytest.raises(NextcloudError) as err:
         sync(client, index, pool=IN_PROCESS)
-    assert err.value.kind == "auth" and "mcp-nextcloud login" in str(err.value)
+    assert err.value.code is ErrorCode.AUTH and "mcp-nextcloud login" in str(err.value)
     assert "s3cret-Not-Valid-xyz" not in str(err.value)
     assert paths(index) == set()
 
@@ -229,7 +229,7 @@ def test_an_unreachable_server_fails_the_sync_with_an_instruction_and_keeps_the_
     tree_emulator.stop()
     with client_for(tree_emulator, connect_timeout=0.5) as client, pytest.raises(NextcloudError) as err:
         sync(client, index, pool=IN_PROCESS)
-    assert err.value.kind == "network" and err.value.retry is True
+    assert err.value.code is ErrorCode.NETWORK and err.value.retry is True
     assert "127.0.0.1" not in str(err.value) and "retry" in str(err.value).lower()
     assert paths(index) == set(TREE)                      # nothing lost
 

@@ -222,9 +222,9 @@ class LiveTools:
 
     def error(self, name: str, args: dict | None = None) -> str:
         """The error text of a call that must fail (the assertion names the answer when it did not)."""
-        result = self.call(name, args)
-        assert result.is_error, result.content[0].text
-        return result.content[0].text
+        from tests.helpers import failure_text
+
+        return failure_text(self.call(name, args))
 
     def list_tools(self) -> list[str]:
         import anyio

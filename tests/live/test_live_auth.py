@@ -115,7 +115,7 @@ def test_live_a_wrong_password_costs_at_most_two_failed_logins(live_account, adm
 def test_live_a_throttled_address_is_named_and_not_retried(live_account, admin, tmp_path, monkeypatch):
     """Eleven failed logins lock 127.0.0.1 out (429 for correct credentials too): the answer says so."""
     from nextcloud.client import NextcloudClient
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
 
     dav = f"{live_account.url}/remote.php/dav/files/{live_account.user}/"
     with httpx.Client(timeout=90) as plain:
@@ -135,7 +135,7 @@ def test_live_a_throttled_address_is_named_and_not_retried(live_account, admin, 
     with NextcloudClient(live_account) as client, pytest.raises(NextcloudError) as info:
         client.webdav.stat("/")
     text = str(info.value)
-    assert info.value.kind == "throttled" and "brute-force protection is throttling this address" in text
+    assert info.value.code is ErrorCode.THROTTLED and "brute-force protection is throttling this address" in text
     assert "occ security:bruteforce:reset" in text and "Do not retry" in text
     assert _statuses_since(admin, mark) == [429], "one request, no retry of a brute-force 429"
     admin.reset_bruteforce()

@@ -8,7 +8,7 @@ import pytest
 
 from nextcloud.client import NextcloudClient
 from nextcloud.config import load_account
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 
 pytestmark = pytest.mark.live
 
@@ -38,9 +38,9 @@ def test_live_smoke(live):
         assert live.webdav.stat(name).file_id == created.file_id
         with pytest.raises(NextcloudError) as stale:
             live.webdav.put(name, b"x", etag="0000stale0000")
-        assert stale.value.kind == "precondition"
+        assert stale.value.code is ErrorCode.PRECONDITION
     finally:
         live.webdav.delete(name)
     with pytest.raises(NextcloudError) as gone:
         live.webdav.stat(name)
-    assert gone.value.kind == "not_found"
+    assert gone.value.code is ErrorCode.NOT_FOUND

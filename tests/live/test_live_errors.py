@@ -21,14 +21,14 @@ LOCK = ('<?xml version="1.0" encoding="utf-8"?><d:lockinfo xmlns:d="DAV:"><d:loc
 def test_live_401_a_wrong_app_password_is_the_auth_row(live_account, tools_factory, scratch_folder, live_dav,
                                                        server_admin):
     from nextcloud.client import NextcloudClient
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
 
     live_dav.put(f"{scratch_folder}/a.md", b"a\n")
     wrong = dataclasses.replace(live_account, app_password="wrong-" + uuid.uuid4().hex)
     try:
         with NextcloudClient(wrong) as client, pytest.raises(NextcloudError) as refused:
             client.webdav.stat(f"{scratch_folder}/a.md")
-        assert refused.value.kind == "auth"
+        assert refused.value.code is ErrorCode.AUTH
         text = tools_factory(account=wrong).error("files_read", {"path": f"{scratch_folder}/a.md"})
         assert "credentials" in text and "app password" in text and wrong.app_password not in text
     finally:
@@ -62,15 +62,15 @@ def test_live_404_a_missing_path_points_at_files_search(live_tools, live_dav, sc
 def test_live_409_conflicts_are_named_for_what_they_are(live_account, live_dav, scratch_folder):
     """PUT onto a folder and MKCOL under a missing parent are both 409 on the server; each gets its own row."""
     from nextcloud.client import NextcloudClient
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
 
     with NextcloudClient(live_account) as client:
         with pytest.raises(NextcloudError) as onto_folder:
             client.webdav.put(scratch_folder, b"x")
         with pytest.raises(NextcloudError) as no_parent:
             client.webdav.mkcol(f"{scratch_folder}/nope/child")
-    assert onto_folder.value.kind == "conflict" and "is a folder" in str(onto_folder.value)
-    assert no_parent.value.kind == "missing_parent" and "parent folder does not exist" in str(no_parent.value)
+    assert onto_folder.value.code is ErrorCode.CONFLICT and "is a folder" in str(onto_folder.value)
+    assert no_parent.value.code is ErrorCode.MISSING_PARENT and "parent folder does not exist" in str(no_parent.value)
     assert "Do not retry" in str(onto_folder.value) and "Do not retry" in str(no_parent.value)
     assert live_dav.props(scratch_folder)["type"] == "folder" and live_dav.props(f"{scratch_folder}/nope") == {}
 
@@ -100,7 +100,8 @@ def test_live_423_a_locked_file_is_not_written(live_tools, live_http, live_dav, 
         etag = live_dav.props(path)["etag"]
         live_tools.ok("files_read", {"path": path})   # a replacement needs an etag a read through us returned
         text = live_tools.error("files_write", {"path": path, "content": "edit\n", "etag": etag})
-        assert "locked" in text and "Retry only after the lock is released" in text
+        assert "locked" in text and "once the lock is released" in text
+        assert text.endswith("Retry once; if it fails again, stop and report.")   # the retry field, worded
         assert live_dav.get(path) == b"locked\n"
     finally:
         live_http.request("UNLOCK", live_dav.url(path), headers={"Lock-Token": token})

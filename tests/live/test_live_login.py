@@ -10,7 +10,7 @@ import pytest
 
 
 def test_live_login_flow_starts_and_a_poll_before_approval_is_pending(live_account, live_http, server_admin):
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
     from nextcloud.login import poll_login, start_login
 
     mark = server_admin.log_mark()
@@ -19,7 +19,7 @@ def test_live_login_flow_starts_and_a_poll_before_approval_is_pending(live_accou
     assert "/login/v2/flow/" in flow.login_url
     with pytest.raises(NextcloudError) as pending:
         poll_login(flow, timeout=0, interval=0.05, server_url=live_account.url)
-    assert pending.value.kind == "login" or "login" in str(pending.value).lower()
+    assert pending.value.code is ErrorCode.LOGIN or "login" in str(pending.value).lower()
     asked = [line for line in server_admin.requests_since(mark, ours=True) if "/login/v2" in line]
     assert [line.split(" ")[0] for line in asked] == ["POST", "POST"]      # one start, one poll: no retry loop
     assert asked[0].split(" ")[1] == "/index.php/login/v2" and asked[1].split(" ")[1].endswith("/login/v2/poll")

@@ -5,7 +5,7 @@ import errno
 
 import pytest
 
-from nextcloud.errors import error_for
+from nextcloud.errors import ErrorCode, error_for
 
 
 def test_rate_limit_says_how_long_to_wait(nc, emulator):
@@ -15,7 +15,7 @@ def test_rate_limit_says_how_long_to_wait(nc, emulator):
     with pytest.raises(NextcloudError) as info:
         nc.webdav.stat("/")
     text = str(info.value)
-    assert info.value.kind == "rate_limited" and "about 1 h" in text and "Retry-After" in text
+    assert info.value.code is ErrorCode.RATE_LIMITED and "about 1 h" in text and "Retry-After" in text
 
 
 @pytest.mark.parametrize("seconds,shown", [(3, "3 s"), (120, "2 min"), (3600, "about 1 h")])

@@ -7,7 +7,7 @@ import pytest
 
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 
 DEC = (datetime(2026, 12, 1, tzinfo=timezone.utc), datetime(2027, 1, 1, tzinfo=timezone.utc))
 
@@ -38,7 +38,7 @@ def test_apps_missing(emulator_factory):
         for call, app in ((nc.deck.boards, "Deck"), (nc.talk.rooms, "Talk"), (nc.mail.accounts, "Mail")):
             with pytest.raises(NextcloudError) as exc:
                 call()
-            assert exc.value.kind == "app_missing" and f"{app} app is not installed" in str(exc.value)
+            assert exc.value.code is ErrorCode.APP_MISSING and f"{app} app is not installed" in str(exc.value)
             assert "do not retry" in str(exc.value).lower() and not exc.value.retry
 
 
@@ -52,13 +52,13 @@ def test_sharees_and_shares(nc):
     assert [s.id for s in nc.ocs.list_shares("/Projects/Alpha/notes.md")] == [share.id]
     with pytest.raises(NextcloudError) as unknown:
         nc.ocs.create_share("/Projects/Alpha/notes.md", "nosuchuser")
-    assert unknown.value.kind == "not_found"
+    assert unknown.value.code is ErrorCode.NOT_FOUND
     with pytest.raises(NextcloudError) as missing:
         nc.ocs.create_share("/No/such.txt", "bob")
-    assert missing.value.kind == "not_found"
+    assert missing.value.code is ErrorCode.NOT_FOUND
     with pytest.raises(NextcloudError) as yourself:
         nc.ocs.create_share("/Projects/Alpha/notes.md", "alice")
-    assert yourself.value.kind == "forbidden" and yourself.value.status == 403
+    assert yourself.value.code is ErrorCode.FORBIDDEN and yourself.value.status == 403
     assert "do not retry" in str(yourself.value).lower() and "yourself" in str(yourself.value)
     nc.ocs.delete_share(share.id)
     assert nc.ocs.list_shares("/Projects/Alpha/notes.md") == []
@@ -75,7 +75,7 @@ def test_update_share_changes_permissions_both_ways(nc, emulator):
     assert [s.permissions for s in nc.ocs.list_shares("/share-update.txt")] == [1]
     with pytest.raises(NextcloudError) as gone:
         nc.ocs.update_share("987654", permissions=3)
-    assert gone.value.kind == "not_found" and "do not retry" in str(gone.value).lower()
+    assert gone.value.code is ErrorCode.NOT_FOUND and "do not retry" in str(gone.value).lower()
 
 def test_user_id_is_lazy_and_resolvable(emulator):
     acct = emulator.account("alice")
@@ -129,19 +129,19 @@ def test_event_crud_with_if_match(nc):
     assert ev.summary == "Dentist" and ev.etag and ev.object_name == "crud-1@test.ics"
     with pytest.raises(NextcloudError) as dup:
         nc.caldav.put_event("work", ics)            # create-only: it exists now
-    assert dup.value.kind == "exists"
+    assert dup.value.code is ErrorCode.EXISTS
     new_etag = nc.caldav.put_event("work", ics.replace("Dentist", "Dentist (moved)"), etag=ev.etag,
                                    object_name=ev.object_name)
     with pytest.raises(NextcloudError) as stale:
         nc.caldav.put_event("work", ics, etag=ev.etag, object_name=ev.object_name)
-    assert stale.value.kind == "precondition"
+    assert stale.value.code is ErrorCode.PRECONDITION
     assert nc.caldav.get_event("work", "crud-1@test").summary == "Dentist (moved)"
     with pytest.raises(NextcloudError):
         nc.caldav.delete_event("work", ev.object_name, etag=ev.etag)      # stale etag
     nc.caldav.delete_event("work", ev.object_name, etag=new_etag or None)
     with pytest.raises(NextcloudError) as gone:
         nc.caldav.get_event("work", "crud-1@test")
-    assert gone.value.kind == "not_found"
+    assert gone.value.code is ErrorCode.NOT_FOUND
 
 
 def test_all_day_dates(nc):
@@ -156,10 +156,10 @@ def test_all_day_dates(nc):
 def test_calendar_errors(nc):
     with pytest.raises(NextcloudError) as exc:
         nc.caldav.events("nosuchcal", *DEC)
-    assert exc.value.kind == "not_found"
+    assert exc.value.code is ErrorCode.NOT_FOUND
     with pytest.raises(NextcloudError) as bad:
         nc.caldav.events("../bob", *DEC)
-    assert bad.value.kind == "bad_path"
+    assert bad.value.code is ErrorCode.BAD_PATH
 
 
 # -- CardDAV -------------------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_deck_update_keeps_other_fields(nc):
     assert again.duedate == press.duedate and again.description == press.description   # not cleared
     with pytest.raises(NextcloudError) as bad:
         nc.deck.update_card(board.id, press.stack_id, press.id, colour="red")
-    assert bad.value.kind == "bad_request"
+    assert bad.value.code is ErrorCode.BAD_REQUEST
 
 
 def test_deck_create_and_move_verified(nc):
@@ -216,7 +216,7 @@ def test_deck_create_and_move_verified(nc):
 def test_deck_missing_ids(nc):
     with pytest.raises(NextcloudError) as exc:
         nc.deck.board(999999)
-    assert exc.value.kind == "forbidden" and "do not guess" in str(exc.value).lower()
+    assert exc.value.code is ErrorCode.FORBIDDEN and "do not guess" in str(exc.value).lower()
 
 
 # -- Talk ----------------------------------------------------------------------------------
@@ -236,10 +236,10 @@ def test_talk_rooms_participants_chat(nc):
     assert any(m.id == msg.id for m in nc.talk.messages(room.token, limit=5))
     with pytest.raises(NextcloudError) as missing:
         nc.talk.room("zzzzzzzz")
-    assert missing.value.kind == "not_found"
+    assert missing.value.code is ErrorCode.NOT_FOUND
     with pytest.raises(NextcloudError) as unknown:
         nc.talk.add_participant(room.token, "nosuchuser")
-    assert unknown.value.kind == "not_found"
+    assert unknown.value.code is ErrorCode.NOT_FOUND
 
 
 def test_talk_one_to_one_is_reused(nc):
@@ -263,7 +263,7 @@ def test_mail_accounts_mailboxes_messages(nc):
     assert full.body and full.subject == latest[0].subject
     with pytest.raises(NextcloudError) as bad:
         nc.mail.messages(inbox.id, filters={"words": "x"})
-    assert bad.value.kind == "bad_request"
+    assert bad.value.code is ErrorCode.BAD_REQUEST
 
 
 def test_mail_send_is_not_retried(nc, emulator):

@@ -40,11 +40,11 @@ def test_nothing_configured(tmp_path):
 def test_broken_file_is_a_clear_error(tmp_path):
     bad = tmp_path / "a.json"
     bad.write_text("{not json")
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
 
     with pytest.raises(NextcloudError) as exc:
         load_account(bad, env={})
-    assert exc.value.kind == "no_credentials" and "mcp-nextcloud login" in str(exc.value)
+    assert exc.value.code is ErrorCode.NO_CREDENTIALS and "mcp-nextcloud login" in str(exc.value)
 
 
 def test_password_never_in_repr():

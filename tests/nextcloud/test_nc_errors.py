@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from nextcloud.errors import KINDS, NextcloudError, error_for, no_credentials
+from nextcloud.errors import Category, ErrorCode, NextcloudError, error_for, no_credentials
 
 
 @pytest.mark.parametrize("status,kind,needles", [
@@ -16,19 +16,19 @@ from nextcloud.errors import KINDS, NextcloudError, error_for, no_credentials
     (416, "bad_request", ["beyond the end"]),
     (423, "locked", ["locked", "editor"]),
     (429, "rate_limited", ["retry once"]),
-    (500, "server", ["transient: one retry is reasonable, then stop and report"]),
-    (502, "server", ["one retry"]),
-    (503, "server", ["one retry"]),
+    (500, "server", ["retry once; if it fails again, stop and report"]),
+    (502, "server", ["retry once"]),
+    (503, "server", ["retry once"]),
     (507, "quota", ["out of storage", "nothing was written", "do not retry"]),
 ])
 def test_status_rows(status, kind, needles):
     err = error_for("webdav", status, path="/Docs/a.txt")
-    assert isinstance(err, NextcloudError) and err.kind == kind and err.status == status
+    assert isinstance(err, NextcloudError) and err.code is ErrorCode.parse(kind) and err.status == status
     text = str(err).lower()
     for needle in needles:
         assert needle in text
     assert "/docs/a.txt" in text or status in (401, 429)
-    assert err.category in ("refused", "misuse", "fault")
+    assert isinstance(err.category, Category)
 
 
 @pytest.mark.parametrize("condition,kind,needles,retry", [
@@ -46,7 +46,7 @@ def test_status_rows(status, kind, needles):
 ])
 def test_condition_rows(condition, kind, needles, retry):
     err = error_for("deck", None, condition=condition, path="/x")
-    assert err.kind == kind and err.retry is retry
+    assert err.code is ErrorCode.parse(kind) and err.retry is retry
     for needle in needles:
         assert needle in str(err).lower()
 
@@ -54,7 +54,7 @@ def test_condition_rows(condition, kind, needles, retry):
 def test_missing_parent_same_for_404_and_409():
     a = error_for("webdav", 404, condition="missing_parent", path="/A/b.txt")
     b = error_for("webdav", 409, condition="missing_parent", path="/A/b.txt")
-    assert a.kind == b.kind == "missing_parent"
+    assert a.code is b.code is ErrorCode.MISSING_PARENT
     assert str(a).replace("", "") == str(b)
 
 
@@ -66,16 +66,17 @@ def test_app_missing_names_the_app():
 
 def test_deck_403_means_missing_or_unshared():
     err = error_for("deck", 403, path="card 99")
-    assert err.kind == "forbidden" and "does not exist or is not shared" in str(err)
+    assert err.code is ErrorCode.FORBIDDEN and "does not exist or is not shared" in str(err)
 
 
 def test_categories_and_retry_flags():
-    assert error_for("webdav", 412).category == "refused"
-    assert error_for("webdav", 404).category == "misuse"
-    assert error_for("webdav", 503).category == "fault" and error_for("webdav", 503).retry
+    assert error_for("webdav", 412).category is Category.REFUSED
+    assert error_for("webdav", 404).category is Category.MISUSE
+    assert error_for("webdav", 503).category is Category.FAULT and error_for("webdav", 503).retry
     assert not error_for("webdav", 507).retry
-    assert set(KINDS) >= {"no_credentials", "auth", "forbidden", "not_found", "missing_parent", "conflict",
-                          "precondition", "locked", "quota", "app_missing", "server", "timeout", "network",
+    assert {code.value for code in ErrorCode} >= {
+        "no_credentials", "auth", "forbidden", "not_found", "missing_parent", "conflict",
+        "precondition", "locked", "quota", "app_missing", "server", "timeout", "network",
                           "unknown_outcome", "rate_limited", "bad_request", "invalid_response"}
 
 
@@ -90,8 +91,10 @@ def test_detail_is_cleaned_of_urls_and_secrets():
 
 def test_no_credentials_helper_and_dict():
     err = no_credentials()
-    d = err.to_dict()
-    assert d["kind"] == "no_credentials" and d["retry"] is False and "NEXTCLOUD_URL" in d["message"]
+    d = err.fields()
+    assert set(d) == {"code", "cause", "action", "retry"}
+    assert d["code"] == "no_credentials" and d["retry"] is False and "NEXTCLOUD_URL" in d["action"]
+    assert "Run `mcp-nextcloud login URL`" in d["action"] and "retry" not in d["action"].lower()
     assert "Traceback" not in repr(err)
 
 

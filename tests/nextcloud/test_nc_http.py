@@ -8,7 +8,7 @@ import pytest
 
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 
 FILES = "/remote.php/dav/files/alice"
 
@@ -25,8 +25,8 @@ def test_persistent_5xx_gives_up_after_the_bound(nc, emulator):
     emulator.reset_requests()
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.read("/Projects/Alpha/notes.md")
-    assert exc.value.kind == "server" and exc.value.retry
-    assert "one retry is reasonable, then stop and report" in str(exc.value)
+    assert exc.value.code is ErrorCode.SERVER and exc.value.retry
+    assert "Retry once; if it fails again, stop and report." in str(exc.value)
     assert emulator.request_count("GET", FILES) == 4    # 1 + retries=3
 
 
@@ -35,7 +35,7 @@ def test_non_idempotent_write_is_not_retried_on_5xx(nc, emulator):
     emulator.reset_requests()
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.put("/Projects/x.txt", b"x")
-    assert exc.value.kind == "server"
+    assert exc.value.code is ErrorCode.SERVER
     assert emulator.request_count("PUT", FILES) == 1
 
 
@@ -54,7 +54,7 @@ def test_retry_after_beyond_the_cap_is_reported_not_waited(nc, emulator):
     emulator.reset_requests()
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.stat("/")
-    assert exc.value.kind == "rate_limited" and exc.value.retry_after == pytest.approx(3600)
+    assert exc.value.code is ErrorCode.RATE_LIMITED and exc.value.retry_after == pytest.approx(3600)
     assert emulator.request_count("PROPFIND", FILES) == 1
 
 
@@ -86,7 +86,7 @@ def test_total_deadline_bounds_a_call(emulator, account):
     with NextcloudClient(account, timeout=5.0, total_timeout=0.6, backoff=0.01) as nc:
         with pytest.raises(NextcloudError) as exc:
             nc.webdav.stat("/")
-    assert exc.value.kind == "timeout" and "did not answer in time" in str(exc.value)
+    assert exc.value.code is ErrorCode.TIMEOUT and "did not answer in time" in str(exc.value)
 
 
 def test_commit_then_timeout_is_an_unknown_outcome(nc, emulator):
@@ -95,7 +95,7 @@ def test_commit_then_timeout_is_an_unknown_outcome(nc, emulator):
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.put("/Projects/maybe.txt", b"maybe")
     err = exc.value
-    assert err.kind == "unknown_outcome" and not err.retry
+    assert err.code is ErrorCode.UNKNOWN_OUTCOME and not err.retry
     assert "may or may not have happened" in str(err) and "re-read" in str(err).lower()
     assert emulator.request_count("PUT", FILES) == 1            # never retried blindly
     assert nc.webdav.read("/Projects/maybe.txt") == b"maybe"    # it did happen: re-reading tells
@@ -107,7 +107,7 @@ def test_slow_write_times_out_as_unknown_outcome(emulator, account):
         with pytest.raises(NextcloudError) as exc:
             nc.webdav.put("/Projects/slow.txt", b"s")
         assert nc.request_count == 1
-    assert exc.value.kind == "unknown_outcome"
+    assert exc.value.code is ErrorCode.UNKNOWN_OUTCOME
 
 
 def test_connection_refused_is_a_network_error():
@@ -119,7 +119,7 @@ def test_connection_refused_is_a_network_error():
                          retries=2) as nc:
         with pytest.raises(NextcloudError) as exc:
             nc.webdav.put("/a.txt", b"a")   # never sent, so retrying even a write is safe
-        assert exc.value.kind == "network" and exc.value.retry
+        assert exc.value.code is ErrorCode.NETWORK and exc.value.retry
         assert nc.request_count == 3
         assert str(port) not in str(exc.value)
 
@@ -159,5 +159,5 @@ def test_no_retry_when_the_deadline_cannot_fit_the_wait(emulator, account):
     with NextcloudClient(account, total_timeout=0.5, backoff=0.01) as nc:
         with pytest.raises(NextcloudError) as exc:
             nc.webdav.download("/Projects/Alpha/notes.md", io.BytesIO())   # streamed
-        assert exc.value.kind == "server" and exc.value.retry_after == pytest.approx(2)
+        assert exc.value.code is ErrorCode.SERVER and exc.value.retry_after == pytest.approx(2)
         assert nc.request_count == 1

@@ -11,7 +11,7 @@ import pytest
 
 from nextcloud.client import NextcloudClient
 from nextcloud.config import load_account
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from nextcloud.login import login, poll_login, start_login
 from server.cli import main
 
@@ -53,13 +53,13 @@ def test_login_times_out_when_nobody_approves(emulator):
     with pytest.raises(NextcloudError) as exc:
         poll_login(flow, timeout=0.3, interval=0.05)
     assert time.monotonic() - started < 3
-    assert exc.value.kind == "login" and "mcp-nextcloud login" in str(exc.value)
+    assert exc.value.code is ErrorCode.LOGIN and "mcp-nextcloud login" in str(exc.value)
 
 
 def test_login_against_something_that_is_not_nextcloud(emulator):
     with pytest.raises(NextcloudError) as exc:
         start_login(emulator.url + "/nothing-here")
-    assert exc.value.kind == "login" and "does not answer like a Nextcloud" in str(exc.value)
+    assert exc.value.code is ErrorCode.LOGIN and "does not answer like a Nextcloud" in str(exc.value)
 
 
 def test_cli_login_saves_0600_and_never_prints_the_password(emulator, tmp_path, capsys):
@@ -83,5 +83,7 @@ def test_cli_login_json_and_failure(emulator, tmp_path, capsys):
     out, _ = capsys.readouterr()
     assert code == 1 and not config.exists()
     data = json.loads(out)
-    assert data["ok"] is False and data["error"]["kind"] == "login"
+    error = data["error"]     # the CLI's one failure shape
+    assert error["code"] == "login" and error["retry"] is False and "approved" in error["cause"]
+    assert error["action"].startswith("Run `mcp-nextcloud login URL`") and error["message"].startswith(error["cause"])
     assert out.strip() == json.dumps(data, separators=(",", ":"))    # compact JSON

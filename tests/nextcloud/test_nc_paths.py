@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from nextcloud import paths
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 
 PREFIX = "/remote.php/dav/files/alice"
 
@@ -45,7 +45,7 @@ def test_normalize():
 def test_traversal_and_nul_refused(bad):
     with pytest.raises(NextcloudError) as exc:
         paths.normalize(bad)
-    assert exc.value.kind == "bad_path" and "do not retry" in str(exc.value).lower()
+    assert exc.value.code is ErrorCode.BAD_PATH and "do not retry" in str(exc.value).lower()
 
 
 segment = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"), min_size=1,

@@ -8,7 +8,7 @@ from nextcloud.caldav import calendars_from_multistatus, events_from_ics
 from nextcloud.carddav import address_books_from_multistatus, contact_from_vcard
 from nextcloud.davxml import CALDAV, CARDDAV, OC, parse_multistatus, q
 from nextcloud.deck import card_from_json, stack_from_json
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 from nextcloud.http import Transport, ocs_statuscode, response_detail
 from nextcloud.config import Account
 from nextcloud.ocs import share_from_ocs, sharees_from_ocs, user_from_ocs
@@ -88,12 +88,12 @@ def test_put_headers_give_fileid_and_etag(recorded):
     (1, "auth", "mcp-nextcloud login"),
     (31, "not_found", "do not guess"),
     (58, "bad_request", "not searchable"),
-    (59, "server", "one retry"),
+    (59, "server", "retry once"),
 ])
 def test_recorded_dav_errors_map_to_the_table(recorded, transport, seq, kind, needle):
     ex = recorded("webdav", seq)
     err = transport.error_from(_response(ex), source="webdav", path="/p")
-    assert err.kind == kind and err.status == ex["status"]
+    assert err.code is ErrorCode.parse(kind) and err.status == ex["status"]
     assert needle.lower() in str(err).lower()
     assert "remote.php" not in str(err) and "nextcloud.test" not in str(err)
 
@@ -101,7 +101,7 @@ def test_recorded_dav_errors_map_to_the_table(recorded, transport, seq, kind, ne
 def test_missing_parent_put_row(recorded, transport):
     err = transport.error_from(_response(recorded("webdav", 76)), source="webdav", path="/Projects/Gamma/file.txt",
                                condition="missing_parent")
-    assert err.kind == "missing_parent" and "does not create intermediates" in str(err)
+    assert err.code is ErrorCode.MISSING_PARENT and "does not create intermediates" in str(err)
     assert "/Projects/Gamma/file.txt" in str(err)
 
 
@@ -127,7 +127,7 @@ def test_ocs_sharees_and_shares(recorded):
 
 def test_ocs_error_detail(recorded, transport):
     err = transport.error_from(_response(recorded("ocs", 14)), source="ocs", path="/Projects/Alpha/notes.md")
-    assert err.kind == "not_found" and "valid account" in str(err)
+    assert err.code is ErrorCode.NOT_FOUND and "valid account" in str(err)
 
 
 def test_deck_json(recorded):
@@ -143,7 +143,7 @@ def test_deck_json(recorded):
 
 def test_deck_missing_card_is_a_clear_403(recorded, transport):
     err = transport.error_from(_response(recorded("deck", 52)), source="deck", path="card 999999")
-    assert err.kind == "forbidden" and "do not guess" in str(err).lower()
+    assert err.code is ErrorCode.FORBIDDEN and "do not guess" in str(err).lower()
 
 
 def test_talk_json(recorded):
@@ -156,13 +156,14 @@ def test_talk_json(recorded):
 
 def test_talk_unknown_user_is_not_app_missing(recorded, transport):
     err = transport.error_from(_response(recorded("talk", 4)), source="talk", path="room 4txbfbrs")
-    assert err.kind == "not_found" and "new-participant" in str(err)
+    assert err.code is ErrorCode.NOT_FOUND and "new-participant" in str(err)
 
 
 @pytest.mark.parametrize("seq", [1, 4, 5])
 def test_missing_mail_app(recorded, transport, seq):
     err = transport.error_from(_response(recorded("apps-missing", seq)), source="mail")
-    assert err.kind == "app_missing" and "Mail app is not installed" in str(err) and "do not retry" in str(err).lower()
+    assert err.code is ErrorCode.APP_MISSING and "Mail app is not installed" in str(err)
+    assert "do not retry" in str(err).lower()
 
 
 def test_calendar_list_and_events(recorded):
@@ -194,7 +195,7 @@ def test_address_books_and_contacts(recorded):
 def test_response_detail_never_carries_urls(recorded):
     ex = recorded("webdav", 1)
     detail = response_detail(_response(ex))
-    err = NextcloudError("auth", "x")
-    assert detail and err.kind == "auth"
+    err = NextcloudError(ErrorCode.AUTH, "x")
+    assert detail and err.code is ErrorCode.AUTH
     from nextcloud.errors import clean_detail
     assert "http://" not in clean_detail("see http://nextcloud.test/remote.php/dav/files/admin/x now")

@@ -9,7 +9,7 @@ import pytest
 
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 
 ODD = "odd #1 100% sure?.txt"
 
@@ -49,11 +49,11 @@ def test_put_if_match_and_create_only(nc):
     assert second.etag != first.etag and second.file_id == first.file_id
     with pytest.raises(NextcloudError) as stale:
         nc.webdav.put("/Projects/draft.txt", b"v3", etag=first.etag)
-    assert stale.value.kind == "precondition" and stale.value.status == 412
+    assert stale.value.code is ErrorCode.PRECONDITION and stale.value.status == 412
     assert "re-read" in str(stale.value).lower() and "files_read" in str(stale.value)
     with pytest.raises(NextcloudError) as exists:
         nc.webdav.put("/Projects/draft.txt", b"v3", create_only=True)
-    assert exists.value.kind == "exists"
+    assert exists.value.code is ErrorCode.EXISTS
     assert nc.webdav.read("/Projects/draft.txt") == b"v2 longer"   # nothing was lost
 
 
@@ -75,11 +75,11 @@ def test_put_mtime(nc):
 def test_put_missing_parent_and_onto_folder(nc):
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.put("/Projects/Gamma/file.txt", b"x")
-    assert exc.value.kind == "missing_parent" and "does not create intermediates" in str(exc.value)
+    assert exc.value.code is ErrorCode.MISSING_PARENT and "does not create intermediates" in str(exc.value)
     assert "/Projects/Gamma/file.txt" in str(exc.value)
     with pytest.raises(NextcloudError) as folder:
         nc.webdav.put("/Projects/Alpha", b"x")
-    assert folder.value.kind == "conflict" and "folder" in str(folder.value)
+    assert folder.value.code is ErrorCode.CONFLICT and "folder" in str(folder.value)
 
 
 def test_not_found(nc):
@@ -87,7 +87,7 @@ def test_not_found(nc):
                  lambda: nc.webdav.delete("/No/such.txt"), lambda: nc.webdav.list("/No")):
         with pytest.raises(NextcloudError) as exc:
             call()
-        assert exc.value.kind == "not_found" and "files_search" in str(exc.value)
+        assert exc.value.code is ErrorCode.NOT_FOUND and "files_search" in str(exc.value)
         assert "do not guess" in str(exc.value)
 
 
@@ -98,7 +98,7 @@ def test_ranged_reads(nc):
     assert nc.webdav.read("/Projects/Alpha/notes.md", byte_range=(0, None), max_bytes=4) == data[:4]
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.read("/Projects/Alpha/notes.md", byte_range=(100000, None))
-    assert exc.value.kind == "bad_request" and exc.value.status == 416
+    assert exc.value.code is ErrorCode.BAD_REQUEST and exc.value.status == 416
 
 
 def test_download_streams_and_caps(nc, emulator):
@@ -108,7 +108,7 @@ def test_download_streams_and_caps(nc, emulator):
     small = io.BytesIO()
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.download("/Documents/manual.pdf", small, max_bytes=1000)
-    assert exc.value.kind == "too_large" and small.getvalue() == b""
+    assert exc.value.code is ErrorCode.TOO_LARGE and small.getvalue() == b""
     with pytest.raises(NextcloudError):
         nc.webdav.read("/Documents/manual.pdf", max_bytes=1000)
 
@@ -117,10 +117,10 @@ def test_mkcol_move_copy_delete(nc):
     nc.webdav.mkcol("/Work")
     with pytest.raises(NextcloudError) as again:
         nc.webdav.mkcol("/Work")
-    assert again.value.kind == "exists"
+    assert again.value.code is ErrorCode.EXISTS
     with pytest.raises(NextcloudError) as deep:
         nc.webdav.mkcol("/Nope/Child")
-    assert deep.value.kind == "missing_parent"
+    assert deep.value.code is ErrorCode.MISSING_PARENT
     a = nc.webdav.put("/Work/a.txt", b"A")
     nc.webdav.move("/Work/a.txt", "/Work/b é.txt")
     moved = nc.webdav.stat("/Work/b é.txt")
@@ -129,11 +129,11 @@ def test_mkcol_move_copy_delete(nc):
     assert nc.webdav.stat("/Work/c.txt").file_id != a.file_id
     with pytest.raises(NextcloudError) as exists:
         nc.webdav.copy("/Work/b é.txt", "/Work/c.txt")
-    assert exists.value.kind == "exists"
+    assert exists.value.code is ErrorCode.EXISTS
     nc.webdav.copy("/Work/b é.txt", "/Work/c.txt", overwrite=True)
     with pytest.raises(NextcloudError) as parent:
         nc.webdav.move("/Work/c.txt", "/Missing/c.txt")
-    assert parent.value.kind == "missing_parent"
+    assert parent.value.code is ErrorCode.MISSING_PARENT
     nc.webdav.delete("/Work")
     with pytest.raises(NextcloudError):
         nc.webdav.stat("/Work")
@@ -156,14 +156,14 @@ def test_search(nc):
     assert len(page1) == 3 and page2 and not {i.path for i in page1} & {i.path for i in page2}
     with pytest.raises(NextcloudError) as bad:
         nc.webdav.search(mime="%")
-    assert bad.value.kind == "bad_request"
+    assert bad.value.code is ErrorCode.BAD_REQUEST
 
 
 def test_search_in_a_missing_folder(nc, emulator):
     emulator.reset_requests()
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.search(name="x", path="/Nope")
-    assert exc.value.kind == "not_found" and "files_search" in str(exc.value)
+    assert exc.value.code is ErrorCode.NOT_FOUND and "files_search" in str(exc.value)
     assert emulator.request_count("SEARCH") == 1     # a deterministic rejection is not retried
 
 
@@ -181,14 +181,14 @@ def test_find_by_id(nc):
     assert nc.webdav.find_by_id(item.file_id).path == "/Documents/Résumé final.md"
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.find_by_id(987654)
-    assert exc.value.kind == "not_found" and "files_search" in str(exc.value)
+    assert exc.value.code is ErrorCode.NOT_FOUND and "files_search" in str(exc.value)
 
 
 def test_locked_file(nc, emulator):
     emulator.state.lock_node("alice", "/Projects/Alpha/notes.md")
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.put("/Projects/Alpha/notes.md", b"changed")
-    assert exc.value.kind == "locked" and exc.value.status == 423 and "editor" in str(exc.value)
+    assert exc.value.code is ErrorCode.LOCKED and exc.value.status == 423 and "editor" in str(exc.value)
     with pytest.raises(NextcloudError):
         nc.webdav.delete("/Projects/Alpha/notes.md")
     emulator.state.unlock_node("alice", "/Projects/Alpha/notes.md")
@@ -200,7 +200,7 @@ def test_quota(nc, emulator):
     emulator.state.set_quota("alice", used + 100)
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.put("/big.bin", b"\0" * 5000)
-    assert exc.value.kind == "quota" and exc.value.status == 507
+    assert exc.value.code is ErrorCode.QUOTA and exc.value.status == 507
     assert "do not retry" in str(exc.value).lower() and not exc.value.retry
     with pytest.raises(NextcloudError):
         nc.webdav.stat("/big.bin")
@@ -211,19 +211,19 @@ def test_wrong_password_and_no_account(emulator):
     with NextcloudClient(Account(acct["url"], "alice", "wrong-password-xyz"), backoff=0.01) as bad:
         with pytest.raises(NextcloudError) as exc:
             bad.webdav.stat("/")
-        assert exc.value.kind == "auth" and "mcp-nextcloud login" in str(exc.value)
+        assert exc.value.code is ErrorCode.AUTH and "mcp-nextcloud login" in str(exc.value)
         assert "wrong-password-xyz" not in str(exc.value) and acct["url"] not in str(exc.value)
         assert bad.request_count == 1   # a 401 is never retried
     with pytest.raises(NextcloudError) as none:
         NextcloudClient(None)
-    assert none.value.kind == "no_credentials" and "NEXTCLOUD_APP_PASSWORD" in str(none.value)
+    assert none.value.code is ErrorCode.NO_CREDENTIALS and "NEXTCLOUD_APP_PASSWORD" in str(none.value)
 
 
 def test_other_users_files_are_invisible(nc):
     # bob's home is not alice's: her client only ever addresses her own files.
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.stat("/Notes/groceries.txt")
-    assert exc.value.kind == "not_found"
+    assert exc.value.code is ErrorCode.NOT_FOUND
 
 
 def test_traversal_refused_before_any_request(nc):
@@ -231,7 +231,7 @@ def test_traversal_refused_before_any_request(nc):
     for bad in ("/../bob/readme.md", "/a/\x00b", "/Projects/../../x"):
         with pytest.raises(NextcloudError) as exc:
             nc.webdav.stat(bad)
-        assert exc.value.kind == "bad_path"
+        assert exc.value.code is ErrorCode.BAD_PATH
     with pytest.raises(NextcloudError):
         nc.webdav.put("/../x.txt", b"x")
     assert nc.request_count == before
@@ -244,4 +244,4 @@ def test_download_retries_5xx_and_reports_a_persistent_one(nc, emulator):
     emulator.faults.add(method="GET", path_prefix="/remote.php/dav/files/alice/Projects", status=502, times=20)
     with pytest.raises(NextcloudError) as exc:
         nc.webdav.download("/Projects/Alpha/notes.md", io.BytesIO())
-    assert exc.value.kind == "server" and exc.value.status == 502
+    assert exc.value.code is ErrorCode.SERVER and exc.value.status == 502

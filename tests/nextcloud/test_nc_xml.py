@@ -9,7 +9,7 @@ import pytest
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
 from nextcloud.davxml import parse_multistatus, sabre_error
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 
 BOMB = b"""<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
@@ -25,14 +25,14 @@ EXTERNAL = b"""<?xml version="1.0"?><!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///et
 def test_entity_declarations_are_refused(body):
     with pytest.raises(NextcloudError) as exc:
         parse_multistatus(body, path="/Docs")
-    assert exc.value.kind == "invalid_response" and "entities" in str(exc.value)
+    assert exc.value.code is ErrorCode.INVALID_RESPONSE and "entities" in str(exc.value)
     assert "/Docs" in str(exc.value) and "do not retry" in str(exc.value).lower()
 
 
 def test_malformed_and_wrong_root():
     with pytest.raises(NextcloudError) as bad:
         parse_multistatus(b"<d:multistatus xmlns:d='DAV:'><d:response>")
-    assert bad.value.kind == "invalid_response"
+    assert bad.value.code is ErrorCode.INVALID_RESPONSE
     with pytest.raises(NextcloudError):
         parse_multistatus(b"<html><body>proxy login</body></html>")
     assert sabre_error(BOMB) == (None, None)     # an error body with entities is ignored, not expanded
@@ -62,7 +62,7 @@ def test_bomb_over_http_is_a_clear_error():
         with NextcloudClient(Account(f"http://{host}:{port}", "alice", "pw-xyz-123"), backoff=0.01) as nc:
             with pytest.raises(NextcloudError) as exc:
                 nc.webdav.list("/Projects")
-            assert exc.value.kind == "invalid_response" and "entities" in str(exc.value)
+            assert exc.value.code is ErrorCode.INVALID_RESPONSE and "entities" in str(exc.value)
             assert nc.request_count == 1          # not retried: the answer will not change
             assert str(port) not in str(exc.value)
     finally:

@@ -10,7 +10,7 @@ import pytest
 from nextcloud import refusals
 from nextcloud.client import NextcloudClient
 from nextcloud.config import Account
-from nextcloud.errors import NextcloudError
+from nextcloud.errors import ErrorCode, NextcloudError
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def test_a_refused_password_is_sent_once_whatever_asks_again(emulator, record):
         for client in (first, quick, first):
             with pytest.raises(NextcloudError) as info:
                 client.webdav.stat("/")
-            assert info.value.kind == "auth" and "refused the credentials" in str(info.value)
+            assert info.value.code is ErrorCode.AUTH and "refused the credentials" in str(info.value)
             assert "Do not retry" in str(info.value)
     assert emulator.bruteforce.attempts("127.0.0.1") == 1
     assert "Do not retry" in str(info.value) and "not sent again" in str(info.value)
@@ -66,7 +66,7 @@ def test_a_throttled_address_is_named_and_not_retried(emulator, record):
             client.ocs.current_user()
     for info in (dav, ocs):
         text = str(info.value)
-        assert info.value.kind == "throttled" and not info.value.retry
+        assert info.value.code is ErrorCode.THROTTLED and not info.value.retry
         assert "brute-force protection is throttling this address" in text
         assert "occ security:bruteforce:reset" in text and "Do not retry" in text
         assert "rate-limiting this account" not in text

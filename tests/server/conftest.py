@@ -124,11 +124,10 @@ def ok() -> Callable[[Any], dict[str, Any]]:
 
 @pytest.fixture
 def err() -> Callable[[Any], str]:
-    """err(result) -> the error text, after checking it is an error."""
-    def check(result: Any) -> str:
-        assert result.is_error, result.content[0].text
-        return result.content[0].text
-    return check
+    """err(result) -> the error text, after checking it is an error with its fields."""
+    from tests.helpers import failure_text
+
+    return failure_text
 
 
 @dataclass

@@ -180,7 +180,7 @@ def test_unknown_field_is_refused_before_any_request(cmd: Any, cli: Any, world: 
     world.emulator.reset_requests()
     code, out, _ = cli(*cmd.full_name.split(), *COLLECTION_ARGS.get(cmd.full_name, []), "--fields", "nope", "--json")
     assert code == 2
-    assert _json(out)["error"]["status"] == "bad_argument" and "nope" in _json(out)["error"]["message"]
+    assert _json(out)["error"]["code"] == "bad_argument" and "nope" in _json(out)["error"]["message"]
     assert world.emulator.request_count() == 0
 
 
@@ -189,9 +189,9 @@ def test_a_cursor_is_bound_to_its_query(cli: Any) -> None:
     assert first["page"]["has_more"]
     code, out, _ = cli("files", "search", "--name", "*.pdf", "--limit", "1", "--cursor",
                        first["page"]["next_cursor"], "--json")
-    assert code == 2 and _json(out)["error"]["status"] == "cursor_mismatch"
+    assert code == 2 and _json(out)["error"]["code"] == "cursor_mismatch"
     code, out, _ = cli("files", "search", "--cursor", "garbage", "--json")
-    assert code == 2 and _json(out)["error"]["status"] == "bad_cursor"
+    assert code == 2 and _json(out)["error"]["code"] == "bad_cursor"
 
 
 # -- writes ----------------------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_dry_run_shows_resolved_ids(cli: Any) -> None:
 def test_commands_needing_approval_refuse_without_confirm(name: str, cli: Any, world: Any) -> None:
     world.emulator.reset_requests()
     code, out, _ = cli(*name.split(), *WRITE_ARGS[name], "--json")
-    assert code == 2 and _json(out)["error"]["status"] == "needs_confirm"
+    assert code == 2 and _json(out)["error"]["code"] == "needs_confirm"
     assert world.emulator.request_count() == 0
 
 
@@ -275,7 +275,7 @@ def test_a_write_whose_answer_never_came_reports_an_unknown_outcome_with_its_req
                            "--title", "Maybe made", "--confirm", "--json"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     error = json.loads(done.stdout)["error"]
-    assert done.returncode == 1 and error["status"] == "unknown_outcome" and error["retry"] is False
+    assert done.returncode == 1 and error["code"] == "unknown_outcome" and error["retry"] is False
     assert "request id: " in error["message"]
     posts = [p for m, p, _ in emu.requests if m == "POST" and p.endswith("/cards")]
     assert len(posts) == 1                                     # no second layer retried the write

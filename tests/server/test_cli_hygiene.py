@@ -102,9 +102,10 @@ def test_a_parser_error_with_json_is_a_json_error_and_exit_2(argv: list[str], ne
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
-    assert set(error) == {"message", "kind", "status", "retry"}
-    assert needle in error["message"] and "--help" in error["message"]
-    assert (error["kind"], error["status"], error["retry"]) == ("misuse", "bad_argument", False)
+    assert set(error) == {"code", "cause", "action", "retry", "message"}
+    assert needle in error["cause"] and "--help" in error["action"]
+    assert error["message"] == f"{error['cause']} {error['action']}"    # the retry is said only when it helps
+    assert (error["code"], error["retry"]) == ("bad_argument", False)
     assert "usage:" not in done.stdout and done.stderr == ""
 
 

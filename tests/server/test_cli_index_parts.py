@@ -89,4 +89,4 @@ def test_grep_lines_count_shown_matches_and_mark_loose_hits(shared_db, capsys):
 def test_remove_from_a_missing_index_creates_none(tmp_path, capsys):
     missing = tmp_path / "typo.db"
     assert main(["index", "remove", "--account", "--index", str(missing)]) == 2
-    assert "there is no index" in capsys.readouterr().err and not missing.exists()
+    assert "there is no index" in capsys.readouterr().err.lower() and not missing.exists()

@@ -107,8 +107,10 @@ def test_image_summary(capsys, fixture_docs: Path) -> None:
 def test_unreadable_file_exit_2(capsys, fixture_bad: Path) -> None:
     assert main(["inspect", str(fixture_bad / "binary.txt"), "--json"]) == 2
     captured = capsys.readouterr()
-    assert captured.out == ""
-    assert "binary.txt" in captured.err and "do not retry" in captured.err
+    assert captured.err == ""      # --json: the failure is the JSON on stdout (it printed nothing there before)
+    error = json.loads(captured.out)["error"]
+    assert error["code"] == "unreadable" and error["retry"] is False
+    assert "binary.txt" in error["cause"] and "do not retry" in error["message"]   # the reader's own words
 
 
 def test_bad_arguments_exit_2(capsys, fixture_docs: Path) -> None:

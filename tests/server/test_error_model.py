@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from nextcloud.errors import (CODES, KINDS, Category, ErrorCode, FaultError, MisuseError, NextcloudError,
+from nextcloud.errors import (Category, ErrorCode, FaultError, MisuseError, NextcloudError,
                               NotFoundError, RefusedError, error_for, no_credentials)
 from reader.document import DEFAULT_LIMITS, ReaderCode, ReaderError
 from server.cli.errors import person_text
@@ -25,16 +25,28 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_class_follows_the_code_and_the_category(status, cls):
     err = error_for("webdav", status, path="/a")
     assert isinstance(err, cls) and isinstance(err, NextcloudError)
-    assert err.category == CODES[err.code][0] and err.retry is CODES[err.code][1]
+    assert err.category is err.code.category and err.retry is err.code.retry
     # A direct construction lands in the same class as the table's.
-    assert type(NextcloudError(err.kind, "x")) is type(err)
+    assert type(NextcloudError(err.code, "x")) is type(err)
 
 
 def test_retry_is_decided_in_one_place():
-    for code, (category, retry) in CODES.items():
+    for code in ErrorCode:
         err = NextcloudError(code, "x")
-        assert (err.category, err.retry) == (category, retry) == tuple(KINDS[code.value])
-    assert {c.value for c in ErrorCode} == set(KINDS) and set(Category) == {"refused", "misuse", "fault"}
+        assert (err.category, err.retry) == (code.category, code.retry)
+        assert err.fields()["code"] == code.value and ErrorCode.parse(code.value) is code
+    assert {c.value for c in Category} == {"refused", "misuse", "fault"} and ErrorCode.parse("nonsense") is None
+
+
+def test_the_categories_outside_the_table_are_its_rows_attributes():
+    """What a sync counts as the server being gone, what blocks every sync, what is a passing failure."""
+    transport = {c.value for c in ErrorCode if c.transport}
+    blocks = {c.value for c in ErrorCode if c.blocks_sync}
+    passing = {c.value for c in ErrorCode if c.passing}
+    assert transport == {"network", "timeout", "auth", "no_credentials"}
+    assert blocks == {"auth", "no_credentials", "network", "forbidden", "throttled"}
+    assert passing == {"timeout", "server", "rate_limited", "invalid_response", "locked"}
+    assert not blocks & passing   # a failure either waits for someone or passes, never both
 
 
 def test_an_error_keeps_its_parts_and_class_through_pickle():
@@ -66,12 +78,20 @@ def test_the_same_error_worded_for_each_audience():
     for err in (no_credentials(), error_for("webdav", 401), error_for("login", None, condition="login_timeout")):
         agent, person = str(from_nextcloud(err)), person_text(err)
         for text in (agent, person):
-            assert err.cause in text and err.retry_text in text
+            assert err.cause in text
+        # Each front end says the retry from the field: the agent explicitly, the person only when it helps.
+        assert err.retry is False and agent.endswith("Do not retry.") and "retry" not in person.lower()
         assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in agent
         assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
-    # An error without a person-only step reads the same to both.
+    # An error without a person-only step reads the same to both, but for the retry.
     gone = error_for("webdav", 404, path="/a")
-    assert str(from_nextcloud(gone)) == person_text(gone) == str(gone)
+    assert str(from_nextcloud(gone)) == str(gone) == f"{person_text(gone)} Do not retry."
+    busy = error_for("webdav", 503, path="/a")
+    assert str(from_nextcloud(busy)).endswith("Retry once; if it fails again, stop and report.")
+    assert person_text(busy).endswith("Trying again in a moment may help.")
+    failure = from_nextcloud(busy)
+    assert failure.fields() == {"code": "server", "cause": busy.cause_in(), "action": busy.action + ".",
+                                "retry": True}
 
 
 def test_the_front_ends_render_no_credentials_for_their_audience(tmp_path):
@@ -114,7 +134,7 @@ def test_a_recorded_sync_failure_keeps_its_parts_for_each_audience(tmp_path):
     with Index.open(tmp_path / "i.db") as index:
         marks.record_failure(index.writer(), error_for("webdav", 401), at=1_700_000_000)
         failure = marks.read_failure(index)
-        assert failure is not None and failure.kind == "auth" and failure.at == "2023-11-14T22:13:20Z"
+        assert failure is not None and failure.code is ErrorCode.AUTH and failure.at == "2023-11-14T22:13:20Z"
         assert isinstance(failure.error, RefusedError)
         assert "Run `mcp-nextcloud login URL`" in failure.message                      # the person's wording
         assert "Tell the user (no tool can do this) to run" in str(from_nextcloud(failure.error))
@@ -130,8 +150,10 @@ def test_the_reader_names_no_tool_and_the_tool_answer_adds_one():
     with pytest.raises(ReaderError) as caught:
         extract(b"x" * 100, "big.txt", limits=limits)
     assert caught.value.code is ReaderCode.TOO_LARGE and "files_" not in str(caught.value)
-    answer = str(from_reader(caught.value))
-    assert answer.startswith(str(caught.value)) and "files_grep" in answer and "do not retry" in answer
+    failure = from_reader(caught.value)
+    answer = str(failure)
+    assert answer.startswith(caught.value.cause) and "files_grep" in answer and answer.endswith("Do not retry.")
+    assert failure.fields()["code"] == "too_large" and "files_grep" in failure.fields()["action"]
 
 
 def test_reader_errors_keep_their_parts_across_the_process_boundary():
@@ -153,3 +175,18 @@ def test_reader_errors_keep_their_parts_across_the_process_boundary():
     bug = reader_error("failed", "x.pdf: the reader failed (KeyError: 'x'); do not retry")
     assert bug.code is ReaderCode.FAILED and bug.category == "fault"
     assert as_tool_failure(bug).kind == "fault"
+
+
+def test_no_failure_message_writes_the_retry_by_hand():
+    """The retry is a field the front ends word (AGENT, PLAIN, the CLI's person voice): a tool's or the client's
+    message that said it too would say it twice, or contradict the field."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    files = [*sorted((root / "server" / "tools").glob("*.py")), *sorted((root / "nextcloud").glob("*.py")),
+             *(root / "server" / name for name in ("app.py", "arguments.py", "profile.py")),
+             root / "indexer" / "search" / "grep.py"]
+    said = [f"{p.relative_to(root)}:{n}" for p in files if p.name != "errors.py"
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+            if "do not retry" in line.lower() and not line.lstrip().startswith("#")]
+    assert len(files) > 30 and said == []

@@ -68,12 +68,12 @@ def test_lone_surrogate_in_path_is_misuse(call, err, tool):
 
 
 def test_lone_surrogate_in_the_client_path_is_bad_path():
-    from nextcloud.errors import NextcloudError
+    from nextcloud.errors import ErrorCode, NextcloudError
     from nextcloud.paths import normalize
 
     with pytest.raises(NextcloudError) as info:
         normalize("/a/\ud800.md")
-    assert info.value.kind == "bad_path"
+    assert info.value.code is ErrorCode.BAD_PATH
 
 
 @pytest.mark.parametrize("etag", ['"x", *', "*", "W/\"a\", \"b\"", "caf\u00e9", "ab\x07cd", "ab\ncd", '"a"b"'])

@@ -53,7 +53,7 @@ def test_without_mail_nothing_is_listed_and_the_instructions_say_why() -> None:
     assert seen["state"] == "missing"
     assert seen["tools"] == [] and seen["resources"] == []
     text = seen["instructions"]
-    assert "not installed" in text and "administrator" in text and "do not retry" in text
+    assert "not installed" in text and "administrator" in text and "do not retry" in text.lower()
     assert "mail_search" not in text and "mail_contacts" not in text   # no tool advertised that is not there
     assert seen["call"].is_error and "not installed" in seen["call"].content[0].text
 

@@ -231,7 +231,7 @@ def test_read_only_lists_and_allows_only_read_only_tools(jail_ctx: Any) -> None:
     ])
     assert names and all(specs[n]["annotations"].get("readOnlyHint") is True for n in names)
     assert "files_grep" in names and "files_write" not in names and "deck_create_card" not in names
-    assert write.is_error and "not available to this agent" in _text(write) and "do not retry" in _text(write)
+    assert write.is_error and "not available to this agent" in _text(write) and "do not retry" in _text(write).lower()
     assert _data(whoami)["profile"] == {"name": "reader", "folders": None, "readOnly": True, "tools": None}
     mail_names, _ = _client(jail_ctx, readonly, mail=True)([])
     assert mail_names and all(specs[n]["annotations"].get("readOnlyHint") is True for n in mail_names)

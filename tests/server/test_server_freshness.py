@@ -155,7 +155,8 @@ def test_tool_answers_never_carry_cli_steps():
         assert agent.startswith(err.cause) and person.startswith(err.cause)
         assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in agent
         assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
-        assert "Do not retry" in agent and "Do not retry" in person
+        # The retry is a field: the agent is told explicitly, the person only when trying again helps.
+        assert agent.endswith("Do not retry.") and "retry" not in person.lower()
 
 
 def test_a_file_uploaded_inside_the_check_interval_is_found_by_the_next_grep(small, ok):

@@ -148,7 +148,7 @@ def test_unreadable_document_is_refused_with_the_readers_instruction(world, ctx,
     path = f"/Documents/broken-{uuid.uuid4().hex[:6]}.pdf"
     _put(world, path, b"%PDF-1.7\nthis is not really a pdf at all\n")
     text = err(call("files_read", {"path": path}))
-    assert "corrupt PDF" in text and "fresh copy" in text and "do not retry" in text
+    assert "corrupt PDF" in text and "fresh copy" in text and "do not retry" in text.lower()
     row = ctx.telemetry.rows()[-1]
     assert (row["kind"], row["status"]) == ("refused", "corrupt")
     # the failure is remembered for this version: asking again does not download it again
@@ -159,15 +159,15 @@ def test_unreadable_document_is_refused_with_the_readers_instruction(world, ctx,
 
 @pytest.mark.parametrize("args, needles, status", [
     ({"path": "/Documents/no-such-file.pdf"}, ["files_search", "Do not retry"], "404"),
-    ({"fileId": 987654321}, ["files_search", "do not retry"], "unknown_file_id"),
+    ({"fileId": 987654321}, ["files_search", "Do not retry"], "unknown_file_id"),
     ({"path": "/Documents/manual.md", "offset": 10_000_000}, ["past the end", "277"], "offset_past_end"),
-    ({"path": "/Documents/manual.md", "format": "xml"}, ["format", "outline", "do not retry"], "bad_argument"),
+    ({"path": "/Documents/manual.md", "format": "xml"}, ["format", "outline", "Do not retry"], "bad_argument"),
     ({"path": "/Documents/manual.md", "find": "   "}, ["find is empty", "Do not retry"], "bad_find"),
     ({"path": "/Documents/manual.md", "find": "x", "format": "outline"}, ["outline first"], "bad_format"),
     ({}, ["path or fileId"], "missing_file"),
     ({"path": "/Documents"}, ["folder", "files_search"], "is_folder"),
     ({"path": "/Documents/../etc/passwd"}, ["not allowed", "files_search"], "bad_path"),
-    ({"path": "/Documents/manual.md", "limit": 0}, ["limit", "do not retry"], "bad_argument"),
+    ({"path": "/Documents/manual.md", "limit": 0}, ["limit", "Do not retry"], "bad_argument"),
     ({"path": "/Documents/manual.md", "offset": -1}, ["offset"], "bad_argument"),
     # Unknown arguments are refused naming the valid ones (issue 10): a misspelled offset must not read from 0.
     ({"path": "/Documents/manual.md", "colour": "red"}, ["colour", "Its arguments are"], "unknown_argument"),
@@ -178,6 +178,8 @@ def test_misuse_errors_are_instructions(call, err, ok, ctx, args, needles, statu
     for needle in needles:
         assert needle in text, text
     assert not text.startswith("Error executing tool")
+    error = result.structured_content["error"]
+    assert error["retry"] is False and error["code"] in (status, "not_found", "bad_path")
     row = ctx.telemetry.rows()[-1]
     assert row["kind"] == "misuse" and row["status"] == status
 

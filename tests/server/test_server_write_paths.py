@@ -19,7 +19,7 @@ def _fresh(stem: str) -> str:
 def test_missing_parent_error_points_at_create_folders(world, call, err):
     folder = _fresh("Notes")
     text = err(call("files_write", {"path": f"{folder}/todo.md", "content": "- milk"}))
-    assert f"The folder {folder}" in text and "createFolders=true" in text and "Do not retry unchanged" in text
+    assert f"The folder {folder}" in text and "createFolders=true" in text and text.endswith("Do not retry.")
     assert "Create the folder first" not in text
     assert world.emulator.state.find(ALICE, folder) is None
 

@@ -75,7 +75,8 @@ def test_locked_file(world, call, ok, err):
         text = err(call("files_write", {"path": path, "content": "v2", "etag": etag}))
     finally:
         world.emulator.state.unlock_node(ALICE, path)
-    assert "locked" in text and "Retry only after" in text
+    assert "locked" in text and "once the lock is released" in text
+    assert text.endswith("Retry once; if it fails again, stop and report.")
 
 
 def test_quota_full(world, call, err):

@@ -1,0 +1,93 @@
+"""The CLI's one failure renderer: the same failure has the same JSON, words and exit code from every command."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nextcloud.config import ENV_CONFIG
+from nextcloud.errors import no_credentials
+from server.cli.errors import EXIT_CODES, EXIT_FAILED, EXIT_USAGE, CliError, failure_of, report
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The CLI as a process with no account configured (no NEXTCLOUD_* variable, an empty config path)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
+    env.update(PYTHONPATH=str(ROOT), MCP_NEXTCLOUD_SERVICE="0", **{ENV_CONFIG: str(tmp_path / "none.json")})
+    return subprocess.run([sys.executable, "-m", "server", *argv], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_missing_credentials_is_the_same_failure_from_a_tool_command_and_from_index_sync(tmp_path: Path) -> None:
+    index = str(tmp_path / "index.db")
+    tool = _run(tmp_path, "files", "grep", "anything", "--index", index, "--json")
+    sync = _run(tmp_path, "index", "sync", "--index", index, "--json")
+    errors = []
+    for done in (tool, sync):
+        assert done.returncode == EXIT_USAGE, done.stdout + done.stderr     # misuse: configure an account
+        assert done.stderr == ""                                              # --json: one stream
+        errors.append(json.loads(done.stdout)["error"])
+    assert errors[0] == errors[1]
+    error = errors[0]
+    assert set(error) == {"code", "cause", "action", "retry", "message"}
+    assert error["code"] == "no_credentials" and error["retry"] is False
+    assert error["action"].startswith("Run `mcp-nextcloud login URL`") and "NEXTCLOUD_URL" in error["action"]
+    assert "retry" not in error["message"].lower()    # a person is told the retry only when it helps
+
+
+def test_grep_json_on_a_missing_index_prints_the_json_failure(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+    done = _run(tmp_path, "grep", "anything", "--index", str(missing), "--json")
+    assert done.returncode == EXIT_USAGE and done.stderr == ""
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "no_index" and str(missing) in error["cause"] and "index sync" in error["action"]
+    assert not missing.exists()
+    # Without --json: one line on stderr, nothing on stdout.
+    plain = _run(tmp_path, "grep", "anything", "--index", str(missing))
+    assert plain.returncode == EXIT_USAGE and plain.stdout == "" and plain.stderr.count("\n") == 1
+    assert str(missing) in plain.stderr
+
+
+@pytest.mark.parametrize("err, code, exit_code, retry", [
+    (no_credentials(), "no_credentials", EXIT_USAGE, False),
+    (CliError("--limit is 0. Give at least 1.", usage=True), "bad_argument", EXIT_USAGE, False),
+    (CliError("the server is busy. Wait a moment.", status="busy", retry=True), "busy", EXIT_FAILED, True),
+    (LookupError("no job with id 'x'. List them with 'mcp-nextcloud jobs list'"), "not_found", EXIT_USAGE, False),
+    (OSError("disk gone"), "failed", EXIT_FAILED, False),
+])
+def test_every_failure_maps_to_one_shape(err: BaseException, code: str, exit_code: int, retry: bool,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    failure = failure_of(err)
+    assert (failure.code, failure.exit_code, failure.retry) == (code, exit_code, retry)
+    assert report(err, True) == exit_code
+    out, stderr = capsys.readouterr()
+    assert json.loads(out) == {"error": failure.fields()} and stderr == ""
+    assert report(err, False, "mcp-nextcloud x") == exit_code
+    out, stderr = capsys.readouterr()
+    assert out == "" and stderr == f"mcp-nextcloud x: {failure.words()}\n"
+    assert stderr.endswith("Trying again in a moment may help.\n") is retry
+
+
+def test_the_exit_codes_are_documented_in_the_root_help() -> None:
+    done = subprocess.run([sys.executable, "-m", "server", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert done.returncode == 0 and EXIT_CODES in done.stdout
+    for line in ("0    done", "1    failed", "2    misuse"):
+        assert line in done.stdout
+
+
+def test_an_unknown_command_named_to_manifest_or_help_is_a_json_failure(capsys: pytest.CaptureFixture[str]) -> None:
+    from server.cli import main
+
+    for argv in (["manifest", "--command", "no-such"], ["help", "no-such", "--json"]):
+        assert main([*argv, "--json"] if argv[0] == "manifest" else argv) == EXIT_USAGE
+        out, stderr = capsys.readouterr()
+        error = json.loads(out)["error"]
+        assert error["code"] == "unknown_command" and "no-such" in error["cause"] and "--help" in error["action"]
+        assert stderr == ""
