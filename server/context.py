@@ -217,7 +217,10 @@ def open_context(account: Account | None, *, index_path: Path | str | None = Non
     """A context for `account`: its index (default location unless given) and the call log."""
     # The same rule as `mcp-nextcloud index sync` and `grep`, so serve answers from what they built.
     index = Index.open(locate(index_path))
-    log, note = open_call_log(telemetry_path or default_telemetry_path()) if telemetry else (None, None)
+    log, note = open_call_log(telemetry_path or default_telemetry_path())
+    if not telemetry and log is not None:   # the index service logs the calls; a damaged log is still set
+        log.close()                          # aside here, and said by the process a person started
+        log = None
     ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env())
     ctx.notes.extend(getattr(index, "notes", []))
     if note:

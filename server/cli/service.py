@@ -51,7 +51,7 @@ BUSY_SECONDS = 1.0
 TRIM_AFTER_SECONDS = 2.0
 STAMP_EVERY_SECONDS = 1.0   # the whole code stamp costs ~3 ms: calls check every file at most this often
 PACKAGES = ("reader", "indexer", "nextcloud", "server", "mcp_nextcloud")
-MAX_REQUEST = 1 << 20
+SMALL_REQUEST = 1 << 20   # a command line; a tool call may be larger (_request_limit)
 
 
 def code_folders(root: str = "") -> list[str]:
@@ -234,9 +234,17 @@ class Connection:
 
     def read_request(self) -> list[str]:
         data = self._read_netstring()
-        if len(data) > MAX_REQUEST:
+        if len(data) > SMALL_REQUEST and len(data) > _request_limit():
             raise ValueError("request too large")
         return unpack(data)
+
+
+def _request_limit() -> int:
+    """The largest request: a tool call as large as serve's HTTP transport takes (files_write near its cap).
+    Imported only for a large request: a command line's service never loads the tool stack for it."""
+    from server.http_limits import MAX_BODY_BYTES
+
+    return MAX_BODY_BYTES
 
 
 class HangUp:
