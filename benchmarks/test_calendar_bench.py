@@ -61,14 +61,16 @@ def _store(emu, user: str, calendar: str, display: str, objects: list[str]) -> N
             coll.store(f"{uid}.ics", text, uid)
 
 
-def _big_calendars(emu) -> None:
-    rnd = random.Random(SEED)
+def _big_calendars(emu, *, seed: int = SEED, events: int = EVENTS_PER_CALENDAR,
+                   series: int = SERIES_PER_CALENDAR) -> None:
+    """CALENDARS calendars of `events` each over 2027: the first `series` of each repeat weekly, the rest once."""
+    rnd = random.Random(seed)
     year = dt.datetime(2027, 1, 1)
     for c in range(CALENDARS):
         objects = []
-        for i in range(EVENTS_PER_CALENDAR):
+        for i in range(events):
             uid = str(uuid.UUID(int=rnd.getrandbits(128)))
-            if i < SERIES_PER_CALENDAR:
+            if i < series:
                 start = year + dt.timedelta(days=rnd.randrange(60), hours=rnd.randrange(8, 17))
                 objects.append(_vcal(_vevent(uid, f"Weekly {c}-{i}", start, 30,
                                              "RRULE:FREQ=WEEKLY;COUNT=40\n", tz="Europe/Berlin")))

@@ -24,18 +24,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import random
 import time
 import tracemalloc
-import uuid
 
 import psutil
 
 from benchmarks.conftest import report, summary, timed
-from benchmarks.test_calendar_bench import _client_calls, _server, _store, _vcal, _vevent
+from benchmarks.test_calendar_bench import CALENDARS, _big_calendars, _client_calls, _server, _store, _vcal
 
 SEED = 20261202
-CALENDARS, EVENTS_PER_CALENDAR = 5, 1000
+EVENTS_PER_CALENDAR = 1000
 MONTH = {"start": "2027-03-01", "end": "2027-03-31", "limit": 200}
 YEAR = {"start": "2027-01-01", "end": "2027-12-31", "limit": 200}
 REPEAT = 3
@@ -53,15 +51,7 @@ HOSTILE = [   # (uid, RRULE, DTSTART): each accepted by Nextcloud 34 and returne
 
 
 def _hostile_account(emu) -> None:
-    rnd = random.Random(SEED)
-    year = dt.datetime(2027, 1, 1)
-    for c in range(CALENDARS):
-        objects = []
-        for i in range(EVENTS_PER_CALENDAR):
-            uid = str(uuid.UUID(int=rnd.getrandbits(128)))
-            start = year + dt.timedelta(days=rnd.randrange(365), hours=rnd.randrange(7, 19))
-            objects.append(_vcal(_vevent(uid, f"Event {c}-{i}", start, 60)))
-        _store(emu, "alice", f"cal-{c}", f"Calendar {c}", objects)
+    _big_calendars(emu, seed=SEED, events=EVENTS_PER_CALENDAR, series=0)
     hostile = []
     for uid, rule, start in HOSTILE:
         hostile.append(_vcal(f"BEGIN:VEVENT\nUID:{uid}\nDTSTAMP:20261201T000000Z\nDTSTART:{start}\n"

@@ -32,3 +32,52 @@ def failure_text(result: Any) -> str:
     assert error["code"] and error["cause"] and text.startswith(error["cause"]) and error["action"] in text
     assert text.endswith("Retry once; if it fails again, stop and report." if error["retry"] else "Do not retry.")
     return text
+
+
+Calls = list[tuple[str, dict[str, Any]]]
+
+
+def list_and_call(server: Any, calls: Calls, as_profile: Any = None) -> tuple[list[str], list[Any]]:
+    """Over an in-memory MCP client of `server`: the tool names it lists and the results of `calls`, made under
+    `as_profile` when one is given (server/profile.py)."""
+    import anyio
+    from mcp import Client
+
+    from server import profile
+
+    async def go() -> tuple[list[str], list[Any]]:
+        async with Client(server, mode="legacy") as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            return names, [await client.call_tool(n, a) for n, a in calls]
+    if as_profile is None:
+        return anyio.run(go)
+    with profile.using(as_profile):
+        return anyio.run(go)
+
+
+def caller(server: Any) -> Callable[[str, dict[str, Any]], Any]:
+    """call(name, args) -> the result of one tool call over an in-memory MCP client of `server`."""
+    def call(name: str, args: dict[str, Any]) -> Any:
+        return list_and_call(server, [(name, args)])[1][0]
+    return call
+
+
+def serve_and_call(env: dict[str, str], calls: Calls, *, cwd: str, interval: float, stay_s: float) -> list[Any]:
+    """Start `python -m server serve --interval N` over stdio in `cwd` with exactly `env`, make the calls, and keep
+    it running `stay_s` seconds in all (so its background sync gets to run); the calls' results."""
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    argv = ["-m", "server", "serve", "--interval", f"{interval:g}"]
+    params = StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=cwd)
+
+    async def go() -> list[Any]:
+        started = time.monotonic()
+        async with Client(params, mode="legacy") as client:
+            results = [await client.call_tool(name, args) for name, args in calls]
+            await anyio.sleep(max(0.0, stay_s - (time.monotonic() - started)))
+            return results
+
+    return anyio.run(go)

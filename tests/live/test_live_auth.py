@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
+
+from tests.helpers import serve_and_call
 
 ROOT = Path(__file__).resolve().parents[2]
 OUR_AGENT = "mcp-nextcloud/"
@@ -61,19 +60,7 @@ def _serve_env(account: Any, password: str, tmp_path: Path) -> dict[str, str]:
 def _serve_and_call(env: dict[str, str], calls: list[tuple[str, dict[str, Any]]], *,
                     stay_s: float) -> list[Any]:
     """Start `serve` (background sync every 2 s) over stdio, make the calls, keep it running `stay_s` in all."""
-    from mcp import Client, StdioServerParameters
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server", "serve", "--interval", "2"],
-                                   env=env, cwd=str(ROOT))
-
-    async def go() -> list[Any]:
-        started = time.monotonic()
-        async with Client(params, mode="legacy") as client:
-            results = [await client.call_tool(name, args) for name, args in calls]
-            await anyio.sleep(max(0.0, stay_s - (time.monotonic() - started)))
-            return results
-
-    return anyio.run(go)
+    return serve_and_call(env, calls, cwd=str(ROOT), interval=2, stay_s=stay_s)
 
 
 FIVE_CALLS = [("files_grep", {"query": "budget"}), ("files_read", {"path": "/Readme.md"}),

@@ -9,12 +9,13 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.helpers import caller
+
 TOOLS_JSON = Path(__file__).resolve().parents[2] / "server" / "cli" / "tools.json"
 
 
 @pytest.fixture
 def mail_call(live_account: Any) -> Any:
-    from mcp import Client
 
     from server.context import ServerContext
     from server.mail_app import build_mail_server
@@ -25,12 +26,7 @@ def mail_call(live_account: Any) -> Any:
         ctx.close()
         pytest.skip("Mail is not installed on this server")
 
-    def run(name: str, args: dict[str, Any]) -> Any:
-        async def go() -> Any:
-            async with Client(server, mode="legacy") as client:
-                return await client.call_tool(name, args)
-        return anyio.run(go)
-    yield run
+    yield caller(server)
     ctx.close()
 
 

@@ -10,8 +10,9 @@ import json
 import re
 from typing import Any, Iterator
 
-import anyio
 import pytest
+
+from tests.helpers import list_and_call
 
 WORD = "quokkafile"
 SIBLINGS = ("Projects-old", "Prоjects", "projects")
@@ -42,19 +43,9 @@ def jailed(live_account: Any, scratch_folder: str, tmp_path: Any) -> Iterator[di
 
 
 def _run(ctx: Any, as_profile: Any, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
-    from mcp import Client
-
-    from server import profile
     from server.app import build_server
 
-    server = build_server(ctx)
-
-    async def go() -> tuple[list[str], list[Any]]:
-        async with Client(server, mode="legacy") as client:
-            names = [t.name for t in (await client.list_tools()).tools]
-            return names, [await client.call_tool(n, a) for n, a in calls]
-    with profile.using(as_profile):
-        return anyio.run(go)
+    return list_and_call(build_server(ctx), calls, as_profile)
 
 
 def _fileid(live_http: Any, user: str, path: str) -> int:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import caller
+
 START = "2027-05-03T10:00Z"
 SECRET = "s3cr3t-payload"
 
@@ -177,19 +179,9 @@ def test_files_write_with_a_path_and_another_files_id_is_refused(world, call, ok
 @pytest.fixture
 def mail_call(ctx: Any) -> Any:
     """mail_call(name, args) -> CallToolResult from the mail server, through a real in-process MCP Client."""
-    import anyio
-    from mcp import Client
-
     from server.mail_app import build_mail_server
 
-    server = build_mail_server(ctx)
-
-    def run(name: str, args: dict[str, Any]) -> Any:
-        async def go() -> Any:
-            async with Client(server, mode="legacy") as client:
-                return await client.call_tool(name, args)
-        return anyio.run(go)
-    return run
+    return caller(build_mail_server(ctx))
 
 
 @pytest.mark.parametrize("args,field", [

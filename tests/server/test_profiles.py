@@ -11,12 +11,11 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-import anyio
 import pytest
 
 from fixtures.emulator.server import Emulator
-from server import profile
 from server.profile import Profile, build
+from tests.helpers import list_and_call
 
 SECRET = "zanzibar"          # a word only files outside the jail contain
 LOOKALIKE = "/Prоjects"      # Cyrillic о (U+043E)
@@ -58,21 +57,11 @@ def jail_ctx(jail_world: dict[str, Any], tmp_path: Path) -> Iterator[Any]:
 
 
 def _client(ctx: Any, as_profile: Profile, mail: bool = False) -> Any:
-    from mcp import Client
-
     from server.app import build_server
     from server.mail_app import build_mail_server
 
     server = build_mail_server(ctx) if mail else build_server(ctx)
-
-    def run(calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
-        async def go() -> tuple[list[str], list[Any]]:
-            async with Client(server, mode="legacy") as client:
-                names = [t.name for t in (await client.list_tools()).tools]
-                return names, [await client.call_tool(n, a) for n, a in calls]
-        with profile.using(as_profile):
-            return anyio.run(go)
-    return run
+    return lambda calls: list_and_call(server, calls, as_profile)
 
 
 def _text(result: Any) -> str:

@@ -11,11 +11,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import anyio
+from tests.helpers import serve_and_call
 
 ROOT = Path(__file__).resolve().parents[2]
 CALLS = [("files_grep", {"query": "budget"}), ("files_read", {"path": "/Documents/notes.odt"}),
@@ -33,19 +32,7 @@ def _env(emulator: Any, tmp: Path, password: str) -> dict[str, str]:
 
 
 def _serve(env: dict[str, str], stay_s: float) -> list[Any]:
-    from mcp import Client, StdioServerParameters
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server", "serve", "--interval", "1"],
-                                   env=env, cwd=str(ROOT))
-
-    async def go() -> list[Any]:
-        started = time.monotonic()
-        async with Client(params, mode="legacy") as client:
-            out = [await client.call_tool(name, args) for name, args in CALLS]
-            await anyio.sleep(max(0.0, stay_s - (time.monotonic() - started)))
-            return out
-
-    return anyio.run(go)
+    return serve_and_call(env, CALLS, cwd=str(ROOT), interval=1, stay_s=stay_s)
 
 
 def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
