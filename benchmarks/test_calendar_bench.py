@@ -43,12 +43,12 @@ def _vevent(uid: str, title: str, start: dt.datetime, minutes: int, extra: str =
 
 
 def _vcal(body: str) -> str:
-    from fixtures.emulator.appseed import CAL_TZ_BERLIN
+    from mcp_nextcloud.fixtures.emulator.appseed import CAL_TZ_BERLIN
     return f"BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:-//bench//EN\n{CAL_TZ_BERLIN}{body}END:VCALENDAR\n"
 
 
 def _store(emu, user: str, calendar: str, display: str, objects: list[str]) -> None:
-    from fixtures.emulator import caldav
+    from mcp_nextcloud.fixtures.emulator import caldav
 
     class _Req:
         state = emu.state
@@ -109,9 +109,9 @@ def _client_calls(server, calls):
 
 
 def _server(emu):
-    from nextcloud.config import Account
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     creds = emu.account("alice")
     account = Account(url=creds["url"], user="alice", app_password=creds["app_password"], public_url=emu.url)
@@ -121,8 +121,8 @@ def _server(emu):
 def _tools_list_bytes() -> dict[str, int]:
     from mcp import Client
 
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     server = build_server(ServerContext(account=None, index=None))
 
@@ -134,7 +134,7 @@ def _tools_list_bytes() -> dict[str, int]:
 
 
 def test_calendar_list_events_bench():
-    from fixtures.emulator.server import Emulator
+    from mcp_nextcloud.fixtures.emulator.server import Emulator
 
     with Emulator(seed="empty") as emu:
         _big_calendars(emu)

@@ -29,8 +29,8 @@ WORDS = ("prepare", "review", "quarterly", "report", "budget", "draft", "custome
 
 def _populate(emu) -> None:
     """10 boards shared with bob, 5 stacks each, 40 cards per stack with labels, assignees and due dates."""
-    from fixtures.emulator.deck import deck_state
-    from fixtures.emulator.deckmodel import Acl
+    from mcp_nextcloud.fixtures.emulator.deck import deck_state
+    from mcp_nextcloud.fixtures.emulator.deckmodel import Acl
 
     rnd = random.Random(SEED)
     deck = deck_state(emu.state)
@@ -53,7 +53,7 @@ def _populate(emu) -> None:
 
 @pytest.fixture(scope="module")
 def emu():
-    from fixtures.emulator.server import Emulator
+    from mcp_nextcloud.fixtures.emulator.server import Emulator
 
     with Emulator(seed="empty") as e:
         _populate(e)
@@ -63,9 +63,9 @@ def emu():
 def test_deck_list_cards(emu, tmp_path):
     from mcp import Client
 
-    from nextcloud.config import Account
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     creds = emu.account("alice")
     ctx = ServerContext(account=Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"]),

@@ -12,9 +12,9 @@ import statistics
 from pathlib import Path
 
 from benchmarks.conftest import report
-from reader import extract, find
+from mcp_nextcloud.reader import extract, find
 
-MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "docs" / "manual.pdf"
+MANUAL = Path(__file__).resolve().parent.parent / "mcp_nextcloud" / "fixtures" / "docs" / "manual.pdf"
 QUERIES = ["quota", "new app", "configuration", "propriété", "the server", "install"]
 
 

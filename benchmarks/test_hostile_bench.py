@@ -14,14 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fixtures.hostile_zips import DOCS, lying_odf, lying_pptx, many_members_pptx
+from mcp_nextcloud.fixtures.hostile_zips import DOCS, lying_odf, lying_pptx, many_members_pptx
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_RATIO = 2.0
 
 _EXTRACT = """
 import json, sys
-from reader import ReaderError, extract
+from mcp_nextcloud.reader import ReaderError, extract
 data = open(sys.argv[1], "rb").read()
 try:
     outcome = extract(data, sys.argv[2]).kind
@@ -54,7 +54,7 @@ def _sparse(tmp_path: Path) -> Path:
 
 def _inspect_peak(path: Path) -> dict:
     """`inspect` in a child: its own peak (the extraction itself runs in a further, capped child)."""
-    code = ("import json, sys, contextlib, io\nfrom server.cli import main\n"
+    code = ("import json, sys, contextlib, io\nfrom mcp_nextcloud.server.cli import main\n"
             "with contextlib.redirect_stderr(io.StringIO()):\n    rc = main(['inspect', sys.argv[1]])\n"
             "peak = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
             "print(json.dumps({'outcome': rc, 'peak_kib': peak}))")

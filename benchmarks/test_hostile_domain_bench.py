@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.hostile_domain import hostile_rrule, replay_inputs
+from mcp_nextcloud.fixtures.hostile_domain import hostile_rrule, replay_inputs
 from tests.hostile_client import HostileClient, Outcome
 
 TIMEOUT_S = float(os.environ.get("HOSTILE_TIMEOUT_S", "15"))
@@ -34,7 +34,7 @@ WRITES = ("calendar_create_event", "calendar_update_event", "calendar_delete_eve
 
 
 def _schemas() -> dict[str, dict[str, Any]]:
-    from server.cli import toolspec
+    from mcp_nextcloud.server.cli import toolspec
 
     return {name: spec["input"] for name, spec in toolspec.load().items()}
 

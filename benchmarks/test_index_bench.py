@@ -24,18 +24,18 @@ from pathlib import Path
 
 import psutil
 
-from indexer.local.folder import index_folder
-from indexer.models import FileMeta
-from indexer.jobs.pool import ExtractionPool
-from indexer.store.prepare import prepare
-from indexer.index import Index
-from reader.document import Document
+from mcp_nextcloud.indexer.local.folder import index_folder
+from mcp_nextcloud.indexer.models import FileMeta
+from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
+from mcp_nextcloud.indexer.store.prepare import prepare
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.reader.document import Document
 
 SEED = 20261130
 SCALE = float(os.environ.get("MCP_NEXTCLOUD_BENCH_SCALE", "1"))
 N_DOCS = max(2000, int(10_000 * SCALE))
 N_SHORT_100K = 90_000 if SCALE >= 1 and os.environ.get("MCP_NEXTCLOUD_BENCH_100K", "1") == "1" else 0
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "docs"
+FIXTURES = Path(__file__).resolve().parents[1] / "mcp_nextcloud" / "fixtures" / "docs"
 ACCENTED = ["réunion", "café", "crème", "façade", "naïve", "élève", "déjà", "über", "Straße", "año", "résumé",
             "coöperation", "señor", "mañana", "forêt", "hôtel", "garçon", "Zürich", "Ærø", "jalapeño"]
 RARE = "zephyrquartz"

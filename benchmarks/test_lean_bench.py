@@ -3,7 +3,7 @@
 What an agent that shells out pays per call, and what an index build costs
 next to recollindex. One generated corpus (benchmarks/test_index_bench.py's
 generator: long text documents, generated PDFs of long prose, the fixture
-documents) is indexed by `python -m server.cli index add` and by recollindex;
+documents) is indexed by `python -m mcp_nextcloud index add` and by recollindex;
 then `grep` against `rg -i -l -F` and `recollq`, and `inspect` of the 140k-char
 manual against `pdftotext`, run interleaved: each round runs every tool once,
 and ratios are taken within a round (the machine is shared; a round's tools
@@ -15,7 +15,7 @@ the index service answers them (server/cli/service.py).
 Whole processes are timed twice, each round running both: "installed" is
 this tree's wheel installed into a fresh venv (benchmarks/installed.py: what a
 user's pip or pipx install runs, its bytecode compiled at install), the figure
-the goals are judged on; "checkout" is `python -m server.cli` from this
+the goals are judged on; "checkout" is `python -m mcp_nextcloud` from this
 checkout with the development interpreter, whose site-packages runs start-up
 hooks no user has (an editable-install finder, other tools' .pth files; their
 cost is printed). The checkout's processes get a bytecode cache
@@ -45,10 +45,10 @@ import psutil
 from benchmarks.conftest import report
 from benchmarks.installed import InstallFailed, install
 from benchmarks.test_index_bench import make_corpus
-from server.cli.service_client import SWITCH
+from mcp_nextcloud.server.cli.service_client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "fixtures" / "docs"
+FIXTURES = ROOT / "mcp_nextcloud" / "fixtures" / "docs"
 MANUAL = FIXTURES / "manual.pdf"
 SEED = 20261201
 N_TEXT = int(os.environ.get("MCP_NEXTCLOUD_LEAN_DOCS", "200"))
@@ -222,7 +222,7 @@ class Run:
         self.tmp = tmp
         self.folder = tmp / "corpus"
         self.words, self.figures = make_folder(self.folder)
-        self.checkout = Ours("checkout", [sys.executable, "-m", "server.cli"], checkout_env(tmp / "pycache"))
+        self.checkout = Ours("checkout", [sys.executable, "-m", "mcp_nextcloud"], checkout_env(tmp / "pycache"))
         self.clis = [self.checkout]
         try:
             script = install(tmp / "installed")

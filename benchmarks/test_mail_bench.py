@@ -11,7 +11,7 @@ import time
 import anyio
 
 from benchmarks.conftest import report, summary
-from fixtures.emulator.server import Emulator
+from mcp_nextcloud.fixtures.emulator.server import Emulator
 
 REPEAT = 50
 
@@ -19,9 +19,9 @@ REPEAT = 50
 def test_mail_bench() -> None:
     from mcp import Client
 
-    from nextcloud.config import Account
-    from server.context import ServerContext
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     with Emulator() as emu:
         creds = emu.account("alice")

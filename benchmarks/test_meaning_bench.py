@@ -28,12 +28,12 @@ import pytest
 
 from benchmarks.meaning_corpus import DOCS, KEYWORD, QUESTIONS
 from benchmarks.test_index_bench import SCALE, PeakRSS, build, make_corpus
-from indexer.jobs import embed_windows as ew
-from indexer.jobs.embed import Builder
-from indexer.models import FileMeta
-from indexer.store import vectors
-from indexer.index import Index
-from reader.document import Document
+from mcp_nextcloud.indexer.jobs import embed_windows as ew
+from mcp_nextcloud.indexer.jobs.embed import Builder
+from mcp_nextcloud.indexer.models import FileMeta
+from mcp_nextcloud.indexer.store import vectors
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.reader.document import Document
 
 ROOT = Path(__file__).resolve().parents[1]
 N_LATENCY_DOCS = max(2000, int(10_000 * SCALE))
@@ -153,8 +153,8 @@ def _p50(index: Index, queries: list[str], meaning: bool, repeat: int = 1) -> fl
 
 
 def _latency_part(tmp: Path) -> dict:
-    from indexer import embedding as semantic_model
-    from indexer.embedding import embed_query
+    from mcp_nextcloud.indexer import embedding as semantic_model
+    from mcp_nextcloud.indexer.embedding import embed_query
 
     out: dict = {"documents": N_LATENCY_DOCS}
     docs, vocab = make_corpus(N_LATENCY_DOCS, seed=7, words_per_doc=(150, 900))
@@ -196,8 +196,8 @@ def _memory_part(tmp: Path) -> dict:
         (folder / path.lstrip("/")).write_text(text, encoding="utf-8")
     db = tmp / "memory.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    words = measured_run([sys.executable, "-m", "server.cli", "index", "add", str(folder), "--index", str(db)], env)
-    meaning = measured_run([sys.executable, "-m", "indexer.jobs.embed", "--index", str(db)], env)
+    words = measured_run([sys.executable, "-m", "mcp_nextcloud", "index", "add", str(folder), "--index", str(db)], env)
+    meaning = measured_run([sys.executable, "-m", "mcp_nextcloud.indexer.jobs.embed", "--index", str(db)], env)
     out = {"keyword_pss_mib": round(words["pss"], 1), "meaning_pss_mib": round(meaning["pss"], 1),
            "meaning_s": round(meaning["s"], 1)}
     if shutil.which("recollindex"):

@@ -24,9 +24,9 @@ import unicodedata
 
 import pytest
 
-import reader
-from fixtures.emulator.scans import SCAN_PAGES, render_page, scanned_pdf
-from reader import ocr
+from mcp_nextcloud import reader
+from mcp_nextcloud.fixtures.emulator.scans import SCAN_PAGES, render_page, scanned_pdf
+from mcp_nextcloud.reader import ocr
 
 SEED = 20261202
 LINES = {

@@ -26,16 +26,17 @@ from typing import Any
 
 from benchmarks.conftest import report
 from benchmarks.installed import InstallFailed, install
-from indexer.jobs import oneshot
-from server.cli.service_client import SWITCH
+from mcp_nextcloud.indexer.jobs import oneshot
+from mcp_nextcloud.server.cli.service_client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
-MANUAL = ROOT / "fixtures" / "docs" / "manual.pdf"
+MANUAL = ROOT / "mcp_nextcloud" / "fixtures" / "docs" / "manual.pdf"
 ROUNDS = int(os.environ.get("MCP_NEXTCLOUD_SPLIT_ROUNDS", "9"))
 SIZES = (8, 16, 32, 51, 102, 204)
 # `inspect` with the number of children forced (whatever the load) and every child given pages.
-DRIVER = ("import sys, indexer.jobs.oneshot as o; o._parts_for = lambda data, parts: int(sys.argv[1]); "
-          "o.MIN_PAGES_PER_PART = 1; from server.cli import main; sys.exit(main(['inspect', sys.argv[2], '--json']))")
+DRIVER = ("import sys, mcp_nextcloud.indexer.jobs.oneshot as o; o._parts_for = lambda data, parts: int(sys.argv[1]); "
+          "o.MIN_PAGES_PER_PART = 1; from mcp_nextcloud.server.cli import main; "
+          "sys.exit(main(['inspect', sys.argv[2], '--json']))")
 
 
 def _env(cache: Path) -> dict[str, str]:
@@ -92,7 +93,7 @@ def _ratio(a: list[tuple[float, float]], b: list[tuple[float, float]], i: int = 
 def _side_by_side(env: dict[str, str], figures: dict[str, Any], budgets: list[Any], label: str,
                   installed: Path | None) -> None:
     py = sys.executable
-    cmds = {"inspect": [py, "-m", "server.cli", "inspect", str(MANUAL), "--json"]}
+    cmds = {"inspect": [py, "-m", "mcp_nextcloud", "inspect", str(MANUAL), "--json"]}
     if installed is not None:
         cmds["inspect, installed"] = [str(installed), "inspect", str(MANUAL), "--json"]
     pdftotext = shutil.which("pdftotext")
@@ -142,7 +143,7 @@ def _warm(env: dict[str, str], tmp: Path, figures: dict[str, Any], budgets: list
           installed: Path | None) -> None:
     index = tmp / "warm.db"
     warm_env = {k: v for k, v in env.items() if k != SWITCH} | {"MCP_NEXTCLOUD_INDEX": str(index)}
-    cli = [sys.executable, "-m", "server.cli", "service"]
+    cli = [sys.executable, "-m", "mcp_nextcloud", "service"]
     started = subprocess.run([*cli, "start"], cwd=ROOT, env=warm_env, capture_output=True, text=True, timeout=60)
     assert started.returncode == 0, started.stderr
     try:

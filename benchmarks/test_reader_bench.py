@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 from benchmarks.conftest import report, summary, timed
-from reader import Document, find, normalize, outline, page
-from reader.document import DEFAULT_LIMITS
-from reader.formats import pdf
-from reader.normalize import NormalizedText, fold_words
+from mcp_nextcloud.reader import Document, find, normalize, outline, page
+from mcp_nextcloud.reader.document import DEFAULT_LIMITS
+from mcp_nextcloud.reader.formats import pdf
+from mcp_nextcloud.reader.normalize import NormalizedText, fold_words
 
-MANUAL = Path(__file__).resolve().parent.parent / "fixtures" / "docs" / "manual.pdf"
+MANUAL = Path(__file__).resolve().parent.parent / "mcp_nextcloud" / "fixtures" / "docs" / "manual.pdf"
 PHRASE = "quantum pelican"
 WARM_RUNS = 300
 

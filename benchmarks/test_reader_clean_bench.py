@@ -24,15 +24,15 @@ import time
 from pathlib import Path
 
 from benchmarks.conftest import report
-from fixtures import large_docs
-from fixtures.tex_pdf import intended_text
-from reader import extract, outline
-from reader.document import DEFAULT_LIMITS
-from reader.formats.pdf import _pdfium_page_text, extract_pdfium, extract_pdfminer
-from reader.formats.pdf_accents import leftover_artefacts
-from reader.outline import OUTLINE_BUDGET
+from mcp_nextcloud.fixtures import large_docs
+from mcp_nextcloud.fixtures.tex_pdf import intended_text
+from mcp_nextcloud.reader import extract, outline
+from mcp_nextcloud.reader.document import DEFAULT_LIMITS
+from mcp_nextcloud.reader.formats.pdf import _pdfium_page_text, extract_pdfium, extract_pdfminer
+from mcp_nextcloud.reader.formats.pdf_accents import leftover_artefacts
+from mcp_nextcloud.reader.outline import OUTLINE_BUDGET
 
-DOCS = Path(__file__).resolve().parent.parent / "fixtures" / "docs"
+DOCS = Path(__file__).resolve().parent.parent / "mcp_nextcloud" / "fixtures" / "docs"
 RUNS = 9
 
 
@@ -59,7 +59,7 @@ def _repair_ms(data: bytes) -> float:
     """
     import pypdfium2_raw as pdfium_c
 
-    from reader.formats.pdfium import PdfFile
+    from mcp_nextcloud.reader.formats.pdfium import PdfFile
 
     with PdfFile(data) as pdf:
         pages = [pdfium_c.FPDF_LoadPage(pdf.raw, i) for i in range(pdf.pages)]

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from benchmarks.conftest import report
-from fixtures.emulator.server import Emulator
+from mcp_nextcloud.fixtures.emulator.server import Emulator
 
 ROOT = Path(__file__).resolve().parents[1]
 N_FILES = int(os.environ.get("MCP_NEXTCLOUD_SCALE_FILES", "200000"))
@@ -26,12 +26,12 @@ WORK_FOLDERS, WORK_FILES = 40, 2_000
 
 CHILD = textwrap.dedent("""
     import json, sys, time
-    from indexer.jobs.pool import IN_PROCESS
-    from indexer.remote.sync import sync
-    from indexer.store import selection as sel
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
+    from mcp_nextcloud.indexer.jobs.pool import IN_PROCESS
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.store import selection as sel
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
     def peak_mb():
         # VmHWM: this process image's own peak (ru_maxrss would carry the forking parent's over exec).
         for line in open("/proc/self/status"):

@@ -20,8 +20,8 @@ import time
 import unicodedata
 
 from benchmarks.test_index_bench import N_DOCS, PHRASE, RARE, build, make_corpus
-from indexer.search.syntax import MAX_TERMS
-from indexer.index import Index
+from mcp_nextcloud.indexer.search.syntax import MAX_TERMS
+from mcp_nextcloud.indexer.index import Index
 
 REPEAT = 15
 

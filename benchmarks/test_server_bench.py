@@ -42,11 +42,11 @@ def _corpus(n: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from fixtures.emulator.server import Emulator
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
+    from mcp_nextcloud.fixtures.emulator.server import Emulator
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
 
     with Emulator() as emu:
         emu.state.makedirs("alice", "/Notes")
@@ -71,10 +71,10 @@ def _wire_size(tools) -> dict[str, int]:
 def test_server_tool_calls(world, tmp_path):
     from mcp import Client
 
-    from indexer.index import Index
-    from server.app import build_server
-    from server.context import ServerContext, Settings
-    from server.telemetry import CallLog
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
+    from mcp_nextcloud.server.telemetry import CallLog
 
     emu, account, path, sync_s, indexed = world
     ctx = ServerContext(account=account, index=Index.open(path), telemetry=CallLog(tmp_path / "calls.sqlite"),
@@ -190,9 +190,9 @@ def test_grep_while_the_freshness_search_hangs(world, tmp_path):
     """
     from mcp import Client
 
-    from indexer.index import Index
-    from server.app import build_server
-    from server.context import ServerContext, Settings
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
 
     emu, account, path, _, _ = world
     ctx = ServerContext(account=account, index=Index.open(path), settings=Settings())

@@ -33,8 +33,8 @@ import pytest
 
 from benchmarks.conftest import report
 from benchmarks.installed import InstallFailed, install
-from fixtures.emulator.server import Emulator
-from fixtures.emulator.testing import http_client
+from mcp_nextcloud.fixtures.emulator.server import Emulator
+from mcp_nextcloud.fixtures.emulator.testing import http_client
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = os.environ.get("MCP_NEXTCLOUD_DEBIAN_DOCS",
@@ -97,7 +97,7 @@ def test_service_budgets(tmp_path: Path) -> None:
         form = "installed"
     except InstallFailed as exc:
         print(f"\nnot timed as installed ({exc}); the checkout's CLI stands in")
-        ours, form = [sys.executable, "-m", "server"], "checkout"
+        ours, form = [sys.executable, "-m", "mcp_nextcloud"], "checkout"
     runtime = Path(tempfile.mkdtemp(prefix="svcb", dir="/tmp"))
     figures: dict[str, Any] = {"form": form, "packages": PACKAGES,
                                "documents": sum(1 for p in docs.rglob("*") if p.is_file()),

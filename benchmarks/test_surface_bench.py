@@ -15,9 +15,9 @@ from benchmarks.conftest import report
 def test_tools_list_bytes_per_tool() -> None:
     from mcp import Client
 
-    from server.app import build_server
-    from server.context import ServerContext
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     async def listed(server: object) -> list:
         async with Client(server, mode="legacy") as client:

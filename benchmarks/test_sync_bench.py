@@ -14,19 +14,19 @@ from pathlib import Path
 
 import httpx
 
-from fixtures.emulator.server import Emulator
-from indexer.remote.sync import sync
-from indexer.index import Index
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
-from nextcloud.webdav import PROPFIND_BODY
+from mcp_nextcloud.fixtures.emulator.server import Emulator
+from mcp_nextcloud.indexer.remote.sync import sync
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.webdav import PROPFIND_BODY
 
 from .conftest import report, summary, timed
 
 SEED = 20261130
 TOP, SUB, PER_FOLDER = 10, 10, 20                       # 10 x 10 folders x 20 files = 2,000 files
 DEEP = ["deep", "l1", "l2", "l3", "l4", "l5"]           # a 6-level chain for the one-change case
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "docs"
+FIXTURES = Path(__file__).resolve().parent.parent / "mcp_nextcloud" / "fixtures" / "docs"
 WORDS = ("alpha beta gamma delta budget report meeting invoice contract roadmap quarterly sprint "
          "widget cable supplier review summary travel hardware software office notes plan").split()
 

@@ -23,11 +23,11 @@ import statistics
 import time
 
 from benchmarks.test_index_bench import build
-from fixtures.make_fixtures import (EN_OBJECTS, EN_SUBJECTS, EN_TAILS, EN_VERBS, FR_OBJECTS, FR_SUBJECTS, FR_TAILS,
-                                    FR_VERBS)
-from indexer.search import wordforms
-from indexer.index import Index
-from indexer.store.language import detect
+from mcp_nextcloud.fixtures.make_fixtures import (EN_OBJECTS, EN_SUBJECTS, EN_TAILS, EN_VERBS, FR_OBJECTS, FR_SUBJECTS,
+                                                  FR_TAILS, FR_VERBS)
+from mcp_nextcloud.indexer.search import wordforms
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.indexer.store.language import detect
 
 SCALE = float(os.environ.get("MCP_NEXTCLOUD_BENCH_SCALE", "1"))
 N_DOCS = max(300, int(3000 * SCALE))
@@ -116,7 +116,7 @@ def _interleaved(index: Index, queries: list[str], rounds: int = REPEAT) -> tupl
 
 def _cold(index: Index, pairs: list[tuple[str, str]]) -> float:
     """p50 ms of a word-form query right after the index changed (the vocabulary and forms cache is empty)."""
-    from indexer.search.query import _VOCAB
+    from mcp_nextcloud.indexer.search.query import _VOCAB
 
     times = []
     for q, _ in pairs:

@@ -39,10 +39,10 @@ import psutil
 from benchmarks.conftest import report
 from benchmarks.test_index_bench import make_corpus
 from benchmarks.test_lean_bench import ROOT, _prose_pdf, _tree_memory, checkout_env
-from indexer.jobs.pool import ExtractionPool
-from indexer.jobs.worker_memory import KEEP_FOR_NEXT, MIB, RECYCLE_ABOVE_FRESH
+from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
+from mcp_nextcloud.indexer.jobs.worker_memory import KEEP_FOR_NEXT, MIB, RECYCLE_ABOVE_FRESH
 
-FIXTURES = ROOT / "fixtures" / "docs"
+FIXTURES = ROOT / "mcp_nextcloud" / "fixtures" / "docs"
 SEED = 20261217
 BUILD_ROUNDS = 2
 RECYCLE_FILES = 12
@@ -155,9 +155,9 @@ def recycle_cost(name: str) -> dict[str, float]:
 
 DRIVER = """
 import json, sys
-from indexer.jobs.pool import ExtractionPool
-from indexer.local.folder import index_folder
-from indexer.index import Index
+from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
+from mcp_nextcloud.indexer.local.folder import index_folder
+from mcp_nextcloud.indexer.index import Index
 release, above = json.loads(sys.argv[1])
 with Index.open(sys.argv[3]) as index, ExtractionPool(release_memory=release, recycle_above=above) as pool:
     r = index_folder(index, sys.argv[2], pool=pool)

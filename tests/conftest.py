@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURE_DOCS = ROOT / "fixtures" / "docs"
-FIXTURE_BAD = ROOT / "fixtures" / "bad"
+FIXTURE_DOCS = ROOT / "mcp_nextcloud" / "fixtures" / "docs"
+FIXTURE_BAD = ROOT / "mcp_nextcloud" / "fixtures" / "bad"
 SHARED = ROOT.parent / "shared"
 RECORDINGS = SHARED / "nextcloud-34"
 
-pytest_plugins = ["fixtures.emulator.testing"]
+pytest_plugins = ["mcp_nextcloud.fixtures.emulator.testing"]
 
 # The CLI and serve processes tests start run in their own process unless a test asks for the index service
 # (tests/server/test_cli_service.py does, and compares both ways): no test leaves a service behind it, and
@@ -37,7 +37,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-m", "server", "service", "stop", "--all"], cwd=ROOT, capture_output=True,
+    subprocess.run([sys.executable, "-m", "mcp_nextcloud", "service", "stop", "--all"], cwd=ROOT, capture_output=True,
                    timeout=60, env={**os.environ, "XDG_RUNTIME_DIR": _RUNTIME})
     shutil.rmtree(_RUNTIME, ignore_errors=True)
 

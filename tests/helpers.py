@@ -43,7 +43,7 @@ def list_and_call(server: Any, calls: Calls, as_profile: Any = None) -> tuple[li
     import anyio
     from mcp import Client
 
-    from server import profile
+    from mcp_nextcloud.server import profile
 
     async def go() -> tuple[list[str], list[Any]]:
         async with Client(server, mode="legacy") as client:
@@ -63,14 +63,15 @@ def caller(server: Any) -> Callable[[str, dict[str, Any]], Any]:
 
 
 def serve_and_call(env: dict[str, str], calls: Calls, *, cwd: str, interval: float, stay_s: float) -> list[Any]:
-    """Start `python -m server serve --interval N` over stdio in `cwd` with exactly `env`, make the calls, and keep
+    """Start `python -m mcp_nextcloud serve --interval N` over stdio in `cwd` with exactly `env`, make the calls,
+    and keep
     it running `stay_s` seconds in all (so its background sync gets to run); the calls' results."""
     import sys
 
     import anyio
     from mcp import Client, StdioServerParameters
 
-    argv = ["-m", "server", "serve", "--interval", f"{interval:g}"]
+    argv = ["-m", "mcp_nextcloud", "serve", "--interval", f"{interval:g}"]
     params = StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=cwd)
 
     async def go() -> list[Any]:

@@ -35,13 +35,13 @@ class _World:
         from anyio.from_thread import start_blocking_portal
         from mcp import Client
 
-        from fixtures.emulator.server import Emulator
-        from indexer.index import Index
-        from nextcloud.config import Account
-        from server.app import build_server
-        from server.context import ServerContext, Settings
-        from server.mail_app import build_mail_server
-        from server.telemetry import CallLog
+        from mcp_nextcloud.fixtures.emulator.server import Emulator
+        from mcp_nextcloud.indexer.index import Index
+        from mcp_nextcloud.nextcloud.config import Account
+        from mcp_nextcloud.server.app import build_server
+        from mcp_nextcloud.server.context import ServerContext, Settings
+        from mcp_nextcloud.server.mail_app import build_mail_server
+        from mcp_nextcloud.server.telemetry import CallLog
 
         self.emu = Emulator().start()
         creds = self.emu.account("alice")
@@ -71,9 +71,9 @@ class _World:
         """Valid arguments for every tool (alice's own objects), and bob's object ids."""
         from mcp import Client
 
-        from nextcloud.config import Account
-        from server.app import build_server
-        from server.context import ServerContext
+        from mcp_nextcloud.nextcloud.config import Account
+        from mcp_nextcloud.server.app import build_server
+        from mcp_nextcloud.server.context import ServerContext
 
         state = self.emu.state
         state.makedirs("alice", "/Fuzz")
@@ -84,7 +84,7 @@ class _World:
         event = self.ok("calendar_create_event", {"title": "Fuzz base", "start": "2027-01-04T09:00Z"})
         self.ok("mail_search", {})
         room = self.ok("meet_create_room", {"name": "Fuzz base room"})   # Talk's seeded rooms exist from here on
-        from fixtures.emulator.caldav import new_calendar
+        from mcp_nextcloud.fixtures.emulator.caldav import new_calendar
 
         with state.lock:   # a task list (Personal takes events only, as on Nextcloud)
             state.apps["caldav"].home("alice")["tasks"] = new_calendar("tasks", "Tasks", components=("VTODO",))
@@ -184,7 +184,7 @@ class _World:
 
     def left_behind(self, before: dict[tuple[Any, ...], str], after: dict[tuple[Any, ...], str],
                     out: Outcome) -> None:
-        from server.argument_text import LINE, TEXT, character_problem
+        from mcp_nextcloud.server.argument_text import LINE, TEXT, character_problem
 
         for key, value in after.items():
             if before.get(key) == value:
@@ -294,7 +294,7 @@ def _unfolded(ics: str) -> list[str]:
 
 def _ics_controls(ics: str) -> int:
     """Stored characters no client can read back: controls anywhere, format characters in one-line fields."""
-    from server.argument_text import LINE, TEXT, character_problem
+    from mcp_nextcloud.server.argument_text import LINE, TEXT, character_problem
 
     count = 0
     for line in _unfolded(ics):

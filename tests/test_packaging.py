@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "mcp_nextcloud"
 SHIPPED = ("reader", "indexer", "nextcloud", "server")
 
 
@@ -17,8 +19,8 @@ def _setuptools() -> dict:
 
 def test_every_package_is_listed_under_mcp_nextcloud():
     """A new sub-package missing from pyproject.toml would silently be left out of the wheel."""
-    on_disk = {".".join(("mcp_nextcloud", *p.parent.relative_to(ROOT).parts))
-               for top in SHIPPED for p in (ROOT / top).rglob("__init__.py")}
+    on_disk = {".".join(("mcp_nextcloud", *p.parent.relative_to(PACKAGE).parts))
+               for top in SHIPPED for p in (PACKAGE / top).rglob("__init__.py")}
     listed = set(_setuptools()["packages"])
     assert on_disk <= listed, f"add to [tool.setuptools] packages: {sorted(on_disk - listed)}"
     assert all(name == "mcp_nextcloud" or name.startswith("mcp_nextcloud.") for name in listed)
@@ -28,7 +30,7 @@ def test_only_the_emulator_and_the_sample_documents_ship_from_fixtures():
     setup = _setuptools()
     fixtures = {name for name in setup["packages"] if name.startswith("mcp_nextcloud.fixtures")}
     assert fixtures == {"mcp_nextcloud.fixtures.emulator", "mcp_nextcloud.fixtures.docs"}
-    assert setup["package-dir"]["mcp_nextcloud.fixtures.docs"] == "fixtures/docs"
+    assert "package-dir" not in setup   # the tree is the installed layout: nothing is mapped
 
 
 def test_every_data_file_of_the_shipped_packages_is_in_the_wheel():
@@ -37,25 +39,33 @@ def test_every_data_file_of_the_shipped_packages_is_in_the_wheel():
     patterns = _setuptools().get("package-data", {})
     missing = []
     for top in SHIPPED:
-        for path in (ROOT / top).rglob("*"):
+        for path in (PACKAGE / top).rglob("*"):
             if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
                 continue
-            package = ".".join(("mcp_nextcloud", *path.parent.relative_to(ROOT).parts))
+            package = ".".join(("mcp_nextcloud", *path.parent.relative_to(PACKAGE).parts))
             if not any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns.get(package, [])):
                 missing.append(str(path.relative_to(ROOT)))
     assert missing == [], f"add to [tool.setuptools.package-data]: {missing}"
 
 
-def test_the_finder_serves_the_project_packages_from_one_root(tmp_path):
-    """Importing mcp_nextcloud first (what the console script does) resolves our names to its tree.
+def test_our_code_adds_no_other_top_level_name_and_shadows_nothing(tmp_path):
+    """Another distribution's `server` and `reader` stay importable beside us, in the same process.
 
-    Only `mcp_nextcloud` is on the path (as installed: nothing else of ours is); the others are found
-    through it, ahead of any other copy (an editable install of another checkout, a PyPI `reader`).
-    """
-    (tmp_path / "mcp_nextcloud").symlink_to(ROOT / "mcp_nextcloud")
-    code = ("import mcp_nextcloud, server.cli, indexer.models, fixtures.emulator.seeds; "
-            "print(mcp_nextcloud.ROOT, server.cli.__file__, indexer.models.__file__)")
+    Our whole stack is loaded (the CLI's parser and every command module, the MCP tools, the emulator),
+    then the stand-ins are imported: they must be theirs, and every module of ours must be under
+    `mcp_nextcloud.` (an earlier import finder answered for `server`, `reader`... in any process that
+    imported us)."""
+    for name in ("server", "reader", "fixtures"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(f"WHO = 'theirs: {name}'\n")
+    code = ("import sys; before = set(sys.modules); "
+            "import mcp_nextcloud.server.cli as cli, mcp_nextcloud.server.app, mcp_nextcloud.fixtures.emulator.server; "
+            "cli.build_parser(); "
+            "ours = {m.split('.')[0] for m in set(sys.modules) - before if m.split('.')[0] in "
+            "('server', 'reader', 'indexer', 'nextcloud', 'fixtures')}; "
+            "import server, reader, fixtures; "
+            "print(sorted(ours), server.WHO, reader.WHO, fixtures.WHO, sep='|')")
+    env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), capture_output=True, text=True,
-                         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}, timeout=60, check=True).stdout
-    root, cli, models = out.split()
-    assert Path(root) == ROOT and Path(cli).is_relative_to(ROOT) and Path(models).is_relative_to(ROOT)
+                         env=env, timeout=120, check=True).stdout.strip()
+    assert out == "[]|theirs: server|theirs: reader|theirs: fixtures", out

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from indexer.models import FileMeta, FileRecord
-from indexer.jobs.pool import Extracted, ExtractionPool
-from indexer.index import Index
-from indexer.store.writer import IndexWriter
-from reader.document import Document
+from mcp_nextcloud.indexer.models import FileMeta, FileRecord
+from mcp_nextcloud.indexer.jobs.pool import Extracted, ExtractionPool
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.indexer.store.writer import IndexWriter
+from mcp_nextcloud.reader.document import Document
 
 
 class CountingPool(ExtractionPool):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.search.syntax import MAX_QUERY_CHARS, MAX_TERMS, read_query
+from mcp_nextcloud.indexer.search.syntax import MAX_QUERY_CHARS, MAX_TERMS, read_query
 
 FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 20
 
@@ -90,7 +90,7 @@ def test_query_caps_refuse_with_the_reason():
 
 
 def test_a_short_prefix_expands_to_a_bounded_number_of_words(index, put_text):
-    from indexer.search import query as q
+    from mcp_nextcloud.indexer.search import query as q
 
     words = " ".join(f"zork{i:03d}" for i in range(q.MAX_EXPANSION + 10))
     put_text(index.writer(), "/many.txt", words + "\n")

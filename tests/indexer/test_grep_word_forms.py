@@ -5,7 +5,7 @@ from __future__ import annotations
 import apsw
 import pytest
 
-from indexer.index import Index
+from mcp_nextcloud.indexer.index import Index
 
 pytest.importorskip("Stemmer")
 
@@ -83,7 +83,7 @@ def test_a_glued_query_finds_the_words_apart(index, put_text):
 def test_a_v4_index_opens_and_stems_in_every_language(tmp_path, put_text):
     """An index built before language detection (v4) migrates; its files (lang NULL) are stemmed in every
     supported language, so word forms work before any rebuild."""
-    from indexer.store.schema import MIGRATIONS, SCHEMA_VERSION
+    from mcp_nextcloud.indexer.store.schema import MIGRATIONS, SCHEMA_VERSION
 
     db = tmp_path / "v4.db"
     con = apsw.Connection(str(db))
@@ -123,8 +123,8 @@ KEYWORD_QUERIES = ["install", "quota", "new app", "newapp", "aubergine lighthous
 def test_keyword_queries_keep_their_hits_and_order_over_the_sample_documents(index, fixture_docs, counting_pool):
     """Today's queries over the real sample documents: with word forms the hits found before come first, in
     the same order (forms only add files after them)."""
-    from indexer.local.folder import index_folder
-    from indexer.search import wordforms
+    from mcp_nextcloud.indexer.local.folder import index_folder
+    from mcp_nextcloud.indexer.search import wordforms
 
     index_folder(index, fixture_docs, pool=counting_pool)
     for q in KEYWORD_QUERIES:

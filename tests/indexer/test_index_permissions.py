@@ -23,7 +23,7 @@ def loose_umask():
 
 
 def test_new_index_is_private(tmp_path, loose_umask):
-    from indexer.index import Index
+    from mcp_nextcloud.indexer.index import Index
 
     folder = tmp_path / "data" / "mcp-nextcloud"
     with Index.open(folder / "local.db") as index:
@@ -37,7 +37,7 @@ def test_new_index_is_private(tmp_path, loose_umask):
 
 
 def test_looser_modes_are_repaired_on_open_with_a_note(tmp_path, loose_umask):
-    from indexer.index import Index
+    from mcp_nextcloud.indexer.index import Index
 
     db = tmp_path / "local.db"
     Index.open(db).close()
@@ -50,7 +50,7 @@ def test_looser_modes_are_repaired_on_open_with_a_note(tmp_path, loose_umask):
 
 
 def test_a_folder_chosen_by_the_person_is_left_alone(tmp_path, loose_umask):
-    from indexer.index import Index
+    from mcp_nextcloud.indexer.index import Index
 
     tmp_path.chmod(0o755)
     Index.open(tmp_path / "mine.db").close()
@@ -58,19 +58,19 @@ def test_a_folder_chosen_by_the_person_is_left_alone(tmp_path, loose_umask):
 
 
 def test_default_data_folder_is_tightened(tmp_path, loose_umask, monkeypatch):
-    from indexer.store.filemodes import secure_database
+    from mcp_nextcloud.indexer.store.filemodes import secure_database
 
     home = tmp_path / "share" / "mcp-nextcloud"
     home.mkdir(parents=True)
     home.chmod(0o755)
-    monkeypatch.setattr("indexer.store.filemodes.default_data_dir", lambda: home)
+    monkeypatch.setattr("mcp_nextcloud.indexer.store.filemodes.default_data_dir", lambda: home)
     notes = secure_database(home / "local.db")
     assert _mode(home) == 0o700 and any("data folder" in n for n in notes)
 
 
 def test_call_log_and_job_store_are_private(tmp_path, loose_umask):
-    from indexer.jobs.store import JobStore
-    from server.telemetry import CallLog
+    from mcp_nextcloud.indexer.jobs.store import JobStore
+    from mcp_nextcloud.server.telemetry import CallLog
 
     CallLog(tmp_path / "logs" / "calls.sqlite").close()
     JobStore(tmp_path / "jobs" / "jobs.db")
@@ -82,14 +82,14 @@ def test_index_cli_prints_the_repair_note(tmp_path):
     db = tmp_path / "cli.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MCP_NEXTCLOUD_INDEX": str(db)}
     # `index status` reads an index, it does not create one (a typo'd path must not make a database).
-    missing = subprocess.run([sys.executable, "-m", "server", "index", "status"], env=env, cwd=str(ROOT),
+    missing = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "index", "status"], env=env, cwd=str(ROOT),
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "no index at" in missing.stderr and not db.exists()
     (tmp_path / "empty").mkdir()
-    subprocess.run([sys.executable, "-m", "server", "index", "add", str(tmp_path / "empty")], env=env,
+    subprocess.run([sys.executable, "-m", "mcp_nextcloud", "index", "add", str(tmp_path / "empty")], env=env,
                    cwd=str(ROOT), capture_output=True, text=True, timeout=60, check=True)
     db.chmod(0o644)
-    proc = subprocess.run([sys.executable, "-m", "server", "index", "status"], env=env, cwd=str(ROOT),
+    proc = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "index", "status"], env=env, cwd=str(ROOT),
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "mode is now 600" in proc.stderr, proc.stderr
     assert _mode(db) == 0o600

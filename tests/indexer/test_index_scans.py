@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.emulator.scans import make_scans
-from indexer.local.folder import index_folder
-from reader import ocr
+from mcp_nextcloud.fixtures.emulator.scans import make_scans
+from mcp_nextcloud.indexer.local.folder import index_folder
+from mcp_nextcloud.reader import ocr
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,7 +45,7 @@ def test_without_an_ocr_engine_status_and_grep_say_scans_were_not_read(tmp_path,
     db = tmp_path / "i.db"
     env = dict(os.environ, PATH=str(tmp_path),
                PYTHONPATH=str(ROOT), MCP_NEXTCLOUD_INDEX=str(db))
-    run = lambda *a: subprocess.run([sys.executable, "-m", "server", *a], cwd=ROOT, env=env,  # noqa: E731
+    run = lambda *a: subprocess.run([sys.executable, "-m", "mcp_nextcloud", *a], cwd=ROOT, env=env,  # noqa: E731
                                     capture_output=True, text=True, timeout=180)
     r = run("index", "add", str(scans))
     assert r.returncode == 0, r.stderr
@@ -71,11 +71,11 @@ def test_without_an_ocr_engine_status_and_grep_say_scans_were_not_read(tmp_path,
 def test_a_synced_scan_indexed_without_ocr_is_read_again_by_the_next_sync(emulator_factory, tmp_path):
     """An index built where no OCR engine was (the file marked '+no-ocr'): the next sync downloads and OCRs it,
     though neither the file nor its folder changed on the server."""
-    from fixtures.emulator.scans import scanned_pdf
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
+    from mcp_nextcloud.fixtures.emulator.scans import scanned_pdf
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
 
     emu = emulator_factory(seed="empty")
     emu.state.makedirs("alice", "/Scans")
@@ -95,7 +95,7 @@ def test_a_synced_scan_indexed_without_ocr_is_read_again_by_the_next_sync(emulat
 
 
 def _no_ocr_rows():
-    from indexer.store.prepare import prepare
-    from reader.document import Document
+    from mcp_nextcloud.indexer.store.prepare import prepare
+    from mcp_nextcloud.reader.document import Document
 
     return prepare(Document(text="", kind="pdf", name="s.pdf", engine="pypdfium2+no-ocr"))

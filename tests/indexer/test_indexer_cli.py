@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from server.cli import main
+from mcp_nextcloud.server.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ def test_errors_exit_2_with_instruction(tmp_path, capsys):
 def test_env_var_points_at_the_index(tmp_path, fixture_docs):
     db = tmp_path / "env.db"
     env = dict(os.environ, PYTHONPATH=str(ROOT), MCP_NEXTCLOUD_INDEX=str(db))
-    run = lambda *a: subprocess.run([sys.executable, "-m", "server", *a], cwd=ROOT, env=env,  # noqa: E731
+    run = lambda *a: subprocess.run([sys.executable, "-m", "mcp_nextcloud", *a], cwd=ROOT, env=env,  # noqa: E731
                                     capture_output=True, text=True, timeout=120)
     r = run("index", "add", str(fixture_docs))
     assert r.returncode == 0, r.stderr
@@ -78,14 +78,14 @@ def test_watch_command_picks_up_changes_and_stops_on_ctrl_c(tmp_path):
     import signal
     import time
 
-    from indexer.index import Index
+    from mcp_nextcloud.indexer.index import Index
 
     folder = tmp_path / "watched"
     folder.mkdir()
     (folder / "first.txt").write_text("initial narwhal")
     db = tmp_path / "watch.db"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "server", "index", "watch", str(folder), "--index", str(db)],
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "index", "watch", str(folder), "--index", str(db)],
                             cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stderr.readline()
@@ -115,7 +115,7 @@ def test_a_damaged_index_file_is_a_clear_error(tmp_path, capsys):
 
 
 def test_grep_caps_are_the_mcp_ones_and_say_so(tmp_path, capsys, fixture_docs):
-    from indexer.search.syntax import MAX_QUERY_CHARS, MAX_TERMS
+    from mcp_nextcloud.indexer.search.syntax import MAX_QUERY_CHARS, MAX_TERMS
 
     db = str(tmp_path / "caps.db")
     assert main(["index", "add", str(fixture_docs), "--index", db]) == 0

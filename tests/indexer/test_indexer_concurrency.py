@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import threading
 
-from indexer.models import FileMeta
-from reader.document import Document
+from mcp_nextcloud.indexer.models import FileMeta
+from mcp_nextcloud.reader.document import Document
 
 
 def test_concurrent_readers_and_shared_writer(index, put_text):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import apsw
 
-from indexer.index import Index
+from mcp_nextcloud.indexer.index import Index
 
 ROOT = Path(__file__).resolve().parents[2]
 N_FILES = 400
@@ -19,7 +19,7 @@ N_FILES = 400
 
 def run_cli(*args: str, **kw) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "server", *args], cwd=ROOT, env=env,
+    return subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
@@ -79,10 +79,10 @@ def test_kill_9_mid_index_then_resume_without_reextracting(tmp_path):
 
 BULK_THEN_HANG = """
 import sys, time
-from indexer.index import Index
-from indexer.models import FileMeta
-from reader.document import Document
-from indexer.store.prepare import prepare
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.indexer.models import FileMeta
+from mcp_nextcloud.reader.document import Document
+from mcp_nextcloud.indexer.store.prepare import prepare
 ix = Index.open(sys.argv[1])
 w = ix.writer()
 with w.bulk():
@@ -97,7 +97,7 @@ with w.bulk():
 
 def test_kill_9_during_a_bulk_load_leaves_normal_merge_settings(tmp_path):
     """A bulk load turns FTS merging down in the table's persistent config; after kill -9 a new writer restores it."""
-    from indexer.store.writer import FTS_BULK, FTS_DEFAULTS, fts_config
+    from mcp_nextcloud.indexer.store.writer import FTS_BULK, FTS_DEFAULTS, fts_config
 
     db = tmp_path / "bulk.db"
     env = dict(os.environ, PYTHONPATH=str(ROOT))

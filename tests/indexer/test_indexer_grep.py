@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.models import FileMeta
-from reader import find, page
+from mcp_nextcloud.indexer.models import FileMeta
+from mcp_nextcloud.reader import find, page
 
 FILLER = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 80
 
@@ -140,7 +140,7 @@ def test_cursor_pages_through_everything_and_foreign_cursor_is_refused(corpus):
 
 
 def test_cursor_is_bound_to_the_index(tmp_path, corpus, put_text):
-    from indexer.index import Index
+    from mcp_nextcloud.indexer.index import Index
 
     other = Index.open(tmp_path / "other.db")
     for i in range(3):
@@ -206,7 +206,7 @@ def test_search_names(corpus):
 
 
 def test_phrase_across_a_chunk_boundary_is_found(index, put_text):
-    from indexer.store.chunking import chunk_text
+    from mcp_nextcloud.indexer.store.chunking import chunk_text
 
     base = "alpha " * 1000
     pos = 3995 - len("polar")  # the space inside the phrase becomes the last space before 4,000 chars
@@ -263,7 +263,7 @@ def test_glued_words_keep_their_order(glue):
 
 
 def test_variants_are_capped_fewest_words_first(glue):
-    from indexer.search.query import MAX_VARIANTS, expand, parse
+    from mcp_nextcloud.indexer.search.query import MAX_VARIANTS, expand, parse
 
     con = glue.conn()
     pq = expand(con, parse(con, "newappstore"))
@@ -277,7 +277,7 @@ def test_variants_are_capped_fewest_words_first(glue):
 
 
 def test_segmentations_fewest_pieces_first_and_capped():
-    from indexer.search.query import _segmentations
+    from mcp_nextcloud.indexer.search.query import _segmentations
 
     known = {"new", "app", "store", "newapp", "appstore", "ne", "wapp"}
     segs = _segmentations("newappstore", known, 16)
@@ -380,7 +380,7 @@ def test_more_is_true_exactly_when_the_file_has_matches_not_shown(index, put_tex
 
 
 def test_many_matches_rank_a_window_total_is_at_least_and_paging_reaches_everything(index, put_text, monkeypatch):
-    from indexer.search import rank as grep_rank
+    from mcp_nextcloud.indexer.search import rank as grep_rank
 
     for i in range(7):
         put_text(index.writer(), f"/cap/{i}.txt", f"wombat number {i}\n")
@@ -401,8 +401,8 @@ def test_many_matches_rank_a_window_total_is_at_least_and_paging_reaches_everyth
 
 def test_window_ranking_equals_grouping_every_match(corpus, monkeypatch):
     """Files come in the order of their best chunk's bm25, as grouping every match by file gives."""
-    from indexer.search import rank as grep_rank
-    from indexer.store.schema import CHUNK_BITS
+    from mcp_nextcloud.indexer.search import rank as grep_rank
+    from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 
     con = corpus.conn()
     for q in ("lorem", "lorem ipsum", "creme", "config*"):
@@ -422,13 +422,13 @@ def test_window_ranking_equals_grouping_every_match(corpus, monkeypatch):
 
 
 def corpus_expr(con, q):
-    from indexer.search.query import expand, parse
+    from mcp_nextcloud.indexer.search.query import expand, parse
 
     return expand(con, parse(con, q)).tiers()[-1].expr
 
 
 def test_hits_name_their_local_folder_when_several_are_indexed(index, tmp_path):
-    from indexer.local.folder import index_folder
+    from mcp_nextcloud.indexer.local.folder import index_folder
 
     for name in ("alpha", "beta"):
         (tmp_path / name).mkdir()

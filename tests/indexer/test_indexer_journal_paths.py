@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from indexer.local.desktop_config import (RemotePathError, find_sync_folder, normalize_remote_path,
-                                    read_sync_folders)
-from indexer.local.folder import index_folder
-from server.cli import main
+from mcp_nextcloud.indexer.local.desktop_config import (RemotePathError, find_sync_folder, normalize_remote_path,
+                                                        read_sync_folders)
+from mcp_nextcloud.indexer.local.folder import index_folder
+from mcp_nextcloud.server.cli import main
 
 MTIME = 1_700_000_000
 
@@ -213,7 +213,7 @@ TREE = {"/Work/Plans/q3.md": b"# Q3\n\nthe saffron kettle plan\n", "/Work/readme
 
 def _client_sync(client, remote: str, local: Path, make_journal) -> None:
     """Do what the desktop client does: download `remote` into `local` and record each item in the journal."""
-    from fixtures.emulator.state import INSTANCE_ID
+    from mcp_nextcloud.fixtures.emulator.state import INSTANCE_ID
 
     rows, todo = [], [remote]
     while todo:
@@ -239,9 +239,9 @@ def _client_sync(client, remote: str, local: Path, make_journal) -> None:
 def test_remote_sync_and_a_local_sync_folder_agree_on_path_and_file_id(
         tmp_path, index, counting_pool, make_journal, write_desktop_config, monkeypatch, emulator_factory,
         remote, how):
-    from indexer.remote.sync import sync
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
 
     emu = emulator_factory(seed="empty")
     for path, data in TREE.items():

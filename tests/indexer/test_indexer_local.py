@@ -7,8 +7,8 @@ from pathlib import Path
 
 import apsw
 
-from indexer.local.journal import find_journal, open_journal, parse_file_id
-from indexer.local.folder import index_folder, is_ignored
+from mcp_nextcloud.indexer.local.journal import find_journal, open_journal, parse_file_id
+from mcp_nextcloud.indexer.local.folder import index_folder, is_ignored
 
 
 def write(path: Path, text: str, mtime: float | None = None) -> Path:
@@ -231,7 +231,7 @@ def test_two_sync_folders_mirroring_the_same_nextcloud_folder_are_refused(tmp_pa
                                                                           make_journal):
     import pytest
 
-    from indexer.store.writer import RemotePathConflict
+    from mcp_nextcloud.indexer.store.writer import RemotePathConflict
 
     for name in ("alice", "bob"):
         f = write(tmp_path / name / "Documents" / "plan.md", f"plan of {name}", 1_700_000_000.0)
@@ -248,7 +248,7 @@ def test_two_sync_folders_mirroring_the_same_nextcloud_folder_are_refused(tmp_pa
 def test_cli_names_the_folder_of_each_hit_and_lists_the_folders(tmp_path, capsys):
     import json
 
-    from server.cli import main
+    from mcp_nextcloud.server.cli import main
 
     db = str(tmp_path / "cli.db")
     a, b = tmp_path / "Work", tmp_path / "Personal"
@@ -270,7 +270,7 @@ def test_cli_names_the_folder_of_each_hit_and_lists_the_folders(tmp_path, capsys
 def test_folder_inside_an_indexed_folder_is_refused(tmp_path, index, counting_pool):
     import pytest
 
-    from server.cli import main
+    from mcp_nextcloud.server.cli import main
 
     write(tmp_path / "outer" / "inner" / "x.txt", "nested", 1000.0)
     index_folder(index, tmp_path / "outer", pool=counting_pool)

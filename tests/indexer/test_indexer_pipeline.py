@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.models import FileMeta
-from indexer.jobs.pool import ExtractionPool, index_bytes
-from reader.document import Limits, ReaderError
+from mcp_nextcloud.indexer.models import FileMeta
+from mcp_nextcloud.indexer.jobs.pool import ExtractionPool, index_bytes
+from mcp_nextcloud.reader.document import Limits, ReaderError
 
 
 def test_pool_extracts_and_prepares_rows(fixture_docs):

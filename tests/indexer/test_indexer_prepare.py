@@ -4,10 +4,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.store.chunking import chunk_text
-from indexer.store.prepare import OVERLAP, prepare
-from reader.document import Document
-from reader.normalize import fold_words
+from mcp_nextcloud.indexer.store.chunking import chunk_text
+from mcp_nextcloud.indexer.store.prepare import OVERLAP, prepare
+from mcp_nextcloud.reader.document import Document
+from mcp_nextcloud.reader.normalize import fold_words
 
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab \n\fé")), max_size=20_000),

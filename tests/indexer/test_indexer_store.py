@@ -7,12 +7,12 @@ import os
 import apsw
 import pytest
 
-from indexer.models import FileMeta
-from indexer.store.schema import SCHEMA_VERSION
-from indexer.index import Index
-from indexer.store.index import default_index_path
-from reader import find, page
-from reader.document import Document
+from mcp_nextcloud.indexer.models import FileMeta
+from mcp_nextcloud.indexer.store.schema import SCHEMA_VERSION
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.indexer.store.index import default_index_path
+from mcp_nextcloud.reader import find, page
+from mcp_nextcloud.reader.document import Document
 
 
 def meta(path="/a.txt", *, source="local", file_id=None, etag=None, size=10, mtime=100.0, local_path=None):
@@ -134,7 +134,7 @@ def test_cached_document_round_trip(index, put_text):
 
 
 def test_long_documents_keep_their_normalised_form(index, put_text):
-    from indexer.store.prepare import NORM_MIN_CHARS
+    from mcp_nextcloud.indexer.store.prepare import NORM_MIN_CHARS
 
     text = "Ligature ﬁnance, Straße, café. " * (NORM_MIN_CHARS // 30 + 10)
     rec = put_text(index.writer(), "/big.txt", text)
@@ -198,7 +198,7 @@ def test_two_indexes_on_one_file_each_write_and_close_alone(tmp_path):
 
 
 def test_close_commits_what_was_queued_and_later_writes_are_refused(tmp_path):
-    from indexer.store.writer import WriterClosed
+    from mcp_nextcloud.indexer.store.writer import WriterClosed
 
     ix = Index.open(tmp_path / "x.db")
     w = ix.writer()
@@ -242,7 +242,7 @@ def test_store_after_remove_is_ignored(index):
 
 
 def test_migration_from_version_1_keeps_rows(tmp_path):
-    from indexer.store.schema import MIGRATIONS
+    from mcp_nextcloud.indexer.store.schema import MIGRATIONS
 
     path = tmp_path / "old.db"
     con = apsw.Connection(str(path))
@@ -261,8 +261,8 @@ def test_migration_from_version_1_keeps_rows(tmp_path):
 
 def test_v2_database_migrates_and_its_local_files_are_adopted(tmp_path, counting_pool):
     """A database written before roots existed (schema v2) opens, and re-adding its folder extracts nothing."""
-    from indexer.local.folder import index_folder
-    from indexer.store.schema import MIGRATIONS
+    from mcp_nextcloud.indexer.local.folder import index_folder
+    from mcp_nextcloud.indexer.store.schema import MIGRATIONS
 
     root = tmp_path / "folder"
     root.mkdir()
@@ -302,8 +302,8 @@ def test_move_keeps_text_and_replaces_the_destination(index, put_text):
 def test_v3_database_with_a_namespaced_sync_folder_is_repaired(tmp_path, counting_pool, make_journal):
     """Schema v3 put a second folder under "/<name>" even when it was a sync folder: v4 gives back its real
     Nextcloud paths on the next `index add`, keeping the text."""
-    from indexer.local.folder import index_folder
-    from indexer.store.schema import MIGRATIONS
+    from mcp_nextcloud.indexer.local.folder import index_folder
+    from mcp_nextcloud.indexer.store.schema import MIGRATIONS
 
     plain, nc = tmp_path / "A", tmp_path / "NC"
     (plain).mkdir()

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from indexer.local.folder import index_folder
-from indexer.local.watch import FolderWatcher
+from mcp_nextcloud.indexer.local.folder import index_folder
+from mcp_nextcloud.indexer.local.watch import FolderWatcher
 from tests.helpers import wait_for
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer.jobs.store import JobStore, jobs_path_for
-from indexer.index import Index
+from mcp_nextcloud.indexer.jobs.store import JobStore, jobs_path_for
+from mcp_nextcloud.indexer.index import Index
 from tests.helpers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def env(emulator_factory, tmp_path):
 
 
 def cli(environ: dict, *args: str, timeout: float = 120) -> tuple[int, dict, str]:
-    out = subprocess.run([sys.executable, "-m", "server", *args], cwd=ROOT, env=environ, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "mcp_nextcloud", *args], cwd=ROOT, env=environ, capture_output=True,
                          text=True, timeout=timeout)
     data = json.loads(out.stdout) if out.stdout.strip().startswith("{") else {}
     return out.returncode, data, out.stdout + out.stderr
@@ -148,8 +148,8 @@ def test_jobs_commands_answer_clearly_for_an_unknown_id(env):
 
 
 def test_readable_output_names_state_progress_failures_and_hint(tmp_path, capsys):
-    from indexer.jobs.run import run_job
-    from server.cli.sync import print_job
+    from mcp_nextcloud.indexer.jobs.run import run_job
+    from mcp_nextcloud.server.cli.sync import print_job
 
     store = JobStore(tmp_path / "j.db")
     job = store.create_or_join("sync", "k")

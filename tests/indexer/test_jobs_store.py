@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.jobs.run import JobHandle, run_job
-from indexer.jobs.store import (CANCELLED, FAILED, INTERRUPTED, QUEUED, RUNNING, SUCCEEDED, JobCancelled,
-                          JobNotFound, JobStore, jobs_path_for, pid_alive)
+from mcp_nextcloud.indexer.jobs.run import JobHandle, run_job
+from mcp_nextcloud.indexer.jobs.store import (CANCELLED, FAILED, INTERRUPTED, QUEUED, RUNNING, SUCCEEDED, JobCancelled,
+                                              JobNotFound, JobStore, jobs_path_for, pid_alive)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -143,7 +143,7 @@ def test_list_most_recent_first(store: JobStore) -> None:
 
 
 def test_history_of_finished_jobs_is_bounded(tmp_path, monkeypatch) -> None:
-    import indexer.jobs.store as jobs_module
+    import mcp_nextcloud.indexer.jobs.store as jobs_module
 
     monkeypatch.setattr(jobs_module, "KEEP_JOBS", 3)
     store = JobStore(tmp_path / "j.db")
@@ -159,7 +159,7 @@ def test_history_of_finished_jobs_is_bounded(tmp_path, monkeypatch) -> None:
 def test_join_from_another_process_sees_the_same_job(store: JobStore) -> None:
     job = store.create_or_join("sync", "k")
     store.claim(job.id)
-    code = ("import sys; from indexer.jobs.store import JobStore; "
+    code = ("import sys; from mcp_nextcloud.indexer.jobs.store import JobStore; "
             "print(JobStore(sys.argv[1]).create_or_join('sync','k').id)")
     out = subprocess.run([sys.executable, "-c", code, store.path], cwd=ROOT, capture_output=True,
                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -169,8 +169,8 @@ def test_join_from_another_process_sees_the_same_job(store: JobStore) -> None:
 
 _WORKER = """
 import sys, time
-from indexer.jobs.store import JobStore
-from indexer.jobs.run import run_job
+from mcp_nextcloud.indexer.jobs.store import JobStore
+from mcp_nextcloud.indexer.jobs.run import run_job
 store = JobStore(sys.argv[1])
 def body(h):
     h.progress(done=1, total=10, message="working"); h._flush()

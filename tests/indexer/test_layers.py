@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-INDEXER = Path(__file__).resolve().parents[2] / "indexer"
+INDEXER = Path(__file__).resolve().parents[2] / "mcp_nextcloud" / "indexer"
+PACKAGE = "mcp_nextcloud.indexer"
 BELOW = {
     "models": set(),
     "embedding": set(),          # the meaning model: the builder (jobs) embeds passages, search the question
@@ -45,14 +46,13 @@ def _imported_parts(source: str, package: list[str]) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             base = package[:len(package) - node.level + 1] if node.level else []
             module = ".".join([*base, *([node.module] if node.module else [])])
-            # `from indexer import store` / `from indexer.store import selection`: the names may be parts too
-            names = [module] + ([f"{module}.{alias.name}" for alias in node.names] if module == "indexer" else [])
+            # `from mcp_nextcloud.indexer import store`: the names may be parts too
+            names = [module] + ([f"{module}.{alias.name}" for alias in node.names] if module == PACKAGE else [])
         else:
             continue
         for name in names:
-            bits = name.split(".")
-            if bits[0] == "indexer" and len(bits) > 1:
-                found.append((node.lineno, bits[1]))
+            if name.startswith(PACKAGE + "."):
+                found.append((node.lineno, name[len(PACKAGE) + 1:].split(".")[0]))
     return found
 
 
@@ -66,7 +66,8 @@ def test_every_part_has_a_place_in_the_layers() -> None:
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(INDEXER)))
 def test_a_module_imports_only_the_parts_below_its_own(path: Path) -> None:
     part = _part(path)
-    imports = _imported_parts(path.read_text(encoding="utf-8"), ["indexer", *path.relative_to(INDEXER).parent.parts])
+    imports = _imported_parts(path.read_text(encoding="utf-8"),
+                              [*PACKAGE.split("."), *path.relative_to(INDEXER).parent.parts])
     wrong = [f"line {line}: indexer.{other}" for line, other in imports
              if other != part and other not in BELOW[part]]
     assert not wrong, f"indexer/{path.relative_to(INDEXER)} ({part}) imports above or beside its layer: {wrong}"
@@ -85,8 +86,9 @@ def test_the_layers_have_no_cycle() -> None:
 
 def test_the_reader_sees_imports_wherever_they_are_written() -> None:
     """The check itself: nested, TYPE_CHECKING, relative and package-level imports are all found."""
-    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from indexer.search.grep import grep\n"
-              "def f():\n    from ..remote import marks\n    import indexer.local.watch\n"
-              "    from indexer import jobs\n    from . import rows\n")
-    found = _imported_parts(source, ["indexer", "store"])
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+              "    from mcp_nextcloud.indexer.search.grep import grep\n"
+              "def f():\n    from ..remote import marks\n    import mcp_nextcloud.indexer.local.watch\n"
+              "    from mcp_nextcloud.indexer import jobs\n    from . import rows\n")
+    found = _imported_parts(source, ["mcp_nextcloud", "indexer", "store"])
     assert sorted(p for _, p in found) == ["jobs", "local", "remote", "search", "store"]

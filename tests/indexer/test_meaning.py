@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from indexer.jobs import embed_windows as ew
-from indexer.jobs.embed import Builder
-from indexer.search import semantic
-from indexer.embedding import embed_passages
-from indexer.store import vectors
-from indexer.index import Index
+from mcp_nextcloud.indexer.jobs import embed_windows as ew
+from mcp_nextcloud.indexer.jobs.embed import Builder
+from mcp_nextcloud.indexer.search import semantic
+from mcp_nextcloud.indexer.embedding import embed_passages
+from mcp_nextcloud.indexer.store import vectors
+from mcp_nextcloud.indexer.index import Index
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -158,10 +158,10 @@ def test_cross_language_question_opens_at_its_passage(index: Index, put_text) ->
 
 
 def test_cross_language_question_over_the_fixtures(tmp_path: Path) -> None:
-    from indexer.local.folder import index_folder
+    from mcp_nextcloud.indexer.local.folder import index_folder
 
     with Index.open(tmp_path / "fx.db") as ix:
-        index_folder(ix, ROOT / "fixtures" / "docs")
+        index_folder(ix, ROOT / "mcp_nextcloud" / "fixtures" / "docs")
         Builder(ix).build()
         assert ix.grep("liste de courses avec du lait").hits[0].path == "/notes.txt"          # FR -> EN
         assert ix.grep("wie viel Geld steht im Budget").hits[0].path == "/budget.xlsx"        # DE -> EN
@@ -205,7 +205,7 @@ def test_keyword_queries_are_unchanged_by_the_meaning_index(index: Index, put_te
     ("configure node.js proxy settings", False), ("comment limiter la mémoire qu'un programme", True),
 ])
 def test_which_queries_are_questions(index: Index, query: str, hybrid: bool) -> None:
-    from indexer.search.query import parse
+    from mcp_nextcloud.indexer.search.query import parse
 
     assert semantic.wanted(parse(index.conn(), query)) is hybrid
 
@@ -218,7 +218,7 @@ def test_fusion_ranks_files_found_both_ways_first() -> None:
 
 
 def test_grep_answers_while_the_builder_is_mid_build_and_says_how_far(index: Index, put_text) -> None:
-    from indexer.jobs import embed
+    from mcp_nextcloud.indexer.jobs import embed
 
     w = index.writer()
     for i in range(3 * embed.HEAD_FILES):

@@ -22,19 +22,19 @@ from typing import Any
 import psutil
 import pytest
 
-from fixtures.large_docs import bookmarked_pdf, slow_page_pdf
-from indexer.jobs import forked, oneshot
-from indexer.jobs.pool import ExtractionPool
-from reader.document import Document, ReaderError
+from mcp_nextcloud.fixtures.large_docs import bookmarked_pdf, slow_page_pdf
+from mcp_nextcloud.indexer.jobs import forked, oneshot
+from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
+from mcp_nextcloud.reader.document import Document, ReaderError
 
 ROOT = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
 
 DRIVER = """
 import os, pickle, sys
-from indexer.jobs import forked
-from indexer.jobs.oneshot import extract_once
-from reader.document import Limits, ReaderError
+from mcp_nextcloud.indexer.jobs import forked
+from mcp_nextcloud.indexer.jobs.oneshot import extract_once
+from mcp_nextcloud.reader.document import Limits, ReaderError
 import psutil
 
 cases = pickle.load(sys.stdin.buffer)
@@ -107,7 +107,7 @@ def test_a_pdf_split_between_children_is_the_single_childs_document(tmp_path: Pa
 
 
 def test_a_page_that_never_ends_is_killed_at_the_deadline(slow_pdf: Path) -> None:
-    from reader.document import Limits
+    from mcp_nextcloud.reader.document import Limits
 
     quick = Limits(max_seconds=0.3)
     outcomes = _driver([(slow_pdf, "slow.pdf", {"limits": quick, "grace_seconds": 0.0}),
@@ -128,7 +128,7 @@ def test_memory_cap(tmp_path: Path) -> None:
 
 
 def test_too_large_is_refused_before_any_child(tmp_path: Path) -> None:
-    from reader.document import Limits
+    from mcp_nextcloud.reader.document import Limits
 
     f = tmp_path / "big.txt"
     f.write_bytes(b"x" * 11)
@@ -151,7 +151,7 @@ def _grandchild(proc: subprocess.Popen[bytes]) -> psutil.Process:
 
 
 def _inspect(path: Path, marker: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "server.cli", "inspect", str(path), "--json"], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "inspect", str(path), "--json"], cwd=ROOT,
                             env={**_env(), "L3_ONESHOT_MARK": marker}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
 
@@ -236,7 +236,7 @@ def test_only_a_big_pdf_is_shared_between_children(fixture_docs: Path) -> None:
 def test_no_time_limit_means_waiting_without_one(fixture_docs: Path) -> None:
     import math
 
-    from reader.document import Limits
+    from mcp_nextcloud.reader.document import Limits
 
     f = fixture_docs / "notes.txt"
     [got] = _driver([(f, f.name, {"limits": Limits(max_seconds=math.inf)})])

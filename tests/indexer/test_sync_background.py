@@ -6,12 +6,12 @@ import sys
 
 import pytest
 
-from indexer.jobs.store import RUNNING, SUCCEEDED, JobStore, jobs_path_for
-from indexer.remote.refresh import BackgroundSync
-from indexer.index import Index
-from indexer.remote.sync_worker import SYNC_KIND, sync_key
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
+from mcp_nextcloud.indexer.jobs.store import RUNNING, SUCCEEDED, JobStore, jobs_path_for
+from mcp_nextcloud.indexer.remote.refresh import BackgroundSync
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.indexer.remote.sync_worker import SYNC_KIND, sync_key
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
 from tests.helpers import wait_for
 
 

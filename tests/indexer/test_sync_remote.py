@@ -9,15 +9,15 @@ import threading
 
 import pytest
 
-from indexer.jobs.pool import IN_PROCESS
-from indexer.jobs.run import run_job
-from indexer.jobs.store import CANCELLED, SUCCEEDED, JobStore, jobs_path_for
-from indexer.models import DOWNLOAD_FAILED
-from indexer.remote.sync import sync
-from indexer.index import Index
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
-from nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.indexer.jobs.pool import IN_PROCESS
+from mcp_nextcloud.indexer.jobs.run import run_job
+from mcp_nextcloud.indexer.jobs.store import CANCELLED, SUCCEEDED, JobStore, jobs_path_for
+from mcp_nextcloud.indexer.models import DOWNLOAD_FAILED
+from mcp_nextcloud.indexer.remote.sync import sync
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
 DAV = "/remote.php/dav/files/alice"
 
@@ -302,7 +302,7 @@ def _meta_ts(index, key: str) -> float | None:
 def test_changes_since_mark_is_the_sync_start_minus_a_margin(tree_emulator, index):
     import time
 
-    from indexer.remote.marks import CHANGES_SINCE_MARGIN_S
+    from mcp_nextcloud.indexer.remote.marks import CHANGES_SINCE_MARGIN_S
 
     during: list[float] = []
 

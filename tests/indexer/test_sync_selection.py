@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.remote.sync import sync
-from indexer.store import selection as sel
-from indexer.index import Index
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
+from mcp_nextcloud.indexer.remote.sync import sync
+from mcp_nextcloud.indexer.store import selection as sel
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
 
 DAV = "/remote.php/dav/files/alice"
 TREE = {

@@ -8,8 +8,8 @@ import threading
 import psutil
 import pytest
 
-from indexer.jobs.pool import ExtractionPool, ExtractionStopped
-from indexer.jobs.worker_memory import MIB, ResidentSize, Settler
+from mcp_nextcloud.indexer.jobs.pool import ExtractionPool, ExtractionStopped
+from mcp_nextcloud.indexer.jobs.worker_memory import MIB, ResidentSize, Settler
 
 LARGE_LINES = 100_000   # ~8 MB of text: a worker that keeps what it parsed stays ~75 MiB above its fresh size
 
@@ -104,8 +104,8 @@ def test_closing_without_waiting_kills_the_extraction_in_hand(how):
 def test_an_extraction_stopped_by_closing_leaves_its_file_pending(index):
     import concurrent.futures as cf
 
-    from indexer.jobs.pool import store_outcome
-    from indexer.models import FileMeta
+    from mcp_nextcloud.indexer.jobs.pool import store_outcome
+    from mcp_nextcloud.indexer.models import FileMeta
 
     w = index.writer()
     for i, outcome in enumerate([ExtractionStopped("a.txt: extraction stopped"), cf.CancelledError()]):

@@ -17,7 +17,7 @@ What a test here may rely on, beyond the account:
 - `live_tools` / `tools_factory`: the MCP server (main or mail) on the live
   account or another one, called as an MCP client does; `root=` syncs a
   folder into its own index first.
-- `live_cli` / `cli_as(account)`: `python -m server ...` of this tree, every
+- `live_cli` / `cli_as(account)`: `python -m mcp_nextcloud ...` of this tree, every
   data file under the test's tmp_path.
 - `throwaway_account`: a new user made with occ (optionally without its first
   login, or with a quota), deleted at the end.
@@ -70,7 +70,7 @@ def live_account():
     """The real server's account from the environment (never printed)."""
     if not live_configured():
         pytest.skip("live suite not configured")
-    from nextcloud.config import Account
+    from mcp_nextcloud.nextcloud.config import Account
 
     return Account(
         url=os.environ["NEXTCLOUD_URL"],
@@ -89,7 +89,7 @@ def live_member():
     password = os.environ.get("NEXTCLOUD_LIVE_MEMBER_APP_PASSWORD")
     if not (user and password):
         pytest.skip("set NEXTCLOUD_LIVE_MEMBER and NEXTCLOUD_LIVE_MEMBER_APP_PASSWORD (start.sh's env.sh does)")
-    from nextcloud.config import Account
+    from mcp_nextcloud.nextcloud.config import Account
 
     return Account(url=os.environ["NEXTCLOUD_URL"], user=user, app_password=password,
                    public_url=os.environ.get("NEXTCLOUD_PUBLIC_URL"))
@@ -181,7 +181,7 @@ def server_admin():
 @pytest.fixture
 def scratch_folder(live_account) -> Iterator[str]:
     """A folder of its own for the test (a unique name), deleted with its contents at the end."""
-    from nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
 
     folder = f"/mcp-nextcloud-live-{uuid.uuid4().hex[:8]}"
     with NextcloudClient(live_account) as client:
@@ -238,13 +238,13 @@ class LiveTools:
 
 def build_live_tools(account, tmp_path: Path, *, mail: bool = False, root: str | None = None) -> LiveTools:
     """A server context on `account` with its own index in tmp_path; `root` syncs that folder into it first."""
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from server.app import build_server
-    from server.context import ServerContext, Settings
-    from server.mail_app import build_mail_server
-    from server.telemetry import CallLog
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
+    from mcp_nextcloud.server.mail_app import build_mail_server
+    from mcp_nextcloud.server.telemetry import CallLog
 
     client = NextcloudClient(account)
     index = Index.open(tmp_path / "index.db")
@@ -266,7 +266,7 @@ def live_tools(live_account, tmp_path) -> Iterator[LiveTools]:
 
 
 def cli_env(tmp_path: Path, account=None) -> dict[str, str]:
-    """The environment for `python -m server ...`: the live account, every data file under tmp_path."""
+    """The environment for `python -m mcp_nextcloud ...`: the live account, every data file under tmp_path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
     if account is not None:
         env.update(NEXTCLOUD_URL=account.url, NEXTCLOUD_USER=account.user,
@@ -282,13 +282,13 @@ def cli_env(tmp_path: Path, account=None) -> dict[str, str]:
 
 
 def cli_runner(tmp_path: Path, account):
-    """run(*args) -> CompletedProcess of `python -m server ARGS` of this tree, as `account`."""
+    """run(*args) -> CompletedProcess of `python -m mcp_nextcloud ARGS` of this tree, as `account`."""
     env = cli_env(tmp_path, account)
 
     def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         import sys
 
-        return subprocess.run([sys.executable, "-m", "server", *args], cwd=str(TREE), env=env,
+        return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *args], cwd=str(TREE), env=env,
                               capture_output=True, text=True, timeout=timeout)
     return run
 
@@ -390,7 +390,7 @@ def throwaway_account(server_admin, live_account):
     `quota` (e.g. "20 KB") is set on this user only, never on the shared accounts."""
     import secrets
 
-    from nextcloud.config import Account
+    from mcp_nextcloud.nextcloud.config import Account
 
     made: list[str] = []
 

@@ -9,9 +9,9 @@ import anyio
 
 def tool_server(account: Any, index: Any = None) -> Iterator[Any]:
     """build_server on the live account (no index unless given); the context closed at the end."""
-    from nextcloud.client import NextcloudClient
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     client = NextcloudClient(account)
     ctx = ServerContext(account=account, index=index, client_factory=lambda: client)

@@ -101,8 +101,8 @@ def test_live_a_wrong_password_costs_at_most_two_failed_logins(live_account, adm
 
 def test_live_a_throttled_address_is_named_and_not_retried(live_account, admin, tmp_path, monkeypatch):
     """Eleven failed logins lock 127.0.0.1 out (429 for correct credentials too): the answer says so."""
-    from nextcloud.client import NextcloudClient
-    from nextcloud.errors import ErrorCode, NextcloudError
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
     dav = f"{live_account.url}/remote.php/dav/files/{live_account.user}/"
     with httpx.Client(timeout=90) as plain:

@@ -21,9 +21,9 @@ from tests.live.conftest import plain_client
 
 @pytest.fixture
 def tools(live_account):
-    from nextcloud.client import NextcloudClient
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     client = NextcloudClient(live_account)
     ctx = ServerContext(account=live_account, index=None, client_factory=lambda: client)

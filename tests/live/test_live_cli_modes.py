@@ -34,7 +34,7 @@ def _env(account: Any, tmp: Path) -> dict[str, str]:
 
 
 def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server", *argv], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300, preexec_fn=lambda: os.umask(0o022))
 
 
@@ -48,7 +48,7 @@ def own_user(live_account, server_admin) -> Iterator[Any]:
 
     The server is shared and everyone else is alice: only a name nobody else uses attributes requests.
     """
-    from nextcloud.config import Account
+    from mcp_nextcloud.nextcloud.config import Account
 
     name = f"dryrun-{uuid.uuid4().hex[:10]}"
     password = secrets.token_urlsafe(24)

@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
-from nextcloud.client import NextcloudClient
-from nextcloud.config import load_account
-from nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import load_account
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
 pytestmark = pytest.mark.live
 

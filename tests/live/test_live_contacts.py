@@ -20,8 +20,8 @@ CLOUD_QUERY = ('<card:addressbook-query xmlns:d="DAV:" xmlns:card="urn:ietf:para
 def _search(account, query: str) -> dict:
     from mcp import Client
 
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     ctx = ServerContext(account=account, index=None)
     server = build_server(ctx)

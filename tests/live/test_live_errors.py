@@ -20,8 +20,8 @@ LOCK = ('<?xml version="1.0" encoding="utf-8"?><d:lockinfo xmlns:d="DAV:"><d:loc
 
 def test_live_401_a_wrong_app_password_is_the_auth_row(live_account, tools_factory, scratch_folder, live_dav,
                                                        server_admin):
-    from nextcloud.client import NextcloudClient
-    from nextcloud.errors import ErrorCode, NextcloudError
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
     live_dav.put(f"{scratch_folder}/a.md", b"a\n")
     wrong = dataclasses.replace(live_account, app_password="wrong-" + uuid.uuid4().hex)
@@ -61,8 +61,8 @@ def test_live_404_a_missing_path_points_at_files_search(live_tools, live_dav, sc
 
 def test_live_409_conflicts_are_named_for_what_they_are(live_account, live_dav, scratch_folder):
     """PUT onto a folder and MKCOL under a missing parent are both 409 on the server; each gets its own row."""
-    from nextcloud.client import NextcloudClient
-    from nextcloud.errors import ErrorCode, NextcloudError
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
     with NextcloudClient(live_account) as client:
         with pytest.raises(NextcloudError) as onto_folder:

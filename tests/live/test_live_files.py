@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 
-DOCS = Path(__file__).resolve().parents[2] / "fixtures" / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "mcp_nextcloud" / "fixtures" / "docs"
 
 
 def test_live_files_read_pdf_find_outline_paging_and_by_file_id(live_tools, live_dav, scratch_folder):
-    import reader
+    from mcp_nextcloud import reader
 
     path = f"{scratch_folder}/manual.pdf"
     live_dav.put(path, (DOCS / "manual.pdf").read_bytes())

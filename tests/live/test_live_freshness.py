@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 ROOT = Path(__file__).resolve().parents[2]
-PDF = ROOT / "fixtures" / "docs" / "tex-accents.pdf"     # holds "Propriétés d'une expression musicale"
+PDF = ROOT / "mcp_nextcloud" / "fixtures" / "docs" / "tex-accents.pdf"  # holds "Propriétés d'une expression musicale"
 
 
 def _grep(server: Any, args: dict[str, Any]) -> dict[str, Any]:
@@ -31,11 +31,11 @@ def _grep(server: Any, args: dict[str, Any]) -> dict[str, Any]:
 
 def test_live_grep_sees_an_upload_inside_the_interval_and_drops_a_deletion(live_account, live_http,
                                                                           scratch_folder, tmp_path):
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from server.app import build_server
-    from server.context import ServerContext, Settings
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
 
     dav = f"/remote.php/dav/files/{live_account.user}"
     word = "tamarin" + uuid.uuid4().hex[:6]

@@ -22,8 +22,8 @@ QUERY = ('<c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:calda
 def _call(account, tool, args, index=None):
     from mcp import Client
 
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     ctx = ServerContext(account=account, index=index)
 
@@ -73,7 +73,7 @@ def test_live_control_characters_are_refused_and_nothing_is_stored(live_account,
 
 
 def test_live_files_write_refuses_a_path_and_another_files_id(live_account, live_http, scratch_folder, tmp_path):
-    from indexer.index import Index
+    from mcp_nextcloud.indexer.index import Index
 
     dav = f"/remote.php/dav/files/{live_account.user}"
     a, b = f"{scratch_folder}/a.md", f"{scratch_folder}/b.md"

@@ -10,8 +10,8 @@ import pytest
 
 
 def test_live_login_flow_starts_and_a_poll_before_approval_is_pending(live_account, live_http, server_admin):
-    from nextcloud.errors import ErrorCode, NextcloudError
-    from nextcloud.login import poll_login, start_login
+    from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+    from mcp_nextcloud.nextcloud.login import poll_login, start_login
 
     mark = server_admin.log_mark()
     flow = start_login(live_account.url)

@@ -11,14 +11,14 @@ import pytest
 
 from tests.helpers import caller
 
-TOOLS_JSON = Path(__file__).resolve().parents[2] / "server" / "cli" / "tools.json"
+TOOLS_JSON = Path(__file__).resolve().parents[2] / "mcp_nextcloud" / "server" / "cli" / "tools.json"
 
 
 @pytest.fixture
 def mail_call(live_account: Any) -> Any:
 
-    from server.context import ServerContext
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     ctx = ServerContext(account=live_account, index=None)
     server = build_mail_server(ctx)

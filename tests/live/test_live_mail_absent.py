@@ -32,7 +32,8 @@ def _serve_mail(tmp_path: Path, account: Any, password: str) -> dict[str, Any]:
                 "MCP_NEXTCLOUD_TELEMETRY": str(tmp_path / "calls.sqlite"),
                 "MCP_NEXTCLOUD_CONFIG": str(tmp_path / "config" / "account.json"),
                 "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server", "serve", "--mail", "--interval", "0"],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_nextcloud", "serve", "--mail",
+                                                                 "--interval", "0"],
                                    env=env, cwd=str(ROOT))
 
     async def go() -> dict[str, Any]:

@@ -17,7 +17,7 @@ NOTE = ("Kündigung der Wohnung\nDer Mieter kann den Mietvertrag mit einer Frist
 
 
 def test_live_a_question_finds_a_note_in_another_language(live_account, live_dav, scratch_folder, tmp_path):
-    from indexer.jobs.embed import Builder
+    from mcp_nextcloud.indexer.jobs.embed import Builder
 
     path = f"{scratch_folder}/mietvertrag.txt"
     live_dav.put(path, NOTE.encode())

@@ -19,9 +19,9 @@ import pytest
 
 @pytest.fixture
 def live_pim(live_account):
-    from nextcloud.client import NextcloudClient
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     client = NextcloudClient(live_account)
     made: dict[str, list] = {"events": [], "cards": [], "rooms": []}

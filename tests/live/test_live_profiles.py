@@ -20,10 +20,10 @@ SIBLINGS = ("Projects-old", "Prоjects", "projects")
 
 @pytest.fixture
 def jailed(live_account: Any, scratch_folder: str, tmp_path: Any) -> Iterator[dict[str, Any]]:
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from server.context import ServerContext, Settings
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.server.context import ServerContext, Settings
 
     client = NextcloudClient(live_account)
     client.webdav.mkcol(f"{scratch_folder}/Projects")
@@ -43,7 +43,7 @@ def jailed(live_account: Any, scratch_folder: str, tmp_path: Any) -> Iterator[di
 
 
 def _run(ctx: Any, as_profile: Any, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:
-    from server.app import build_server
+    from mcp_nextcloud.server.app import build_server
 
     return list_and_call(build_server(ctx), calls, as_profile)
 
@@ -59,7 +59,7 @@ def _fileid(live_http: Any, user: str, path: str) -> int:
 
 def test_live_nothing_outside_the_jail_is_read_found_written_or_shared(jailed, live_http, live_account,
                                                                        live_member):
-    from server.profile import build
+    from mcp_nextcloud.server.profile import build
 
     folder, jail = jailed["folder"], jailed["jail"]
     outside = [f"{folder}/{name}/outside.md" for name in SIBLINGS]
@@ -100,8 +100,8 @@ def test_live_nothing_outside_the_jail_is_read_found_written_or_shared(jailed, l
 
 
 def test_live_read_only_lists_only_read_only_tools_and_refuses_a_write(jailed, live_http, live_account):
-    from server.cli import toolspec
-    from server.profile import build
+    from mcp_nextcloud.server.cli import toolspec
+    from mcp_nextcloud.server.profile import build
 
     specs = toolspec.load()
     target = f"{jailed['jail']}/should-not-exist.md"
@@ -134,7 +134,8 @@ def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http,
                 "MCP_NEXTCLOUD_INDEX": str(tmp_path / "index.db"), "MCP_NEXTCLOUD_TELEMETRY": str(tmp_path / "c.db"),
                 "MCP_NEXTCLOUD_CONFIG": str(tmp_path / "config" / "account.json")})
     jail, folder = jailed["jail"], jailed["folder"]
-    added = subprocess.run([sys.executable, "-m", "server", "token", "add", "--name", "live-scans", "--folder", jail,
+    added = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "token", "add", "--name", "live-scans", "--folder",
+                            jail,
                             "--json"], env=env, cwd=str(root), capture_output=True, text=True, timeout=120)
     assert added.returncode == 0, added.stderr
     scans = json.loads(added.stdout)["token"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.emulator.scans import scanned_pdf
-from reader import ocr
+from mcp_nextcloud.fixtures.emulator.scans import scanned_pdf
+from mcp_nextcloud.reader import ocr
 
 pytestmark = [pytest.mark.live,
               pytest.mark.skipif(ocr.engine() is None, reason="no tesseract here (apt-get install tesseract-ocr)")]

@@ -14,12 +14,12 @@ import pytest
 
 @pytest.fixture
 def live(live_account, tmp_path):
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from server.app import build_server
-    from server.context import ServerContext, Settings
-    from server.telemetry import CallLog
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
+    from mcp_nextcloud.server.telemetry import CallLog
 
     folder = f"/mcp-nextcloud-live-{uuid.uuid4().hex[:8]}"
     client = NextcloudClient(live_account)

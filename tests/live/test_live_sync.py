@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.remote.sync import sync
-from indexer.index import Index
-from nextcloud.client import NextcloudClient
+from mcp_nextcloud.indexer.remote.sync import sync
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.nextcloud.client import NextcloudClient
 
 pytestmark = pytest.mark.live
 

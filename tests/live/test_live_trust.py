@@ -19,9 +19,9 @@ import pytest
 @pytest.fixture
 def scratch(live_account, tmp_path):
     """(folder, index path, client): a scratch folder with one note, synced into a fresh index."""
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
 
     folder = f"/mcp-nextcloud-live-{uuid.uuid4().hex[:8]}"
     client = NextcloudClient(live_account)
@@ -39,9 +39,9 @@ def scratch(live_account, tmp_path):
 
 
 def _server(account: Any, index_path: Any, best_effort_s: float = 1.0) -> Any:
-    from indexer.index import Index
-    from server.app import build_server
-    from server.context import ServerContext, Settings
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
 
     ctx = ServerContext(account=account, index=Index.open(index_path),
                         settings=Settings(freshness_interval_s=0, best_effort_s=best_effort_s))
@@ -76,7 +76,7 @@ def forget_failed_logins(request):
 
 
 def test_live_wrong_password_is_not_no_such_text(live_account, scratch, forget_failed_logins):
-    from nextcloud.config import Account
+    from mcp_nextcloud.nextcloud.config import Account
 
     folder, index_path, _ = scratch
     wrong = Account(url=live_account.url, user=live_account.user,
@@ -94,7 +94,7 @@ def test_live_wrong_password_is_not_no_such_text(live_account, scratch, forget_f
 
 
 def test_live_unreachable_server_answers_from_the_index(live_account, scratch):
-    from nextcloud.config import Account
+    from mcp_nextcloud.nextcloud.config import Account
 
     folder, index_path, _ = scratch
     gone = Account(url="http://127.0.0.1:9", user=live_account.user, app_password=live_account.app_password)

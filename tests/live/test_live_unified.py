@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture
 def live_ctx(live_account: Any) -> Any:
-    from server.context import ServerContext, Settings
+    from mcp_nextcloud.server.context import ServerContext, Settings
 
     ctx = ServerContext(account=live_account, index=None, settings=Settings(best_effort_s=5.0))
     yield ctx
@@ -18,13 +18,13 @@ def live_ctx(live_account: Any) -> Any:
 
 
 def test_live_providers_include_files(live_ctx: Any) -> None:
-    from server.tools.server_search import providers
+    from mcp_nextcloud.server.tools.server_search import providers
 
     assert "files" in providers(live_ctx)
 
 
 def test_live_files_provider_finds_a_new_file_by_name(live_ctx: Any) -> None:
-    from server.tools.server_search import name_hits
+    from mcp_nextcloud.server.tools.server_search import name_hits
 
     client = live_ctx.client()
     name = f"mcp-live-{uuid.uuid4().hex[:8]}-kumquat.txt"

@@ -18,9 +18,9 @@ TRIALS = 10
 
 
 def _server(account: Any, index_path: Any) -> Any:
-    from indexer.index import Index
-    from server.app import build_server
-    from server.context import ServerContext, Settings
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
 
     ctx = ServerContext(account=account, index=Index.open(index_path), settings=Settings(freshness_interval_s=0))
     return build_server(ctx), ctx

@@ -7,8 +7,8 @@ from typing import Iterator
 
 import pytest
 
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ import errno
 
 import pytest
 
-from nextcloud.errors import ErrorCode, error_for
+from mcp_nextcloud.nextcloud.errors import ErrorCode, error_for
 
 
 def test_rate_limit_says_how_long_to_wait(nc, emulator):
-    from nextcloud.errors import NextcloudError
+    from mcp_nextcloud.nextcloud.errors import NextcloudError
 
     emulator.faults.add(method="PROPFIND", status=429, retry_after=3600, times=10)
     with pytest.raises(NextcloudError) as info:
@@ -26,7 +26,7 @@ def test_wait_is_said_in_human_units(seconds, shown):
 def test_full_disk_says_free_space_not_move_the_index(tmp_path):
     import apsw
 
-    from server.cli.storage import index_problem
+    from mcp_nextcloud.server.cli.storage import index_problem
 
     for exc in (apsw.FullError("database or disk is full"), OSError(errno.ENOSPC, "No space left on device")):
         text = index_problem(tmp_path / "local.db", exc)

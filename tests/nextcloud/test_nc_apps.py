@@ -5,9 +5,9 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
-from nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
 DEC = (datetime(2026, 12, 1, tzinfo=timezone.utc), datetime(2027, 1, 1, tzinfo=timezone.utc))
 

@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from nextcloud.config import Account, default_config_path, load_account, save_account
+from mcp_nextcloud.nextcloud.config import Account, default_config_path, load_account, save_account
 
 ENV = {"NEXTCLOUD_URL": "https://env.example.com/", "NEXTCLOUD_USER": "envuser",
        "NEXTCLOUD_APP_PASSWORD": "env-secret-1"}
@@ -40,7 +40,7 @@ def test_nothing_configured(tmp_path):
 def test_broken_file_is_a_clear_error(tmp_path):
     bad = tmp_path / "a.json"
     bad.write_text("{not json")
-    from nextcloud.errors import ErrorCode, NextcloudError
+    from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
     with pytest.raises(NextcloudError) as exc:
         load_account(bad, env={})

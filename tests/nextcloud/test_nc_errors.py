@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from nextcloud.errors import Category, ErrorCode, NextcloudError, error_for, no_credentials
+from mcp_nextcloud.nextcloud.errors import Category, ErrorCode, NextcloudError, error_for, no_credentials
 
 
 @pytest.mark.parametrize("status,kind,needles", [

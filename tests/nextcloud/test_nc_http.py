@@ -6,9 +6,9 @@ import socket
 
 import pytest
 
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
-from nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
 FILES = "/remote.php/dav/files/alice"
 
@@ -132,7 +132,7 @@ def test_ocs_and_app_calls_send_the_csrf_header(nc, emulator):
 def test_no_secret_or_url_in_logs_and_errors(emulator, account, caplog):
     # Our own log lines, at every level. (httpx logs URLs at INFO: the application keeps it at
     # WARNING, server/cli/logs.py; a library does not set other libraries' levels.)
-    caplog.set_level(logging.DEBUG, logger="nextcloud")
+    caplog.set_level(logging.DEBUG, logger="mcp_nextcloud.nextcloud")
     emulator.faults.add(method="GET", path_prefix=FILES, status=503, times=10)
     errors = []
     with NextcloudClient(account, backoff=0.01) as nc:

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from nextcloud.client import NextcloudClient
-from nextcloud.config import load_account
-from nextcloud.errors import ErrorCode, NextcloudError
-from nextcloud.login import login, poll_login, start_login
-from server.cli import main
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import load_account
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.login import login, poll_login, start_login
+from mcp_nextcloud.server.cli import main
 
 
 def _approve_soon(emulator, user="alice", within=5.0):

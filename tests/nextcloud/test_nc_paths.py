@@ -6,8 +6,8 @@ import unicodedata
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from nextcloud import paths
-from nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud import paths
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
 PREFIX = "/remote.php/dav/files/alice"
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from nextcloud.caldav import calendars_from_multistatus, events_from_ics
-from nextcloud.carddav import address_books_from_multistatus, contact_from_vcard
-from nextcloud.davxml import CALDAV, CARDDAV, OC, parse_multistatus, q
-from nextcloud.deck import card_from_json, stack_from_json
-from nextcloud.errors import ErrorCode, NextcloudError
-from nextcloud.http import Transport, ocs_statuscode, response_detail
-from nextcloud.config import Account
-from nextcloud.ocs import share_from_ocs, sharees_from_ocs, user_from_ocs
-from nextcloud.talk import message_from_json, room_from_json
-from nextcloud.webdav import item_from_response, parse_fileid
+from mcp_nextcloud.nextcloud.caldav import calendars_from_multistatus, events_from_ics
+from mcp_nextcloud.nextcloud.carddav import address_books_from_multistatus, contact_from_vcard
+from mcp_nextcloud.nextcloud.davxml import CALDAV, CARDDAV, OC, parse_multistatus, q
+from mcp_nextcloud.nextcloud.deck import card_from_json, stack_from_json
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.http import Transport, ocs_statuscode, response_detail
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.ocs import share_from_ocs, sharees_from_ocs, user_from_ocs
+from mcp_nextcloud.nextcloud.talk import message_from_json, room_from_json
+from mcp_nextcloud.nextcloud.webdav import item_from_response, parse_fileid
 
 ADMIN = "/remote.php/dav/files/admin"
 
@@ -197,5 +197,5 @@ def test_response_detail_never_carries_urls(recorded):
     detail = response_detail(_response(ex))
     err = NextcloudError(ErrorCode.AUTH, "x")
     assert detail and err.code is ErrorCode.AUTH
-    from nextcloud.errors import clean_detail
+    from mcp_nextcloud.nextcloud.errors import clean_detail
     assert "http://" not in clean_detail("see http://nextcloud.test/remote.php/dav/files/admin/x now")

@@ -7,9 +7,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
-from nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
 ODD = "odd #1 100% sure?.txt"
 

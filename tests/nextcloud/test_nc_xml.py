@@ -6,10 +6,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
-from nextcloud.davxml import parse_multistatus, sabre_error
-from nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.davxml import parse_multistatus, sabre_error
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
 BOMB = b"""<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">

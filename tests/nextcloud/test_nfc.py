@@ -4,7 +4,7 @@ from __future__ import annotations
 import unicodedata
 import uuid
 
-from nextcloud.paths import encode, join, normalize
+from mcp_nextcloud.nextcloud.paths import encode, join, normalize
 
 NFC = "/Documents/Résumé final.md"
 NFD = unicodedata.normalize("NFD", NFC)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from nextcloud import refusals
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
-from nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud import refusals
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from typing import Callable
 
 import pytest
 
-from reader.document import Document
-from reader.extract import extract
+from mcp_nextcloud.reader.document import Document
+from mcp_nextcloud.reader.extract import extract
 
 
 @pytest.fixture(scope="session")

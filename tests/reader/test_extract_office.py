@@ -6,8 +6,8 @@ import zipfile
 
 import pytest
 
-from reader.document import Limits, ReaderError
-from reader.extract import extract
+from mcp_nextcloud.reader.document import Limits, ReaderError
+from mcp_nextcloud.reader.extract import extract
 
 
 def test_xlsx_sheets_as_pages(extracted):

@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-from reader.document import DEFAULT_LIMITS, Limits
-from reader.extract import extract
-from reader.formats.pdf import extract_pdfminer
-from reader.formats.pdf_accents import leftover_artefacts
+from mcp_nextcloud.reader.document import DEFAULT_LIMITS, Limits
+from mcp_nextcloud.reader.extract import extract
+from mcp_nextcloud.reader.formats.pdf import extract_pdfminer
+from mcp_nextcloud.reader.formats.pdf_accents import leftover_artefacts
 
 # Facts documented in fixtures/README.md (1-based pages as drawn by make_fixtures.py).
 MARKER_PAGES = {"aubergine lighthouse": 3, "girafe turquoise": 22, "quantum pelican": 28,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pickle
 
-from reader.document import Document, Limits
-from reader.extract import extract
+from mcp_nextcloud.reader.document import Document, Limits
+from mcp_nextcloud.reader.extract import extract
 
 
 def test_plain_utf8_text(extracted):

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from reader.document import Limits, ReaderError
-from reader.extract import extract
-from reader.formats.xlsx_stream import XlsxStream
+from mcp_nextcloud.reader.document import Limits, ReaderError
+from mcp_nextcloud.reader.extract import extract
+from mcp_nextcloud.reader.formats.xlsx_stream import XlsxStream
 
 BIG_ROWS = 300_000
 SHEET = "xl/worksheets/sheet1.xml"

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reader import Document, NormalizedText, find, normalize, normalize_query, page
-from reader.find import line_of
+from mcp_nextcloud.reader import Document, NormalizedText, find, normalize, normalize_query, page
+from mcp_nextcloud.reader.find import line_of
 
 ARTEFACTS = (
     "Chapter 1\n"
@@ -248,7 +248,7 @@ def test_substring_is_always_found_at_or_before_it(text: str, data: st.DataObjec
 
 @pytest.fixture(scope="module")
 def manual(fixture_docs) -> Document:
-    from reader import extract
+    from mcp_nextcloud.reader import extract
 
     return extract((fixture_docs / "manual.pdf").read_bytes(), "manual.pdf")
 

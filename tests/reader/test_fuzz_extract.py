@@ -7,10 +7,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reader.document import Document, Limits, ReaderError
-from reader.extract import extract
+from mcp_nextcloud.reader.document import Document, Limits, ReaderError
+from mcp_nextcloud.reader.extract import extract
 
-DOCS = Path(__file__).resolve().parents[2] / "fixtures" / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "mcp_nextcloud" / "fixtures" / "docs"
 # The manual is big and slow under pdfminer; a small PDF keeps the fuzz run short.
 SAMPLES = {p.name: p.read_bytes() for p in sorted(DOCS.iterdir()) if p.is_file() and p.name != "manual.pdf"}
 NAMES = sorted(SAMPLES) + ["x.pdf", "x.xlsx", "x.pptx", "x.docx", "x.odt", "x.ods", "x.odp", "x.png",

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reader.normalize import NormalizedText, fold_words, normalize, normalize_query
+from mcp_nextcloud.reader.normalize import NormalizedText, fold_words, normalize, normalize_query
 
 
 @pytest.mark.parametrize(
@@ -134,7 +134,7 @@ def test_lone_surrogates_survive_serialisation() -> None:
 # The fast paths (bytes.translate over UTF-8, one replace per distinct non-ASCII
 # character, placeholder counts) must give exactly what one str.translate over
 # the fold tables gives; these references are that definition, written plainly.
-_nm = importlib.import_module("reader.normalize")  # the module (reader.normalize is also the function)
+_nm = importlib.import_module("mcp_nextcloud.reader.normalize")  # the module (reader.normalize is also the function)
 _REF_HYPHEN = re.compile(r"(?<=\w)[-\u2010\u2011\u00ad\ufffe][ \t\u00a0]*\r?\n[ \t\u00a0\r\n]*")
 
 

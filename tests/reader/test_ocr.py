@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import reader
-from fixtures.emulator.scans import SCAN_PAGES, scanned_pdf, scanned_png
-from reader import ocr
+from mcp_nextcloud import reader
+from mcp_nextcloud.fixtures.emulator.scans import SCAN_PAGES, scanned_pdf, scanned_png
+from mcp_nextcloud.reader import ocr
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_ocr = pytest.mark.skipif(ocr.engine() is None, reason="no tesseract here (apt-get install tesseract-ocr)")
@@ -39,7 +39,7 @@ def test_an_image_of_text_gets_its_words_after_its_description():
 
 
 def test_a_tiny_image_is_not_sent_to_ocr():
-    doc = reader.extract((ROOT / "fixtures" / "docs" / "photo.png").read_bytes(), "photo.png")
+    doc = reader.extract((ROOT / "mcp_nextcloud" / "fixtures" / "docs" / "photo.png").read_bytes(), "photo.png")
     assert "ocr" not in doc.structure and doc.engine == "pillow"
 
 
@@ -47,7 +47,8 @@ def test_without_an_ocr_engine_the_document_says_so(tmp_path):
     """A machine without tesseract (PATH without it): the scanned pages are named as not read, with the fix."""
     pdf = tmp_path / "scan.pdf"
     pdf.write_bytes(scanned_pdf(SCAN_PAGES[:2]))
-    code = ("import json, sys, reader; d = reader.extract(open(sys.argv[1], 'rb').read(), 'scan.pdf'); "
+    code = ("import json, sys; from mcp_nextcloud import reader; "
+            "d = reader.extract(open(sys.argv[1], 'rb').read(), 'scan.pdf'); "
             "print(json.dumps({'w': d.warnings, 's': d.structure, 'e': d.engine, 't': d.text}))")
     env = dict(os.environ, PATH=str(tmp_path), PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-c", code, str(pdf)], cwd=ROOT, env=env, capture_output=True, text=True,

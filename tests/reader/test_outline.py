@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from reader import Document, OutlineEntry, outline, page
-from reader.outline import OUTLINE_BUDGET, json_skeleton, markdown_headings
+from mcp_nextcloud.reader import Document, OutlineEntry, outline, page
+from mcp_nextcloud.reader.outline import OUTLINE_BUDGET, json_skeleton, markdown_headings
 
 MD = "# Title\n\nintro\n\n## Install\n\nrun it\n```\n# not a heading\n```\nSetext title\n===\ntext\n### Deep ###\n"
 
@@ -111,7 +111,7 @@ def test_long_titles_are_shortened() -> None:
 
 
 def test_fixture_manual_bookmarks(fixture_docs) -> None:
-    from reader import extract
+    from mcp_nextcloud.reader import extract
 
     doc = extract((fixture_docs / "manual.pdf").read_bytes(), "manual.pdf")
     o = outline(doc)
@@ -128,7 +128,7 @@ def test_fixture_manual_bookmarks(fixture_docs) -> None:
 
 
 def test_fixture_markdown_csv_json_html(fixture_docs) -> None:
-    from reader import extract
+    from mcp_nextcloud.reader import extract
 
     def read(name: str) -> Document:
         return extract((fixture_docs / name).read_bytes(), name)
@@ -151,7 +151,7 @@ def test_extractor_structure_is_capped_to_five_sample_rows() -> None:
 
 
 def test_fixture_office_and_odf_outlines(fixture_docs) -> None:
-    from reader import extract
+    from mcp_nextcloud.reader import extract
 
     def entries(name: str) -> list[tuple[str, int, int | None]]:
         doc = extract((fixture_docs / name).read_bytes(), name)

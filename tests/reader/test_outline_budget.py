@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures import large_docs
-from reader import Document, OutlineEntry, extract, outline
-from reader.outline import OUTLINE_BUDGET
-from reader.outline_budget import json_bytes, select_entries
+from mcp_nextcloud.fixtures import large_docs
+from mcp_nextcloud.reader import Document, OutlineEntry, extract, outline
+from mcp_nextcloud.reader.outline import OUTLINE_BUDGET
+from mcp_nextcloud.reader.outline_budget import json_bytes, select_entries
 
 
 def _size(o) -> int:

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures.tex_pdf import TEX_AFTER_CODE, TEX_CODE, TEX_SECTIONS, TEX_TITLE, intended_text
-from reader import find, outline
-from reader.document import DEFAULT_LIMITS
-from reader.formats.pdf import extract_pdfium, extract_pdfminer
-from reader.formats.pdf_accents import SPACING_TO_COMBINING, leftover_artefacts, recompose
+from mcp_nextcloud.fixtures.tex_pdf import TEX_AFTER_CODE, TEX_CODE, TEX_SECTIONS, TEX_TITLE, intended_text
+from mcp_nextcloud.reader import find, outline
+from mcp_nextcloud.reader.document import DEFAULT_LIMITS
+from mcp_nextcloud.reader.formats.pdf import extract_pdfium, extract_pdfminer
+from mcp_nextcloud.reader.formats.pdf_accents import SPACING_TO_COMBINING, leftover_artefacts, recompose
 
 
 def _words(text: str) -> str:

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures.large_docs import bookmarked_pdf
-from reader.document import DEFAULT_LIMITS, Limits, ReaderError
-from reader.extract import extract, finish
-from reader.formats.pdf import assemble, part_pages, read_part
+from mcp_nextcloud.fixtures.large_docs import bookmarked_pdf
+from mcp_nextcloud.reader.document import DEFAULT_LIMITS, Limits, ReaderError
+from mcp_nextcloud.reader.extract import extract, finish
+from mcp_nextcloud.reader.formats.pdf import assemble, part_pages, read_part
 
 ROOT = Path(__file__).resolve().parents[2]
-PDFS = sorted((ROOT / "fixtures" / "docs").glob("*.pdf"))
+PDFS = sorted((ROOT / "mcp_nextcloud" / "fixtures" / "docs").glob("*.pdf"))
 
 
 def _split(data: bytes, name: str, parts: int, limits: Limits = DEFAULT_LIMITS, min_pages: int = 1):

@@ -17,13 +17,14 @@ from typing import Any
 import pypdfium2_raw
 import pytest
 
-from reader.document import DEFAULT_LIMITS, ReaderError
-from reader.extract import extract
-from reader.formats import pdfium
-from reader.formats.pdf import extract_pdfium
+from mcp_nextcloud.reader.document import DEFAULT_LIMITS, ReaderError
+from mcp_nextcloud.reader.extract import extract
+from mcp_nextcloud.reader.formats import pdfium
+from mcp_nextcloud.reader.formats.pdf import extract_pdfium
 
 ROOT = Path(__file__).resolve().parents[2]
-PDFS = sorted([*(ROOT / "fixtures" / "docs").glob("*.pdf"), *(ROOT / "fixtures" / "bad").glob("*.pdf")])
+PDFS = sorted([*(ROOT / "mcp_nextcloud" / "fixtures" / "docs").glob("*.pdf"),
+               *(ROOT / "mcp_nextcloud" / "fixtures" / "bad").glob("*.pdf")])
 # Our opaque handle structs and pypdfium2_raw's for the same PDFium handle kinds.
 OPAQUE = {"_Document": "struct_fpdf_document_t__", "_Page": "struct_fpdf_page_t__",
           "_TextPage": "struct_fpdf_textpage_t__", "_Bookmark": "struct_fpdf_bookmark_t__",

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reader import Document, page
-from reader.slicing import DEFAULT_PAGE_CHARS, MAX_PAGE_CHARS, is_grapheme_boundary
+from mcp_nextcloud.reader import Document, page
+from mcp_nextcloud.reader.slicing import DEFAULT_PAGE_CHARS, MAX_PAGE_CHARS, is_grapheme_boundary
 
 
 def doc_of(text: str, pages: list[int] | None = None) -> Document:
@@ -130,7 +130,7 @@ def test_following_next_offset_covers_the_text_exactly(text: str, limit: int) ->
 
 
 def test_paging_through_the_fixture_manual(fixture_docs) -> None:
-    from reader import extract
+    from mcp_nextcloud.reader import extract
 
     doc = extract((fixture_docs / "manual.pdf").read_bytes(), "manual.pdf")
     slices = walk(doc, DEFAULT_PAGE_CHARS)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.hostile_zips import lying_odf, lying_pptx, many_members_pptx, stored_zip
+from mcp_nextcloud.fixtures.hostile_zips import lying_odf, lying_pptx, many_members_pptx, stored_zip
 
 ROOT = Path(__file__).resolve().parents[2]
 CAP = 1536 * 1024 * 1024
@@ -36,7 +36,7 @@ _CHILD = _PEAK + """
 import json, resource, sys
 cap = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-from reader import ReaderError, extract
+from mcp_nextcloud.reader import ReaderError, extract
 data = open(sys.argv[2], "rb").read()
 try:
     out = {"ok": extract(data, sys.argv[3]).kind}
@@ -81,8 +81,8 @@ def test_many_small_members_are_bounded_as_a_whole(tmp_path):
 
 
 def test_capped_reads_never_pass_the_declared_size_or_budget():
-    from reader.document import Limits, ReaderError
-    from reader.ziparchive import CappedZipFile
+    from mcp_nextcloud.reader.document import Limits, ReaderError
+    from mcp_nextcloud.reader.ziparchive import CappedZipFile
 
     data = lying_odf(64 * 1024 * 1024)
     with CappedZipFile(data, Limits(), "odt") as zf:
@@ -99,15 +99,15 @@ def test_capped_reads_never_pass_the_declared_size_or_budget():
 
 
 def test_real_office_files_still_read():
-    from reader import extract
+    from mcp_nextcloud.reader import extract
 
     for name in ("slides.pptx", "report.docx", "budget.xlsx", "notes.odt", "sheet.ods", "deck.odp"):
-        doc = extract((ROOT / "fixtures" / "docs" / name).read_bytes(), name)
+        doc = extract((ROOT / "mcp_nextcloud" / "fixtures" / "docs" / name).read_bytes(), name)
         assert doc.text.strip(), name
 
 
 def test_bzip2_members_are_refused():
-    from reader import ReaderError, extract
+    from mcp_nextcloud.reader import ReaderError, extract
 
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_BZIP2) as z:
@@ -123,7 +123,7 @@ def test_inspect_checks_the_size_before_reading(tmp_path):
     with open(big, "wb") as f:
         f.truncate(3 * 1024 * 1024 * 1024)   # sparse: 3 GiB that costs no disk
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (%d, %d)); "
-            "from server.cli import main; sys.exit(main(['inspect', %r]))" % (CAP, CAP, str(big)))
+            "from mcp_nextcloud.server.cli import main; sys.exit(main(['inspect', %r]))" % (CAP, CAP, str(big)))
     proc = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr[-1500:]
@@ -134,10 +134,10 @@ _SYNC_CHILD = _PEAK + """
 import json, resource, sys
 cap = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-from indexer.remote.sync import sync
-from indexer.index import Index
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
+from mcp_nextcloud.indexer.remote.sync import sync
+from mcp_nextcloud.indexer.index import Index
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
 account = Account(url=sys.argv[2], user="alice", app_password=sys.argv[3])
 with Index.open(sys.argv[4]) as index, NextcloudClient(account) as client:
     report = sync(client, index, root="/Hostile")
@@ -149,7 +149,7 @@ with Index.open(sys.argv[4]) as index, NextcloudClient(account) as client:
 
 def test_sync_sends_a_disguised_zip_to_the_capped_pool(tmp_path):
     """A `notes.txt` that is a lying zip: the small-text fast path must not extract it in the sync process."""
-    from fixtures.emulator.server import Emulator
+    from mcp_nextcloud.fixtures.emulator.server import Emulator
 
     with Emulator() as emu:
         emu.state.makedirs("alice", "/Hostile")

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 import anyio
 import pytest
 
-from fixtures.emulator.server import Emulator
+from mcp_nextcloud.fixtures.emulator.server import Emulator
 
 
 @dataclass
@@ -29,10 +29,10 @@ class World:
 
 @pytest.fixture(scope="session")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
 
     with Emulator() as emu:
         creds = emu.account("alice")
@@ -47,9 +47,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 @pytest.fixture
 def ctx(world: World, tmp_path: Path) -> Iterator[Any]:
     """A server context on the shared index with its own call log; freshness checked on every grep."""
-    from indexer.index import Index
-    from server.context import ServerContext, Settings
-    from server.telemetry import CallLog
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.server.context import ServerContext, Settings
+    from mcp_nextcloud.server.telemetry import CallLog
 
     world.emulator.faults.clear()
     context = ServerContext(account=world.account, index=Index.open(world.index_path),
@@ -64,7 +64,7 @@ def ctx(world: World, tmp_path: Path) -> Iterator[Any]:
 
 @pytest.fixture
 def server(ctx: Any) -> Any:
-    from server.app import build_server
+    from mcp_nextcloud.server.app import build_server
 
     return build_server(ctx)
 
@@ -94,8 +94,8 @@ def list_tools() -> Callable[..., list[Any]]:
     """list_tools(mode) -> tools/list of a server built without account or index (listing needs neither)."""
     from mcp import Client
 
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     server = build_server(ServerContext(account=None, index=None))
 
@@ -137,9 +137,9 @@ class Pim:
     emulator: Emulator
 
     def server(self, user: str = "alice", *, public_url: bool = True) -> Any:
-        from nextcloud.config import Account
-        from server.app import build_server
-        from server.context import ServerContext
+        from mcp_nextcloud.nextcloud.config import Account
+        from mcp_nextcloud.server.app import build_server
+        from mcp_nextcloud.server.context import ServerContext
 
         creds = self.emulator.account(user)
         account = Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"],
@@ -170,7 +170,7 @@ class Pim:
 
     def http(self, user: str = "alice", *, ocs: bool = False) -> Any:
         """A raw client, to set up or inspect what the server holds (as the recordings' real clients would)."""
-        from fixtures.emulator.testing import http_client
+        from mcp_nextcloud.fixtures.emulator.testing import http_client
 
         return http_client(self.emulator, user, ocs=ocs)
 

@@ -16,8 +16,8 @@ from dateutil.rrule import rrulestr
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from server.tools.cal_expand import Budget, Watchdog, occurrences
-from server.tools.cal_rrule import BadRule, check_rule
+from mcp_nextcloud.server.tools.cal_expand import Budget, Watchdog, occurrences
+from mcp_nextcloud.server.tools.cal_rrule import BadRule, check_rule
 
 UTC = dt.timezone.utc
 ZONES = ["UTC", "Europe/Paris", "America/New_York", "Australia/Lord_Howe"]

@@ -23,7 +23,7 @@ def _event(uid: str, summary: str, start: str, extra: str = "") -> str:
 
 def _store_raw(pim, calendar: str, name: str, text: str, uid: str) -> None:
     """An object as a lenient server would keep it (Sabre refuses some of these; other servers do not)."""
-    from fixtures.emulator.caldav import _state  # noqa: PLC2701 - writing the server's copy, as another client's
+    from mcp_nextcloud.fixtures.emulator.caldav import (_state)  # noqa: PLC2701 - writing the server's copy, as another client's
 
     class _Req:
         state = pim.emulator.state

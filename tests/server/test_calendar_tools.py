@@ -46,7 +46,7 @@ def _put(pim, url: str, ics: str) -> None:
 
 def _stored(pim, calendar: str, uid: str, user: str = "alice") -> icalendar.Calendar:
     """The stored object holding `uid`, read straight from the emulator's state."""
-    from fixtures.emulator.caldav import _state  # noqa: PLC2701 - reading the server's copy, not our code
+    from mcp_nextcloud.fixtures.emulator.caldav import _state  # noqa: PLC2701 - reading the server's copy, not our code
 
     class _Req:
         state = pim.emulator.state

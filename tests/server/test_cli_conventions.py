@@ -19,12 +19,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from fixtures.emulator.server import Emulator
-from server.cli import build_parser, main
-from server.cli import toolspec
-from server.cli.manifest import walk
-from server.cli.tool_commands import TOOL_COMMANDS, all_commands, derived, is_write, needs_confirm, option
-from server.cli.tool_exec import SAFE_METHODS
+from mcp_nextcloud.fixtures.emulator.server import Emulator
+from mcp_nextcloud.server.cli import build_parser, main
+from mcp_nextcloud.server.cli import toolspec
+from mcp_nextcloud.server.cli.manifest import walk
+from mcp_nextcloud.server.cli.tool_commands import TOOL_COMMANDS, all_commands, derived, is_write, needs_confirm, option
+from mcp_nextcloud.server.cli.tool_exec import SAFE_METHODS
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = toolspec.load()
@@ -83,7 +83,7 @@ def _writes(emulator: Emulator) -> int:
 
 def test_tool_snapshot_matches_the_registered_tools() -> None:
     assert toolspec.render(toolspec.live_tools()) == toolspec.SNAPSHOT.read_text(encoding="utf-8"), \
-        "server/cli/tools.json drifted from the tools: run python3 -m server.cli.toolspec --write"
+        "server/cli/tools.json drifted from the tools: run python3 -m mcp_nextcloud.server.cli.toolspec --write"
 
 
 def test_every_model_tool_has_a_cli_command() -> None:
@@ -271,7 +271,7 @@ def test_a_write_whose_answer_never_came_reports_an_unknown_outcome_with_its_req
     # The card is created, then the connection is dropped: the outcome is unknown to the client, never "failed".
     emu.faults.add(method="POST", path_prefix="/index.php/apps/deck/api/v1.0/boards/1/stacks/1/cards",
                    commit_then_timeout=True)
-    done = subprocess.run([sys.executable, "-m", "server", "deck", "create-card", "--board", "1", "--stack", "1",
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "deck", "create-card", "--board", "1", "--stack", "1",
                            "--title", "Maybe made", "--confirm", "--json"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     error = json.loads(done.stdout)["error"]
@@ -292,7 +292,7 @@ def private(tmp_path: Path) -> Iterator[tuple[Emulator, dict[str, str]]]:
 
 
 def _cards_titled(emu: Emulator, env: dict[str, str], prefix: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-m", "server", "deck", "list", "--board", "1", "--limit", "200",
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "deck", "list", "--board", "1", "--limit", "200",
                            "--fields", "title", "--json"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=60)
     return [c["title"] for c in json.loads(done.stdout)["items"] if c["title"].startswith(prefix)]
@@ -303,7 +303,8 @@ def test_a_batch_killed_midway_replays_nothing_completed(private: Any, tmp_path:
     batch = tmp_path / "cards.json"
     batch.write_text(json.dumps({"board": "Product Launch", "cards": [
         {"id": f"item-{i}", "stack": "To do", "title": f"Batch card {i}"} for i in range(6)]}))
-    argv = [sys.executable, "-m", "server", "deck", "create-cards", "--input-file", str(batch), "--confirm", "--json"]
+    argv = [sys.executable, "-m", "mcp_nextcloud", "deck", "create-cards", "--input-file", str(batch), "--confirm",
+            "--json"]
     # Each card creation takes 0.4 s, so the kill lands in the middle of the batch.
     emu.faults.add(method="POST", path_prefix="/index.php/apps/deck/api/v1.0/boards/1/stacks/1/cards",
                    delay=0.4, times=100)
@@ -344,7 +345,7 @@ def test_a_batch_is_validated_whole_before_any_write(private: Any, tmp_path: Pat
     batch.write_text(json.dumps({"board": "Product Launch", "cards": [
         {"id": "ok", "stack": "To do", "title": "Fine"}, {"id": "bad", "stack": "No such column", "title": "X"}]}))
     emu.reset_requests()
-    done = subprocess.run([sys.executable, "-m", "server", "deck", "create-cards", "--input-file", str(batch),
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "deck", "create-cards", "--input-file", str(batch),
                            "--confirm", "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
@@ -352,7 +353,7 @@ def test_a_batch_is_validated_whole_before_any_write(private: Any, tmp_path: Pat
     assert _writes(emu) == 0
     too_many = {"board": 1, "cards": [{"id": str(i), "stack": 1, "title": "t"} for i in range(101)]}
     batch.write_text(json.dumps(too_many))
-    done = subprocess.run([sys.executable, "-m", "server", "deck", "create-cards", "--input-file", str(batch),
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "deck", "create-cards", "--input-file", str(batch),
                            "--confirm"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "at most 100" in done.stderr
 
@@ -362,7 +363,7 @@ def test_a_batch_is_validated_whole_before_any_write(private: Any, tmp_path: Pat
 @pytest.mark.parametrize("argv", [["manifest"], ["report"], ["help", "files", "search"]])
 def test_a_closed_pipe_ends_quietly(argv: list[str], tmp_path: Path) -> None:
     env = {**os.environ, "MCP_NEXTCLOUD_TELEMETRY": str(tmp_path / "calls.sqlite"), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "server", *argv], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", *argv], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()               # the reader went away before the first line (`| head -0`)
@@ -373,7 +374,7 @@ def test_a_closed_pipe_ends_quietly(argv: list[str], tmp_path: Path) -> None:
 
 def test_grep_into_a_closed_pipe_ends_quietly(world: Any, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "server", "grep", "the", "--index", str(world.index_path)],
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "grep", "the", "--index", str(world.index_path)],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
@@ -410,8 +411,8 @@ def test_serve_http_says_nothing_about_serving_when_the_port_is_taken(world: Any
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "server", "serve", "--http", "--port", str(port), "--interval",
-                               "0"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "serve", "--http", "--port", str(port),
+                               "--interval", "0"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and f"127.0.0.1:{port} is already in use" in done.stderr
     assert "serving" not in done.stderr and "token" not in done.stderr
 
@@ -419,7 +420,7 @@ def test_serve_http_says_nothing_about_serving_when_the_port_is_taken(world: Any
 def test_demo_json_and_what_to_try_next() -> None:
     import io
 
-    from server.demo import NEXT_STEPS, run
+    from mcp_nextcloud.server.demo import NEXT_STEPS, run
 
     out = io.StringIO()
     assert run(query="quota", out=out, as_json=True) == 0
@@ -432,7 +433,7 @@ def test_demo_json_and_what_to_try_next() -> None:
 
 def test_demo_serve_prints_a_configuration_that_works(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "server", "demo", "--serve", "--json"], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "demo", "--serve", "--json"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -444,10 +445,10 @@ def test_demo_serve_prints_a_configuration_that_works(tmp_path: Path) -> None:
         assert [inspector[i + 1] for i, a in enumerate(inspector) if a == "-e"] == \
             [f"{k}={v}" for k, v in setup["env"].items()]
         run_env = {**os.environ, **setup["env"], "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path)}
-        who = subprocess.run([sys.executable, "-m", "server", "whoami", "--json"], cwd=ROOT, env=run_env,
+        who = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "whoami", "--json"], cwd=ROOT, env=run_env,
                              capture_output=True, text=True, timeout=60)
         assert json.loads(who.stdout)["userId"] == "alice", who.stderr
-        grep = subprocess.run([sys.executable, "-m", "server", "files", "grep", "install", "--json"], cwd=ROOT,
+        grep = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "files", "grep", "install", "--json"], cwd=ROOT,
                               env=run_env, capture_output=True, text=True, timeout=60)
         assert any(h["path"] == "/Documents/manual.pdf" for h in json.loads(grep.stdout)["items"])
     finally:
@@ -470,7 +471,7 @@ def test_index_watch_json_streams_events(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "a.txt").write_text("first heron")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "server", "index", "watch", str(folder), "--index",
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "index", "watch", str(folder), "--index",
                              str(tmp_path / "w.db"), "--json"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

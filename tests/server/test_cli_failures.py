@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nextcloud.config import ENV_CONFIG
-from nextcloud.errors import no_credentials
-from server.cli.errors import EXIT_CODES, EXIT_FAILED, EXIT_USAGE, CliError, failure_of, report
+from mcp_nextcloud.nextcloud.config import ENV_CONFIG
+from mcp_nextcloud.nextcloud.errors import no_credentials
+from mcp_nextcloud.server.cli.errors import EXIT_CODES, EXIT_FAILED, EXIT_USAGE, CliError, failure_of, report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,7 @@ def _run(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """The CLI as a process with no account configured (no NEXTCLOUD_* variable, an empty config path)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
     env.update(PYTHONPATH=str(ROOT), MCP_NEXTCLOUD_SERVICE="0", **{ENV_CONFIG: str(tmp_path / "none.json")})
-    return subprocess.run([sys.executable, "-m", "server", *argv], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120)
 
 
@@ -75,7 +75,7 @@ def test_every_failure_maps_to_one_shape(err: BaseException, code: str, exit_cod
 
 
 def test_the_exit_codes_are_documented_in_the_root_help() -> None:
-    done = subprocess.run([sys.executable, "-m", "server", "--help"], cwd=ROOT, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "--help"], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert done.returncode == 0 and EXIT_CODES in done.stdout
     for line in ("0    done", "1    failed", "2    misuse"):
@@ -83,7 +83,7 @@ def test_the_exit_codes_are_documented_in_the_root_help() -> None:
 
 
 def test_an_unknown_command_named_to_manifest_or_help_is_a_json_failure(capsys: pytest.CaptureFixture[str]) -> None:
-    from server.cli import main
+    from mcp_nextcloud.server.cli import main
 
     for argv in (["manifest", "--command", "no-such"], ["help", "no-such", "--json"]):
         assert main([*argv, "--json"] if argv[0] == "manifest" else argv) == EXIT_USAGE

@@ -19,8 +19,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from fixtures.emulator.server import Emulator
-from server import faultlog
+from mcp_nextcloud.fixtures.emulator.server import Emulator
+from mcp_nextcloud.server import faultlog
 from tests.server.test_cli_conventions import ROOT, WRITE_ARGS, _env, _writes
 
 
@@ -37,7 +37,7 @@ def private(tmp_path: Path) -> Iterator[tuple[Emulator, dict[str, str]]]:
 
 
 def _run(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server", *argv], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120, preexec_fn=lambda: os.umask(0o022))
 
 
@@ -98,7 +98,7 @@ def test_the_fault_log_skips_a_deliberate_stop_and_keeps_real_faults(caplog: pyt
 ])
 def test_a_parser_error_with_json_is_a_json_error_and_exit_2(argv: list[str], needle: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "server", *argv, "--json"], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv, "--json"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
@@ -111,8 +111,8 @@ def test_a_parser_error_with_json_is_a_json_error_and_exit_2(argv: list[str], ne
 
 def test_a_parser_error_without_json_is_argparse_usage_on_stderr() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "server", "files", "search", "--limit", "abc"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "files", "search", "--limit", "abc"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("usage: mcp-nextcloud files search")
     assert "mcp-nextcloud files search: error: argument --limit: invalid int value: 'abc'" in done.stderr
@@ -120,7 +120,7 @@ def test_a_parser_error_without_json_is_argparse_usage_on_stderr() -> None:
 
 def test_json_after_a_double_dash_is_an_argument_not_the_flag() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "server", "files", "search", "--limit", "x", "--", "--json"],
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "files", "search", "--limit", "x", "--", "--json"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == "" and "usage:" in done.stderr
 
@@ -149,7 +149,7 @@ def test_the_data_folder_journal_and_artifacts_are_private(private: Any, tmp_pat
 
 
 def test_private_folder_and_write_private_ignore_the_umask(tmp_path: Path) -> None:
-    from indexer.store.filemodes import private_folder, write_private
+    from mcp_nextcloud.indexer.store.filemodes import private_folder, write_private
 
     old = os.umask(0)
     try:

@@ -1,6 +1,6 @@
 """Ctrl-C during `index add` ends the build at once: workers killed, nothing left running, the index consistent.
 
-A real `python -m server.cli index add` gets a real SIGINT while a worker extracts a file that needs
+A real `python -m mcp_nextcloud index add` gets a real SIGINT while a worker extracts a file that needs
 seconds of CPU. Promptness is judged without a clock: the interrupted worker must have spent far less
 CPU than the same file costs when a later run extracts it in full (a close that waited for it would
 have let it finish). The interrupted file stays pending, not failed, and the next run completes it.
@@ -28,7 +28,7 @@ def _index_add(folder: Path, db: Path, *, interrupt: bool) -> tuple[int, str, di
 
     Returns (exit code, stderr, the most CPU seen per descendant, descendants still running after exit).
     """
-    proc = psutil.Popen([sys.executable, "-m", "server.cli", "index", "add", str(folder), "--index", str(db)],
+    proc = psutil.Popen([sys.executable, "-m", "mcp_nextcloud", "index", "add", str(folder), "--index", str(db)],
                         cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     cpu: dict[int, float] = {}
     seen: dict[int, float] = {}
@@ -57,7 +57,7 @@ def _index_add(folder: Path, db: Path, *, interrupt: bool) -> tuple[int, str, di
 
 
 def _status(db: Path) -> dict:
-    done = subprocess.run([sys.executable, "-m", "server.cli", "index", "status", "--index", str(db), "--json"],
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "index", "status", "--index", str(db), "--json"],
                           cwd=ROOT, env=ENV, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 

@@ -12,17 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from indexer.jobs.pool import IN_PROCESS
-from server.cli import main
+from mcp_nextcloud.indexer.jobs.pool import IN_PROCESS
+from mcp_nextcloud.server.cli import main
 
 
 @pytest.fixture
 def shared_db(tmp_path: Path, emulator, fixture_docs) -> Path:
-    """fixtures/docs added as a plain folder, then the emulator's account synced into the same database."""
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
+    """mcp_nextcloud/fixtures/docs added as a plain folder, then the emulator's account synced into the same
+    database."""
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
 
     db = tmp_path / "shared.db"
     assert main(["index", "add", str(fixture_docs), "--index", str(db), "--json"]) == 0
@@ -44,7 +45,7 @@ def test_status_names_the_account_and_each_folder(shared_db, capsys, fixture_doc
 
 
 def test_remove_a_folder_then_the_account(shared_db, capsys, fixture_docs):
-    from indexer.index import Index
+    from mcp_nextcloud.indexer.index import Index
 
     capsys.readouterr()
     assert main(["index", "remove", str(fixture_docs), "--index", str(shared_db)]) == 0

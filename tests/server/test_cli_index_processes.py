@@ -1,6 +1,6 @@
 """`index add` leaves no process behind: the extraction pool's workers, forkserver and helpers end with it.
 
-A real `python -m server.cli index add` over files that need the capped workers (PDF, DOCX); every
+A real `python -m mcp_nextcloud index add` over files that need the capped workers (PDF, DOCX); every
 descendant seen while it ran must be gone the moment it has exited.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ def test_index_add_leaves_no_process_behind(tmp_path: Path, fixture_docs: Path) 
     folder.mkdir()
     for name in ("manual.pdf", "report.docx", "slides.pptx", "notes.txt"):
         (folder / name).write_bytes((fixture_docs / name).read_bytes())
-    proc = psutil.Popen([sys.executable, "-m", "server.cli", "index", "add", str(folder), "--index",
+    proc = psutil.Popen([sys.executable, "-m", "mcp_nextcloud", "index", "add", str(folder), "--index",
                          str(tmp_path / "index.db")], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     seen: dict[int, float] = {}
     while proc.poll() is None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 
-from server.cli import main
+from mcp_nextcloud.server.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,7 +56,7 @@ def test_outline_json_and_human(capsys, fixture_docs: Path) -> None:
 
 
 def test_outline_within_a_budget_expands_a_section(capsys, tmp_path: Path) -> None:
-    from fixtures.large_docs import bookmarked_pdf
+    from mcp_nextcloud.fixtures.large_docs import bookmarked_pdf
 
     pdf = tmp_path / "big.pdf"
     pdf.write_bytes(bookmarked_pdf())
@@ -123,7 +123,7 @@ def test_bad_arguments_exit_2(capsys, fixture_docs: Path) -> None:
 def test_subprocess_python_m_server(fixture_docs: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run(
-        [sys.executable, "-m", "server", "inspect", str(fixture_docs / "manual.md"), "--outline", "--json"],
+        [sys.executable, "-m", "mcp_nextcloud", "inspect", str(fixture_docs / "manual.md"), "--outline", "--json"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 0, proc.stderr

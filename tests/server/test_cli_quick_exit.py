@@ -1,6 +1,6 @@
 """grep and inspect processes end without the interpreter's teardown, and lose nothing by it.
 
-`server.cli.process_main` (the console script and `python -m server.cli`) ends a
+`server.cli.process_main` (the console script and `python -m mcp_nextcloud`) ends a
 QUICK_EXIT command's process with os._exit once its atexit handlers ran and its
 output is flushed. These run real processes and check what a caller sees:
 every byte of a long answer through a pipe, the exit codes, the atexit
@@ -21,7 +21,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MCP_NEXTCLOUD_SERVICE": "0"}
 
 
 def _run(*args: str, code: str | None = None) -> subprocess.CompletedProcess[bytes]:
-    cmd = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "server.cli", *args]
+    cmd = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "mcp_nextcloud", *args]
     return subprocess.run(cmd, cwd=ROOT, env=ENV, capture_output=True, timeout=120)
 
 
@@ -48,7 +48,7 @@ def test_a_long_answer_arrives_whole_through_a_pipe(index: Path) -> None:
 def test_exit_codes_are_the_commands(index: Path, tmp_path: Path) -> None:
     missing = _run("grep", "zzzunfindable", "--index", str(index))
     in_process = _run("grep", "zzzunfindable", "--index", str(index),
-                      code="import sys; from server.cli import main; sys.exit(main(sys.argv[1:]))")
+                      code="import sys; from mcp_nextcloud.server.cli import main; sys.exit(main(sys.argv[1:]))")
     assert missing.returncode == in_process.returncode
     assert missing.stdout.startswith(b"0 file(s) match") and in_process.stdout.startswith(b"0 file(s) match")
     unreadable = _run("inspect", str(tmp_path / "nothing.pdf"))
@@ -59,7 +59,7 @@ def test_exit_codes_are_the_commands(index: Path, tmp_path: Path) -> None:
 def test_atexit_handlers_still_run(index: Path) -> None:
     code = ("import atexit, sys\n"
             "atexit.register(lambda: print('handler ran', file=sys.stderr))\n"
-            "from server.cli import process_main\n"
+            "from mcp_nextcloud.server.cli import process_main\n"
             "sys.exit(process_main())\n")
     done = _run("grep", "quarterly", "--index", str(index), code=code)
     assert done.returncode == 0
@@ -68,7 +68,7 @@ def test_atexit_handlers_still_run(index: Path) -> None:
 
 
 def test_a_reader_that_goes_away_early_is_not_an_error(index: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "grep", "quarterly", "--index", str(index),
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "grep", "quarterly", "--index", str(index),
                              "--limit", "100", "--passages", "3"], cwd=ROOT, env=ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
@@ -84,6 +84,6 @@ def test_output_that_cannot_be_written_is_a_failure(index: Path) -> None:
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full on this platform")
     with open("/dev/full", "wb") as full:
-        done = subprocess.run([sys.executable, "-m", "server.cli", "grep", "quarterly", "--index", str(index)],
+        done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "grep", "quarterly", "--index", str(index)],
                               cwd=ROOT, env=ENV, stdout=full, stderr=subprocess.PIPE, timeout=120)
     assert done.returncode != 0, done.stderr

@@ -2,7 +2,7 @@
 recovered after kill -9, private to its user; every command gives the same output through it as in its own
 process (MCP_NEXTCLOUD_SERVICE=0); two serves on one index share one background sync.
 
-Real processes throughout: the CLI is `python -m server` from this tree, the service the process it starts.
+Real processes throughout: the CLI is `python -m mcp_nextcloud` from this tree, the service the process it starts.
 Each test has its own runtime folder (short, under /tmp: a Unix socket path holds ~100 bytes) and stops every
 service it started.
 """
@@ -24,12 +24,12 @@ from typing import Any, Iterator
 import anyio
 import pytest
 
-from fixtures.emulator.server import Emulator
-from fixtures.emulator.testing import http_client
+from mcp_nextcloud.fixtures.emulator.server import Emulator
+from mcp_nextcloud.fixtures.emulator.testing import http_client
 from tests.helpers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = ("reader", "indexer", "nextcloud", "server", "mcp_nextcloud", "fixtures")
+CODE = ("mcp_nextcloud",)
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def env(tmp_path: Path, runtime: Path, emulator: Emulator) -> dict[str, str]:
 
 def _cli(env: dict[str, str], *argv: str, cwd: Path = ROOT, stdin: str | None = None,
          **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server", *argv], cwd=cwd, env={**env, **extra},
+    return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], cwd=cwd, env={**env, **extra},
                           capture_output=True, text=True, input=stdin, timeout=180)
 
 
@@ -138,7 +138,7 @@ REPRESENTATIVE = [
     ("grep", "install", "--limit", "1"),
     ("grep", "--limit", "abc", "x"),                          # a usage error: exit 2, argparse's words
     ("grep", "--json", "--nope", "x"),                        # the same with --json: the error on stdout
-    ("inspect", "fixtures/docs/notes.txt", "--json"),          # a relative path: the caller's folder
+    ("inspect", "mcp_nextcloud/fixtures/docs/notes.txt", "--json"),          # a relative path: the caller's folder
     ("index", "status", "--json"),
     ("contacts", "search", "elodie", "--json"),
     ("files", "search", "--json", "--limit", "2"),
@@ -170,7 +170,8 @@ def test_every_representative_command_gives_the_same_output_both_ways(env: dict[
 
 
 def test_the_service_exits_when_idle(env: dict[str, str], runtime: Path) -> None:
-    assert _cli(env, "inspect", "fixtures/docs/notes.txt", MCP_NEXTCLOUD_SERVICE_IDLE_S="1").returncode == 0
+    done = _cli(env, "inspect", "mcp_nextcloud/fixtures/docs/notes.txt", MCP_NEXTCLOUD_SERVICE_IDLE_S="1")
+    assert done.returncode == 0
     pid = _status(env, MCP_NEXTCLOUD_SERVICE_IDLE_S="1")["pid"]
     wait_for(lambda: not _alive(pid), timeout=30, what="the idle service's exit")
     assert _sockets(runtime) == []
@@ -194,13 +195,13 @@ def test_a_service_of_older_code_is_replaced(env: dict[str, str], tmp_path: Path
     for package in CODE:
         shutil.copytree(ROOT / package, tree / package, ignore=shutil.ignore_patterns("__pycache__", "bad"))
     copy_env = {**env, "PYTHONPATH": str(tree)}
-    assert _cli(copy_env, "inspect", str(ROOT / "fixtures/docs/notes.txt"), cwd=tree).returncode == 0
+    assert _cli(copy_env, "inspect", str(ROOT / "mcp_nextcloud/fixtures/docs/notes.txt"), cwd=tree).returncode == 0
     old = _status(copy_env)["pid"]
-    marker = tree / "server" / "cli" / "inspect.py"
+    marker = tree / "mcp_nextcloud" / "server" / "cli" / "inspect.py"
     edited = marker.with_suffix(".new")   # saved as editors, git and pip do: a new file replaces the old one
     edited.write_text(marker.read_text() + "\n# edited\n")
     os.replace(edited, marker)
-    done = _cli(copy_env, "inspect", str(ROOT / "fixtures/docs/notes.txt"), cwd=tree)
+    done = _cli(copy_env, "inspect", str(ROOT / "mcp_nextcloud/fixtures/docs/notes.txt"), cwd=tree)
     assert done.returncode == 0 and "Shopping list" in done.stdout
     wait_for(lambda: not _alive(old), what="the older service's exit")
     assert _status(copy_env)["pid"] != old
@@ -210,7 +211,7 @@ def test_a_runtime_folder_open_to_others_is_not_used(env: dict[str, str], runtim
     folder = runtime / "mcp-nextcloud"
     folder.mkdir(mode=0o700)
     folder.chmod(0o755)
-    done = _cli(env, "inspect", "fixtures/docs/notes.txt")
+    done = _cli(env, "inspect", "mcp_nextcloud/fixtures/docs/notes.txt")
     assert done.returncode == 0 and "Shopping list" in done.stdout   # run in its own process
     assert _sockets(runtime) == []
 
@@ -222,7 +223,7 @@ def test_the_client_imports_only_the_hand_over(env: dict[str, str]) -> None:
     code = ("import sys\n"
             "before = set(sys.modules)\n"
             "import mcp_nextcloud\n"
-            "from server.cli import main\n"
+            "from mcp_nextcloud.server.cli import main\n"
             "rc = main(['grep', 'install', '--limit', '1'])\n"
             "loaded = sorted(set(sys.modules) - before)\n"
             "sys.stdout.write('\\n' + repr((rc, loaded)) + '\\n')\n")
@@ -230,7 +231,8 @@ def test_the_client_imports_only_the_hand_over(env: dict[str, str]) -> None:
                           env=env, timeout=60)
     rc, loaded = eval(done.stdout.strip().splitlines()[-1])
     assert rc == 0 and "manual" in done.stdout
-    assert set(loaded) <= {"mcp_nextcloud", "server", "server.cli", "server.cli.service_client", "_socket",
+    assert set(loaded) <= {"mcp_nextcloud", "mcp_nextcloud.server", "mcp_nextcloud.server.cli",
+                           "mcp_nextcloud.server.cli.service_client", "_socket",
                            "_sha256", "_sha2"}, loaded
 
 
@@ -240,7 +242,7 @@ def test_two_serves_and_the_cli_share_one_sync(env: dict[str, str], emulator: Em
     from mcp import Client, StdioServerParameters
 
     assert _cli(env, "index", "sync", "--wait", "60").returncode == 0
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server", "serve", "--interval", "1"],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_nextcloud", "serve", "--interval", "1"],
                                    env=env, cwd=str(ROOT))
     path = "/Documents/service-shared.txt"
     dav = f"/remote.php/dav/files/alice{path}"
@@ -281,7 +283,7 @@ def test_a_serve_profile_holds_for_the_tool_calls_the_service_runs(env: dict[str
 
     def answers(switch: str) -> list[tuple[bool, str]]:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "server", "serve", "--interval", "0", "--read-only", "--folder",
+            command=sys.executable, args=["-m", "mcp_nextcloud", "serve", "--interval", "0", "--read-only", "--folder",
                                           "/Photos"], env={**env, "MCP_NEXTCLOUD_SERVICE": switch}, cwd=str(ROOT))
 
         async def go() -> list[tuple[bool, str]]:

@@ -16,15 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from server.cli import build_parser, iter_commands
+from mcp_nextcloud.server.cli import build_parser, iter_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 # The hand-over's own imports: C modules of the interpreter's library, no Python module of the stdlib.
-CLIENT = {"mcp_nextcloud", "server", "server.cli", "server.cli.service_client", "_socket", "_sha256", "_sha2"}
+CLIENT = {"mcp_nextcloud", "mcp_nextcloud.server", "mcp_nextcloud.server.cli",
+          "mcp_nextcloud.server.cli.service_client", "_socket", "_sha256", "_sha2"}
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
 
 
@@ -34,8 +35,8 @@ def test_the_entry_point_and_the_hand_over_import_only_the_client() -> None:
     code = ("import json, os, sys\n"
             "before = set(sys.modules)\n"
             "import mcp_nextcloud\n"
-            "import server.cli\n"
-            "from server.cli import service_client\n"
+            "import mcp_nextcloud.server.cli\n"
+            "from mcp_nextcloud.server.cli import service_client\n"
             "name = service_client.service_name(['grep', 'x', '--index', 'a.db'], os.environ)\n"
             "assert service_client.forwarded(['grep', 'x']) and not service_client.forwarded(['serve'])\n"
             "print(json.dumps(sorted(set(sys.modules) - before)))\n")
@@ -50,9 +51,9 @@ def test_the_entry_point_and_the_hand_over_import_only_the_client() -> None:
 def test_library_levels_are_set_when_a_chatty_library_loads(fixture_docs: Path) -> None:
     """pdfminer, loaded after quiet_libraries() for a damaged PDF, is quiet all the same."""
     code = ("import sys\n"
-            "from server.cli.logs import quiet_libraries\n"
+            "from mcp_nextcloud.server.cli.logs import quiet_libraries\n"
             "quiet_libraries()\n"
-            "from reader import extract\n"
+            "from mcp_nextcloud.reader import extract\n"
             f"doc = extract(open({str(fixture_docs.parent / 'bad' / 'damaged.pdf')!r}, 'rb').read(), 'damaged.pdf')\n"
             "assert doc.engine == 'pdfminer.six', doc.engine   # the fallback ran: pdfminer was imported\n"
             "import logging\n"
@@ -107,10 +108,10 @@ def test_the_cli_keeps_url_logging_libraries_quiet_and_libraries_set_no_levels()
     import subprocess
     import sys
 
-    code = ("import logging, nextcloud.http, reader.formats.pdf\n"
+    code = ("import logging, mcp_nextcloud.nextcloud.http, mcp_nextcloud.reader.formats.pdf\n"
             "names = ('httpx', 'httpcore', 'pdfminer')\n"
             "assert all(logging.getLogger(n).level == logging.NOTSET for n in names)\n"
-            "from server.cli.logs import quiet_libraries\n"
+            "from mcp_nextcloud.server.cli.logs import quiet_libraries\n"
             "logging.getLogger('pdfminer').setLevel(logging.DEBUG)  # a level the user chose stays\n"
             "quiet_libraries()\n"
             "assert logging.getLogger('httpx').level == logging.WARNING\n"

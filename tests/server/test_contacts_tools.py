@@ -1,7 +1,7 @@
 """contacts_search through the real MCP server: cards and accounts merged, accent- and case-insensitive."""
 from __future__ import annotations
 
-from fixtures.emulator.state import User
+from mcp_nextcloud.fixtures.emulator.state import User
 
 BOOK = "/remote.php/dav/addressbooks/users/alice/contacts/"
 MARLEY = ("BEGIN:VCARD\nVERSION:3.0\nUID:contact-marley@test\nFN:Bob Marley\nEMAIL:bob.marley@example.invalid\n"

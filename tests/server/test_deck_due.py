@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.emulator.deck import deck_state
+from mcp_nextcloud.fixtures.emulator.deck import deck_state
 
 
 @pytest.fixture

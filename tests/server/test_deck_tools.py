@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from fixtures.emulator.deck import deck_state
+from mcp_nextcloud.fixtures.emulator.deck import deck_state
 
 DECK = "/index.php/apps/deck/"
 
@@ -323,7 +323,7 @@ def test_move_to_an_unknown_stack_lists_the_boards_stacks(call, err, project):
 
 
 def _client(world: Any) -> Any:
-    from nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
 
     return NextcloudClient(world.account)
 
@@ -365,9 +365,9 @@ def test_without_the_deck_app_the_tools_say_so(emulator_factory, tmp_path):
     import anyio
     from mcp import Client
 
-    from nextcloud.config import Account
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     emu = emulator_factory(apps={"spreed"})
     creds = emu.account("alice")

@@ -11,11 +11,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from nextcloud.errors import (Category, ErrorCode, FaultError, MisuseError, NextcloudError,
-                              NotFoundError, RefusedError, error_for, no_credentials)
-from reader.document import DEFAULT_LIMITS, ReaderCode, ReaderError
-from server.cli.errors import person_text
-from server.errors import ToolFailure, as_tool_failure, from_nextcloud, from_reader, misuse, refused
+from mcp_nextcloud.nextcloud.errors import (Category, ErrorCode, FaultError, MisuseError, NextcloudError, NotFoundError,
+                                            RefusedError, error_for, no_credentials)
+from mcp_nextcloud.reader.document import DEFAULT_LIMITS, ReaderCode, ReaderError
+from mcp_nextcloud.server.cli.errors import person_text
+from mcp_nextcloud.server.errors import ToolFailure, as_tool_failure, from_nextcloud, from_reader, misuse, refused
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,7 +59,7 @@ def test_an_error_keeps_its_parts_and_class_through_pickle():
 
 def test_isinstance_matching_across_layers(world):
     """A 404 raised by nextcloud/ reaches server/ as a NotFoundError and becomes a misuse tool failure."""
-    from nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
 
     with NextcloudClient(world.account) as client:
         with pytest.raises(NextcloudError) as caught:
@@ -95,8 +95,8 @@ def test_the_same_error_worded_for_each_audience():
 
 
 def test_the_front_ends_render_no_credentials_for_their_audience(tmp_path):
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     ctx = ServerContext(account=None, index=None, telemetry=None)
 
@@ -111,7 +111,7 @@ def test_the_front_ends_render_no_credentials_for_their_audience(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
     env.update({"MCP_NEXTCLOUD_CONFIG": str(tmp_path / "none.json"), "PYTHONPATH": str(ROOT),
                 "MCP_NEXTCLOUD_INDEX": str(tmp_path / "i.db")})
-    proc = subprocess.run([sys.executable, "-m", "server", "index", "sync"], env=env, cwd=str(ROOT),
+    proc = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "index", "sync"], env=env, cwd=str(ROOT),
                           capture_output=True, text=True, timeout=120)
     cause = no_credentials().cause
     assert cause in answer and cause in proc.stderr
@@ -128,8 +128,8 @@ def test_tool_layer_constructors_keep_their_signatures():
 
 def test_a_recorded_sync_failure_keeps_its_parts_for_each_audience(tmp_path):
     """The sync stores why it stopped in the index; a tool answer later words it for the agent, from its parts."""
-    from indexer.remote import marks
-    from indexer.index import Index
+    from mcp_nextcloud.indexer.remote import marks
+    from mcp_nextcloud.indexer.index import Index
 
     with Index.open(tmp_path / "i.db") as index:
         marks.record_failure(index.writer(), error_for("webdav", 401), at=1_700_000_000)
@@ -144,7 +144,7 @@ def test_a_recorded_sync_failure_keeps_its_parts_for_each_audience(tmp_path):
 
 
 def test_the_reader_names_no_tool_and_the_tool_answer_adds_one():
-    from reader import DEFAULT_LIMITS, extract
+    from mcp_nextcloud.reader import DEFAULT_LIMITS, extract
 
     limits = DEFAULT_LIMITS.__class__(max_bytes=10)
     with pytest.raises(ReaderError) as caught:
@@ -157,8 +157,8 @@ def test_the_reader_names_no_tool_and_the_tool_answer_adds_one():
 
 
 def test_reader_errors_keep_their_parts_across_the_process_boundary():
-    from indexer.jobs.child import reader_error, work
-    from indexer.jobs.pool import ExtractionPool
+    from mcp_nextcloud.indexer.jobs.child import reader_error, work
+    from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
 
     legacy = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512     # an OLE container: a .doc-era file
     status, code, parts = pickle.loads(pickle.dumps(work(legacy, "old.doc", None, DEFAULT_LIMITS, False)))
@@ -183,9 +183,10 @@ def test_no_failure_message_writes_the_retry_by_hand():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    files = [*sorted((root / "server" / "tools").glob("*.py")), *sorted((root / "nextcloud").glob("*.py")),
-             *(root / "server" / name for name in ("app.py", "arguments.py", "profile.py")),
-             root / "indexer" / "search" / "grep.py"]
+    files = [*sorted((root / "mcp_nextcloud" / "server" / "tools").glob("*.py")),
+             *sorted((root / "mcp_nextcloud" / "nextcloud").glob("*.py")),
+             *(root / "mcp_nextcloud" / "server" / name for name in ("app.py", "arguments.py", "profile.py")),
+             root / "mcp_nextcloud" / "indexer" / "search" / "grep.py"]
     said = [f"{p.relative_to(root)}:{n}" for p in files if p.name != "errors.py"
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
             if "do not retry" in line.lower() and not line.lstrip().startswith("#")]

@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture
 def fault_log(tmp_path, capsys):
-    from server import faultlog
+    from mcp_nextcloud.server import faultlog
 
     path = faultlog.install(tmp_path / "data", stderr=True)
     yield path
@@ -22,9 +22,9 @@ def fault_log(tmp_path, capsys):
 def test_internal_fault_is_logged_with_traceback_but_no_arguments(world, tmp_path, fault_log, capsys):
     from mcp import Client
 
-    from server.app import build_server
-    from server.context import ServerContext
-    from server.telemetry import CallLog
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.telemetry import CallLog
 
     # A context whose index is missing: a real crash inside the tool, not a simulated one.
     ctx = ServerContext(account=world.account, index=None, telemetry=CallLog(tmp_path / "calls.sqlite"))
@@ -47,7 +47,7 @@ def test_internal_fault_is_logged_with_traceback_but_no_arguments(world, tmp_pat
 
 
 def test_fault_text_leaves_exception_messages_out():
-    from server.faultlog import describe
+    from mcp_nextcloud.server.faultlog import describe
 
     secret, path = "the content of a private " + "document", "/Private/" + "diary.md"
     try:
@@ -62,7 +62,7 @@ def test_fault_text_leaves_exception_messages_out():
 
 
 def test_log_rotates_and_every_file_stays_private(tmp_path):
-    from server import faultlog
+    from mcp_nextcloud.server import faultlog
 
     faultlog.install(tmp_path, stderr=False)
     try:

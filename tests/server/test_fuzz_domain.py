@@ -32,9 +32,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fixtures.hostile_domain import (ADDRESSES, BENIGN_CHARS, CONTROL_CHARS, LIST_NAMES, RRULE_PARTS, RRULES,
-                                     TEXTS, TIMES, as_argument, kind_of,
-                                     wrong_types)
+from mcp_nextcloud.fixtures.hostile_domain import (ADDRESSES, BENIGN_CHARS, CONTROL_CHARS, LIST_NAMES, RRULE_PARTS,
+                                                   RRULES, TEXTS, TIMES, as_argument, kind_of, wrong_types)
 from tests.hostile_client import HostileClient, Outcome
 
 _COMMON = {"deadline": None, "database": None, "derandomize": True,
@@ -53,7 +52,7 @@ WRITES = ("calendar_create_event", "calendar_update_event", "calendar_delete_eve
 
 
 def _schemas() -> dict[str, dict[str, Any]]:
-    from server.cli import toolspec
+    from mcp_nextcloud.server.cli import toolspec
 
     return {name: spec["input"] for name, spec in toolspec.load().items()}
 

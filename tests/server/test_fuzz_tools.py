@@ -27,12 +27,12 @@ INTERNAL = {"internal", "tool_error"}
 def fuzz_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from mcp import Client
 
-    from fixtures.emulator.server import Emulator
-    from indexer.index import Index
-    from nextcloud.config import Account
-    from server.app import build_server
-    from server.context import ServerContext, Settings
-    from server.telemetry import CallLog
+    from mcp_nextcloud.fixtures.emulator.server import Emulator
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
+    from mcp_nextcloud.server.telemetry import CallLog
 
     tmp = tmp_path_factory.mktemp("fuzz")
     with Emulator() as emu:
@@ -98,8 +98,8 @@ FILE_TOOLS = ["files_search", "files_grep", "files_read", "files_write", "files_
 
 def _registered_tools() -> list[str]:
     """Every tool build_server registers (listing needs no account or index): tools added later are fuzzed too."""
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     server = build_server(ServerContext(account=None, index=None))
     return sorted(t.name for t in server._tool_manager.list_tools())

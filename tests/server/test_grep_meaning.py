@@ -10,18 +10,18 @@ from typing import Any
 import anyio
 import pytest
 
-from fixtures.emulator.server import Emulator
+from mcp_nextcloud.fixtures.emulator.server import Emulator
 
 
 @pytest.fixture(scope="module")
 def meaning_server(tmp_path_factory: pytest.TempPathFactory):
-    from indexer.jobs.embed import Builder
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
-    from server.app import build_server
-    from server.context import ServerContext, Settings
+    from mcp_nextcloud.indexer.jobs.embed import Builder
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
 
     with Emulator() as emu:
         creds = emu.account("alice")

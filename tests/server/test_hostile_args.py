@@ -47,8 +47,8 @@ def test_every_string_argument_has_a_length_limit(call, err, tool, arg, size):
 
 
 def test_default_limit_applies_to_undeclared_strings():
-    from server.arguments import DEFAULT_MAX_CHARS, ArgumentRules, check
-    from server.errors import ToolFailure
+    from mcp_nextcloud.server.arguments import DEFAULT_MAX_CHARS, ArgumentRules, check
+    from mcp_nextcloud.server.errors import ToolFailure
 
     rules = ArgumentRules(names=("title", "tags"), declared_max=frozenset())
     check("t", rules, {"title": "x" * DEFAULT_MAX_CHARS, "tags": ["y" * 10]})
@@ -68,8 +68,8 @@ def test_lone_surrogate_in_path_is_misuse(call, err, tool):
 
 
 def test_lone_surrogate_in_the_client_path_is_bad_path():
-    from nextcloud.errors import ErrorCode, NextcloudError
-    from nextcloud.paths import normalize
+    from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+    from mcp_nextcloud.nextcloud.paths import normalize
 
     with pytest.raises(NextcloudError) as info:
         normalize("/a/\ud800.md")
@@ -87,7 +87,7 @@ def test_malformed_etags_are_misuse_and_never_write(world, call, err, etag):
 
 
 def test_valid_etag_forms_are_accepted():
-    from nextcloud.webdav import entity_tag
+    from mcp_nextcloud.nextcloud.webdav import entity_tag
 
     assert entity_tag("abc123") == '"abc123"'
     assert entity_tag('"abc123"') == '"abc123"'

@@ -19,7 +19,7 @@ SECRET = "s3cr3t-payload"
 @pytest.fixture(scope="module")
 def refusals() -> Any:
     """One emulator for the calls that must be refused (they change nothing, so they can share it)."""
-    from fixtures.emulator.server import Emulator
+    from mcp_nextcloud.fixtures.emulator.server import Emulator
     from tests.server.conftest import Pim
 
     with Emulator() as emu:
@@ -114,10 +114,10 @@ def test_the_json_array_a_host_sends_as_a_string_is_still_parsed(pim, ok):
 
 
 def test_every_declared_text_kind_names_a_real_argument():
-    from server.app import build_server
-    from server.argument_text import EMPTY_CLEARS, KINDS
-    from server.context import ServerContext
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.argument_text import EMPTY_CLEARS, KINDS
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     tools: dict[str, set[str]] = {}
     for server in (build_server(ServerContext(account=None, index=None)),
@@ -129,7 +129,7 @@ def test_every_declared_text_kind_names_a_real_argument():
 
 
 def test_kinds_refuse_what_they_say():
-    from server.argument_text import LINE, PATH, TEXT, VERBATIM, character_problem
+    from mcp_nextcloud.server.argument_text import LINE, PATH, TEXT, VERBATIM, character_problem
 
     assert character_problem("Zoë \u200d\u200c\u200e\u061c soft\u00adhyphen", LINE) is None
     assert character_problem("a\tb", LINE) and character_problem("a\tb\nc\r\n", TEXT) is None
@@ -148,8 +148,8 @@ def test_a_path_keeps_format_characters_and_refuses_controls(world, call, ok, er
 
 
 def test_mail_client_refuses_a_header_with_a_line_break():
-    from nextcloud.errors import ErrorCode, NextcloudError
-    from nextcloud.mail import check_headers
+    from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+    from mcp_nextcloud.nextcloud.mail import check_headers
 
     check_headers(subject="Budget Q4 — ok", to=["bob@example.invalid"])
     for bad in ({"subject": "s\r\nBcc: evil@x.example", "to": ["a@b.example"]},
@@ -179,7 +179,7 @@ def test_files_write_with_a_path_and_another_files_id_is_refused(world, call, ok
 @pytest.fixture
 def mail_call(ctx: Any) -> Any:
     """mail_call(name, args) -> CallToolResult from the mail server, through a real in-process MCP Client."""
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     return caller(build_mail_server(ctx))
 

@@ -17,7 +17,7 @@ from tests.server.test_server_transports import ROOT, _env, _free_port
 
 
 def _serve(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "server", "serve", "--interval", "0", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "mcp_nextcloud", "serve", "--interval", "0", *args], env=env,
                           cwd=str(ROOT), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
@@ -29,7 +29,7 @@ def _damage(kind: str, path: Path) -> None:
     elif kind == "garbage":
         path.write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
     else:  # truncated: a real index cut to a third
-        from indexer.index import Index
+        from mcp_nextcloud.indexer.index import Index
 
         Index.open(path).close()
         data = path.read_bytes()
@@ -53,11 +53,11 @@ def test_damaged_call_log_is_set_aside_not_fatal(world, tmp_path, kind):
     log = tmp_path / "calls.sqlite"
     _damage(kind, log)
     env = _env(world, tmp_path)
-    report = subprocess.run([sys.executable, "-m", "server", "report"], env=env, cwd=str(ROOT),
+    report = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "report"], env=env, cwd=str(ROOT),
                             capture_output=True, text=True, timeout=60)
     assert "Traceback" not in report.stderr and "set aside" in report.stderr, report.stderr
     _damage(kind, log)
-    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--interval", "0"], env=env, cwd=str(ROOT),
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--interval", "0"], env=env, cwd=str(ROOT),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -95,8 +95,8 @@ def http(world, tmp_path):
     token_file = config / "http-token"
     token_file.write_text("t" * 40 + "\n")
     token_file.chmod(0o644)
-    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--http", "--port", str(port), "--interval",
-                             "0"], env=_env(world, tmp_path), cwd=str(ROOT), stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--http", "--port", str(port),
+                             "--interval", "0"], env=_env(world, tmp_path), cwd=str(ROOT), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -157,7 +157,7 @@ def _result(resp: httpx.Response) -> dict:
 
 
 def test_http_body_limit_agrees_with_the_write_cap(world, http):
-    from server.context import MAX_WRITE_BYTES
+    from mcp_nextcloud.server.context import MAX_WRITE_BYTES
 
     url, token_file, _ = http
     headers = _session(url, token_file.read_text().strip())
@@ -171,7 +171,7 @@ def test_http_body_limit_agrees_with_the_write_cap(world, http):
                                                                     "content": "y" * (MAX_WRITE_BYTES + 1)}}, 3)
     answer = _result(httpx.post(url, json=over, headers=headers, timeout=60))["result"]
     assert answer["isError"] and f"{MAX_WRITE_BYTES}-byte write cap" in answer["content"][0]["text"]
-    from server.http_limits import MAX_BODY_BYTES
+    from mcp_nextcloud.server.http_limits import MAX_BODY_BYTES
 
     huge = httpx.post(url, content=b"{" + b" " * (MAX_BODY_BYTES + 1) + b"}", headers=headers, timeout=60)
     assert huge.status_code == 413

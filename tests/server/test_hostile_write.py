@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 ALICE = "alice"
-DOCS = Path(__file__).resolve().parents[2] / "fixtures" / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "mcp_nextcloud" / "fixtures" / "docs"
 
 
 def _hidden(world, source: str, name: str) -> str:

@@ -37,7 +37,7 @@ def _run(world, tmp_path: Path, *method: str) -> dict:
     }.items():
         env_args += ["-e", f"{key}={value}"]
     # The target is the leading run of arguments; `--` ends it because serve takes its own flags.
-    cmd = [_inspector(), "--cli", sys.executable, "-m", "server", "serve", "--interval", "0", "--",
+    cmd = [_inspector(), "--cli", sys.executable, "-m", "mcp_nextcloud", "serve", "--interval", "0", "--",
            *env_args, "--cwd", str(ROOT), *method, "--format", "json"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, f"inspector exit {proc.returncode}: {proc.stderr[-2000:]}"
@@ -47,8 +47,8 @@ def _run(world, tmp_path: Path, *method: str) -> dict:
 def test_inspector_lists_tools_then_greps_and_reads(world, tmp_path):
     listed = _run(world, tmp_path, "--method", "tools/list")
     tools = {t["name"]: t for t in listed["tools"]}
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     registered = {t.name for t in build_server(ServerContext(account=None, index=None))._tool_manager.list_tools()}
     assert set(tools) == registered and {"files_grep", "files_read", "deck_list_cards"} <= registered

@@ -9,16 +9,16 @@ from typing import Any
 
 import anyio
 
-from fixtures.emulator.server import ALL_APPS, Emulator
+from mcp_nextcloud.fixtures.emulator.server import ALL_APPS, Emulator
 
 
 def _surface(emu: Emulator, password: str | None = None) -> dict[str, Any]:
     """What a host sees of mcp-mail as `serve --mail` starts it: state, instructions, tools, resources."""
     from mcp import Client
 
-    from nextcloud.config import Account
-    from server.context import ServerContext
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     creds = emu.account("alice")
     account = Account(url=creds["url"], user=creds["user"], app_password=password or creds["app_password"])
@@ -73,9 +73,9 @@ def test_with_refused_credentials_nothing_is_listed_and_the_instructions_name_th
 def test_the_answer_is_asked_again_when_the_credentials_change() -> None:
     from dataclasses import replace
 
-    from nextcloud.config import Account
-    from server.context import ServerContext
-    from server.mail_app import INSTRUCTIONS, build_mail_server
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.mail_app import INSTRUCTIONS, build_mail_server
 
     with Emulator() as emu:
         creds = emu.account("alice")

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from server.tools.mail import LIST_APP, PREVIEW_APP
+from mcp_nextcloud.server.tools.mail import LIST_APP, PREVIEW_APP
 
 ROOT = Path(__file__).resolve().parents[2]
 SEND_PATH = "/ocs/v2.php/apps/mail/message/send"
@@ -91,7 +91,7 @@ async def _render(server: Any, tool: str, args: dict[str, Any], uri: str, browse
 
 @pytest.fixture
 def mail_server(ctx: Any) -> Any:
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     return build_mail_server(ctx)
 

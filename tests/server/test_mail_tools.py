@@ -7,15 +7,15 @@ from typing import Any, Callable
 import anyio
 import pytest
 
-from fixtures.emulator.server import ALL_APPS, Emulator
-from server.tools.mail_compose import TOKEN_META_KEY
+from mcp_nextcloud.fixtures.emulator.server import ALL_APPS, Emulator
+from mcp_nextcloud.server.tools.mail_compose import TOKEN_META_KEY
 
 SEND_PATH = "/ocs/v2.php/apps/mail/message/send"
 
 
 @pytest.fixture
 def mail_server(ctx: Any) -> Any:
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     return build_mail_server(ctx)
 
@@ -47,7 +47,7 @@ def _compose(mcall: Any, ok: Any, **args: Any) -> tuple[dict[str, Any], str]:
 def test_lists_six_tools_two_app_only_with_real_html_apps(mail_server: Any) -> None:
     from mcp import Client
 
-    from server.policy import approval_for
+    from mcp_nextcloud.server.policy import approval_for
 
     async def go() -> tuple[Any, Any, Any]:
         async with Client(mail_server, mode="legacy") as client:
@@ -204,9 +204,9 @@ def test_draft_is_saved_once_and_lands_in_drafts(world: Any, mcall: Any, ok: Any
 
 
 def _mail_context(emu: Emulator) -> tuple[Any, Any]:
-    from nextcloud.config import Account
-    from server.context import ServerContext
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     creds = emu.account("alice")
     ctx = ServerContext(account=Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"]),

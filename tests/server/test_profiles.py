@@ -13,8 +13,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from fixtures.emulator.server import Emulator
-from server.profile import Profile, build
+from mcp_nextcloud.fixtures.emulator.server import Emulator
+from mcp_nextcloud.server.profile import Profile, build
 from tests.helpers import list_and_call
 
 SECRET = "zanzibar"          # a word only files outside the jail contain
@@ -25,10 +25,10 @@ JAIL = Profile(name="projects", folders=("/Projects",))
 
 @pytest.fixture(scope="module")
 def jail_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
 
     with Emulator() as emu:
         for path in OUTSIDE:
@@ -45,9 +45,9 @@ def jail_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
 
 @pytest.fixture
 def jail_ctx(jail_world: dict[str, Any], tmp_path: Path) -> Iterator[Any]:
-    from indexer.index import Index
-    from server.context import ServerContext, Settings
-    from server.telemetry import CallLog
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.server.context import ServerContext, Settings
+    from mcp_nextcloud.server.telemetry import CallLog
 
     ctx = ServerContext(account=jail_world["account"], index=Index.open(jail_world["index"]),
                         telemetry=CallLog(tmp_path / "calls.sqlite"),
@@ -57,8 +57,8 @@ def jail_ctx(jail_world: dict[str, Any], tmp_path: Path) -> Iterator[Any]:
 
 
 def _client(ctx: Any, as_profile: Profile, mail: bool = False) -> Any:
-    from server.app import build_server
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     server = build_mail_server(ctx) if mail else build_server(ctx)
     return lambda calls: list_and_call(server, calls, as_profile)
@@ -210,7 +210,7 @@ def test_two_folders_list_both_and_nothing_else(jail_ctx: Any) -> None:
 # -- read-only and the allowlist, in both identities ------------------------------------------------------
 
 def test_read_only_lists_and_allows_only_read_only_tools(jail_ctx: Any) -> None:
-    from server.cli import toolspec
+    from mcp_nextcloud.server.cli import toolspec
 
     specs = toolspec.load()
     readonly = Profile(name="reader", read_only=True)
@@ -248,8 +248,8 @@ def test_refusals_are_counted_by_profile(jail_ctx: Any) -> None:
 
 def test_the_servers_own_search_hits_stay_inside_too(jail_world: dict[str, Any], tmp_path: Path) -> None:
     """With an index never synced, grep adds the server's unified-search hits: those outside are never shown."""
-    from indexer.index import Index
-    from server.context import ServerContext, Settings
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.server.context import ServerContext, Settings
 
     ctx = ServerContext(account=jail_world["account"], index=Index.open(tmp_path / "cold.db"),
                         settings=Settings(freshness_interval_s=0.0, best_effort_s=5.0))

@@ -22,7 +22,7 @@ from tests.server.test_server_transports import ROOT, _env, _free_port
 
 
 def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server", *argv], env=env, cwd=str(ROOT), capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], env=env, cwd=str(ROOT), capture_output=True,
                           text=True, timeout=120)
 
 
@@ -30,9 +30,9 @@ def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
 def serve_http(env: dict[str, str], *options: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """`serve --http` with `options` as a subprocess, ready: (its URL, the process); stopped on leaving."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--http", "--port", str(port), "--interval",
-                             "0", *options], env=env, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--http", "--port", str(port),
+                             "--interval", "0", *options], env=env, cwd=str(ROOT), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
@@ -146,6 +146,6 @@ def test_token_add_prints_once_and_stores_only_a_digest(world: Any, tmp_path: Pa
     (["--folder", "/Projects/../Documents"], "not a folder path"),
 ])
 def test_serve_refuses_a_bad_profile_at_start(world: Any, tmp_path: Path, options: list[str], needle: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "server", "serve", "--interval", "0", *options],
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "serve", "--interval", "0", *options],
                           env=_env(world, tmp_path), cwd=str(ROOT), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and needle in done.stderr and "Traceback" not in done.stderr

@@ -36,7 +36,7 @@ def _serve(env: dict[str, str], stay_s: float) -> list[Any]:
 
 
 def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server", *argv], env=env, cwd=str(ROOT), capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], env=env, cwd=str(ROOT), capture_output=True,
                           text=True, timeout=120)
 
 

@@ -6,13 +6,13 @@ import uuid
 
 import anyio
 
-from server.context import Settings
+from mcp_nextcloud.server.context import Settings
 
 
 def test_background_sync_picks_up_new_files(world, ctx):
     from mcp import Client
 
-    from server.app import build_server
+    from mcp_nextcloud.server.app import build_server
 
     ctx.settings = Settings(sync_interval_s=0.5, freshness_interval_s=3600)
     path = f"/Documents/background-{uuid.uuid4().hex[:8]}.md"

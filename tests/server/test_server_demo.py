@@ -4,8 +4,8 @@ from __future__ import annotations
 import io
 import json
 
-from reader.ocr import engine as ocr_engine
-from server.demo import run
+from mcp_nextcloud.reader.ocr import engine as ocr_engine
+from mcp_nextcloud.server.demo import run
 
 
 def _blocks(text: str) -> list[tuple[str, str]]:
@@ -19,8 +19,8 @@ def _blocks(text: str) -> list[tuple[str, str]]:
 
 def _tool_count() -> int:
     """How many tools the server registers (the demo lists them all; other domains add theirs)."""
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     return len(build_server(ServerContext(account=None, index=None))._tool_manager.list_tools())
 

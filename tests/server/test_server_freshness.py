@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
-from indexer.jobs.pool import IN_PROCESS
-from server.context import Settings
+from mcp_nextcloud.indexer.jobs.pool import IN_PROCESS
+from mcp_nextcloud.server.context import Settings
 
 ALICE = "alice"
 
@@ -28,10 +28,10 @@ def small(emulator_factory, tmp_path):
     """(emulator, index, call) on an emulator holding two small notes, not yet synced."""
     from mcp import Client
 
-    from indexer.index import Index
-    from nextcloud.config import Account
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     emu = emulator_factory(seed="empty")
     emu.state.makedirs(ALICE, "/Notes")
@@ -53,7 +53,7 @@ def small(emulator_factory, tmp_path):
 
 
 def test_grep_finds_a_file_changed_while_the_sync_was_running(small, ok):
-    from indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.remote.sync import sync
 
     emu, ctx, call = small
     word = _word("kingfisher")
@@ -73,7 +73,7 @@ def test_grep_finds_a_file_changed_while_the_sync_was_running(small, ok):
 
 def test_a_file_deleted_after_the_sync_is_not_a_hit(small, ok, err):
     """Issue 22, item 6: the hits are checked against the server (one SEARCH on their fileIds)."""
-    from indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.remote.sync import sync
 
     emu, ctx, call = small
     assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
@@ -91,7 +91,7 @@ def test_a_file_deleted_after_the_sync_is_not_a_hit(small, ok, err):
 
 
 def test_hits_the_server_cannot_vouch_for_are_warned_about(small, ok):
-    from indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.remote.sync import sync
 
     emu, ctx, call = small
     assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
@@ -104,7 +104,7 @@ def test_hits_the_server_cannot_vouch_for_are_warned_about(small, ok):
 
 
 def test_a_deleted_file_read_by_file_id_is_dropped_too(small, ok, err):
-    from indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.remote.sync import sync
 
     emu, ctx, call = small
     assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
@@ -116,7 +116,7 @@ def test_a_deleted_file_read_by_file_id_is_dropped_too(small, ok, err):
 
 @pytest.mark.parametrize("fresh_check", [True, False], ids=["freshness-search", "stat"])
 def test_grep_in_a_folder_the_server_does_not_have(small, err, fresh_check):
-    from indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.remote.sync import sync
 
     emu, ctx, call = small
     assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
@@ -146,9 +146,9 @@ def test_grep_in_an_existing_folder_with_nothing_indexed_points_at_tools(small, 
 
 
 def test_tool_answers_never_carry_cli_steps():
-    from nextcloud.errors import error_for, no_credentials
-    from server.cli.errors import person_text
-    from server.errors import from_nextcloud
+    from mcp_nextcloud.nextcloud.errors import error_for, no_credentials
+    from mcp_nextcloud.server.cli.errors import person_text
+    from mcp_nextcloud.server.errors import from_nextcloud
 
     for err in (error_for("webdav", 401), no_credentials()):
         agent, person = str(from_nextcloud(err)), person_text(err)
@@ -161,7 +161,7 @@ def test_tool_answers_never_carry_cli_steps():
 
 def test_a_file_uploaded_inside_the_check_interval_is_found_by_the_next_grep(small, ok):
     """Issue 22, item 6: an empty answer asks the server now, whatever the interval (a PDF just uploaded)."""
-    from indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.remote.sync import sync
 
     emu, ctx, call = small
     assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
@@ -175,7 +175,7 @@ def test_a_file_uploaded_inside_the_check_interval_is_found_by_the_next_grep(sma
 
 
 def test_hits_say_when_the_server_was_last_asked_when_the_check_was_not_due(small, ok):
-    from indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.remote.sync import sync
 
     emu, ctx, call = small
     assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete

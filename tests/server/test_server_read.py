@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from server.context import Settings
+from mcp_nextcloud.server.context import Settings
 
 ALICE = "alice"
 
@@ -77,7 +77,7 @@ def test_outline_of_markdown_and_a_sheet(call, ok, mode):
 
 
 def test_outline_of_a_600_bookmark_pdf_fits_4_kb_and_expands_by_offset(world, call, ok):
-    from fixtures.large_docs import bookmarked_pdf
+    from mcp_nextcloud.fixtures.large_docs import bookmarked_pdf
 
     path = f"/Documents/big-outline-{uuid.uuid4().hex[:6]}.pdf"
     _put(world, path, bookmarked_pdf())
@@ -231,8 +231,8 @@ def test_every_read_mode_answers_with_fields_its_output_schema_names(call, ok, s
 
 def test_a_scanned_pdf_reads_as_ocr_text_with_its_confidence(world, call, ok):
     """files_read of an image-only PDF: the OCR text by page, the pages and confidence in `ocr`, a warning."""
-    from fixtures.emulator.scans import scanned_pdf
-    from reader.ocr import engine
+    from mcp_nextcloud.fixtures.emulator.scans import scanned_pdf
+    from mcp_nextcloud.reader.ocr import engine
 
     if engine() is None:
         pytest.skip("no tesseract here (apt-get install tesseract-ocr)")

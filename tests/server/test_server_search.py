@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from server.context import Settings
+from mcp_nextcloud.server.context import Settings
 
 ALICE = "alice"
 

@@ -5,15 +5,15 @@ from typing import Any, Iterator
 
 import pytest
 
-from fixtures.emulator.server import ALL_APPS, Emulator
-from indexer.jobs.pool import IN_PROCESS
+from mcp_nextcloud.fixtures.emulator.server import ALL_APPS, Emulator
+from mcp_nextcloud.indexer.jobs.pool import IN_PROCESS
 
 FULLTEXT_PATH = "/ocs/v2.php/search/providers/fulltextsearch/search"
 
 
 @pytest.fixture
 def fts() -> Iterator[Emulator]:
-    from fixtures.emulator.testing import http_client
+    from mcp_nextcloud.fixtures.emulator.testing import http_client
 
     with Emulator(apps=ALL_APPS | {"fulltextsearch"}) as emu:
         # The emulated cluster extracts every file on its first query (seconds for the sample PDFs): do it
@@ -25,8 +25,8 @@ def fts() -> Iterator[Emulator]:
 
 
 def _ctx(emu: Emulator) -> Any:
-    from nextcloud.config import Account
-    from server.context import ServerContext, Settings
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.context import ServerContext, Settings
 
     creds = emu.account("alice")
     return ServerContext(account=Account(url=creds["url"], user=creds["user"], app_password=creds["app_password"]),
@@ -38,7 +38,7 @@ def _count(emu: Emulator, path: str) -> int:
 
 
 def test_providers_are_discovered_once_per_process(fts: Emulator) -> None:
-    from server.tools.server_search import FULLTEXT, providers
+    from mcp_nextcloud.server.tools.server_search import FULLTEXT, providers
 
     ctx = _ctx(fts)
     try:
@@ -49,7 +49,7 @@ def test_providers_are_discovered_once_per_process(fts: Emulator) -> None:
 
 
 def test_content_hits_carry_handles_files_read_accepts(fts: Emulator) -> None:
-    from server.tools.server_search import content_hits
+    from mcp_nextcloud.server.tools.server_search import content_hits
 
     ctx = _ctx(fts)
     try:
@@ -65,7 +65,7 @@ def test_content_hits_carry_handles_files_read_accepts(fts: Emulator) -> None:
 
 
 def test_content_hits_skip_files_the_index_gave_and_other_folders(fts: Emulator) -> None:
-    from server.tools.server_search import content_hits
+    from mcp_nextcloud.server.tools.server_search import content_hits
 
     ctx = _ctx(fts)
     try:
@@ -79,7 +79,7 @@ def test_content_hits_skip_files_the_index_gave_and_other_folders(fts: Emulator)
 
 
 def test_a_listed_file_that_is_gone_is_dropped_and_said(fts: Emulator) -> None:
-    from server.tools.server_search import content_hits
+    from mcp_nextcloud.server.tools.server_search import content_hits
 
     ctx = _ctx(fts)
     try:
@@ -96,7 +96,7 @@ def test_a_listed_file_that_is_gone_is_dropped_and_said(fts: Emulator) -> None:
 
 
 def test_slow_or_failing_full_text_is_named_not_waited_for(fts: Emulator) -> None:
-    from server.tools.server_search import content_hits, providers
+    from mcp_nextcloud.server.tools.server_search import content_hits, providers
 
     ctx = _ctx(fts)
     try:
@@ -116,7 +116,7 @@ def test_slow_or_failing_full_text_is_named_not_waited_for(fts: Emulator) -> Non
 
 
 def test_without_the_full_text_app_no_source_is_asked(fts: Emulator) -> None:
-    from server.tools.server_search import content_hits
+    from mcp_nextcloud.server.tools.server_search import content_hits
 
     with Emulator() as plain:
         ctx = _ctx(plain)
@@ -128,11 +128,11 @@ def test_without_the_full_text_app_no_source_is_asked(fts: Emulator) -> None:
 
 
 def test_name_hits_only_outside_the_covered_folders(fts: Emulator) -> None:
-    from server.tools.server_search import name_hits
+    from mcp_nextcloud.server.tools.server_search import name_hits
 
     ctx = _ctx(fts)
     try:
-        from indexer.store.selection import Selection
+        from mcp_nextcloud.indexer.store.selection import Selection
 
         everywhere = name_hits(ctx, "budget", folder=None, covers=None)
         outside = name_hits(ctx, "budget", folder=None, covers=Selection.of(include=["/Documents"]).covers)
@@ -149,7 +149,7 @@ def _grep(ctx: Any, query: str) -> dict[str, Any]:
     import anyio
     from mcp import Client
 
-    from server.app import build_server
+    from mcp_nextcloud.server.app import build_server
 
     async def go() -> Any:
         async with Client(build_server(ctx), mode="legacy") as client:
@@ -160,10 +160,10 @@ def _grep(ctx: Any, query: str) -> dict[str, Any]:
 
 
 def test_grep_with_a_selection_says_what_it_covers_and_asks_the_server(fts: Emulator, tmp_path: Any) -> None:
-    from indexer.remote.sync import sync
-    from indexer.store import selection as sel
-    from indexer.index import Index
-    from server.context import Settings
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.store import selection as sel
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.server.context import Settings
 
     ctx = _ctx(fts)
     ctx.settings = Settings(best_effort_s=2.0, freshness_interval_s=0.0)
@@ -183,9 +183,9 @@ def test_grep_with_a_selection_says_what_it_covers_and_asks_the_server(fts: Emul
 
 
 def test_grep_without_server_sources_adds_nothing(tmp_path: Any) -> None:
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from server.context import Settings
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.server.context import Settings
 
     with Emulator() as plain:
         ctx = _ctx(plain)

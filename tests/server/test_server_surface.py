@@ -8,7 +8,7 @@ import anyio
 import pytest
 from mcp.types import ToolAnnotations
 
-from server.policy import HINTS, approval_for, policy_table
+from mcp_nextcloud.server.policy import HINTS, approval_for, policy_table
 
 EXPECTED_ARGS = {
     "nextcloud_whoami": set(),
@@ -104,8 +104,8 @@ def test_tool_names_arguments_and_descriptions(list_tools, mode):
 def test_tools_list_fits_the_byte_budget(list_tools):
     from mcp import Client
 
-    from server.context import ServerContext
-    from server.mail_app import build_mail_server
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.mail_app import build_mail_server
 
     async def mail_tools() -> list:
         async with Client(build_mail_server(ServerContext(account=None, index=None)), mode="legacy") as client:
@@ -165,9 +165,9 @@ def _bare_call(tmp_path, name, args, extra_tool=None):
     import anyio
     from mcp import Client
 
-    from server.app import build_server
-    from server.context import ServerContext
-    from server.telemetry import CallLog
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.telemetry import CallLog
 
     ctx = ServerContext(account=None, index=None, telemetry=CallLog(tmp_path / "calls.sqlite"))
     server = build_server(ctx)
@@ -204,7 +204,7 @@ def test_no_account_configured_says_how_to_configure_one(tmp_path):
 
 
 def test_settings_from_the_environment_and_flags():
-    from server.context import MB, Settings
+    from mcp_nextcloud.server.context import MB, Settings
 
     s = Settings.from_env({"MCP_NEXTCLOUD_MAX_READ_MB": "2.5", "MCP_NEXTCLOUD_FRESHNESS_S": "0"},
                           sync_interval_s=30.0, max_read_bytes=None)
@@ -226,8 +226,8 @@ EXPECTED_OUTPUT = {
 
 def _output_schemas() -> dict[str, dict]:
     """Each tool's output schema as the server validates answers against it (not published in tools/list)."""
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     server = build_server(ServerContext(account=None, index=None))
     return {t.name: t.fn_metadata.output_schema for t in server._tool_manager.list_tools()}
@@ -256,7 +256,7 @@ def test_limits_are_in_the_argument_descriptions(list_tools):
 
 
 def test_files_write_path_example_is_a_file_it_accepts(list_tools):
-    from server.tools.write_guard import BINARY_EXTENSIONS
+    from mcp_nextcloud.server.tools.write_guard import BINARY_EXTENSIONS
 
     tools = {t.name: _wire(t)["inputSchema"]["properties"] for t in list_tools("legacy")}
     example = tools["files_write"]["path"]["description"]

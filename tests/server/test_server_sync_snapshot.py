@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import apsw
 import pytest
 
-from indexer.store.sync_keys import ACCOUNT_KEYS
+from mcp_nextcloud.indexer.store.sync_keys import ACCOUNT_KEYS
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_a_grep_reads_the_sync_marks_once(call, ok, marks_reads: list[str], quer
 
 def test_the_snapshot_holds_every_mark_the_sync_wrote(ctx) -> None:
     """One read gives the same marks the single-key reads gave (the sync of the session's world wrote them)."""
-    from indexer.remote import marks
+    from mcp_nextcloud.indexer.remote import marks
 
     snap = marks.snapshot(ctx.index)
     assert snap.marks.last_sync_at is not None and snap.marks.last_full_sync_at is not None

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import uuid
 
-from server.cli import main as cli_main
-from server.telemetry import CallLog, format_table
+from mcp_nextcloud.server.cli import main as cli_main
+from mcp_nextcloud.server.telemetry import CallLog, format_table
 
 
 def test_every_call_is_recorded_with_its_kind_but_never_its_arguments(ctx, call, tmp_path):

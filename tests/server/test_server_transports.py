@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _registered() -> set[str]:
     """The tools the server registers in process: a subprocess server must list the same ones."""
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     return {t.name for t in build_server(ServerContext(account=None, index=None))._tool_manager.list_tools()}
 
@@ -39,7 +39,7 @@ def _env(world, tmp_path: Path) -> dict[str, str]:
 def test_serve_over_stdio_with_the_sdk_stdio_client(world, tmp_path):
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server", "serve", "--interval", "0"],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_nextcloud", "serve", "--interval", "0"],
                                    env=_env(world, tmp_path), cwd=str(ROOT))
 
     async def go():
@@ -58,7 +58,7 @@ def test_serve_over_stdio_with_the_sdk_stdio_client(world, tmp_path):
     assert match["text"].lower() == "quota" and match["page"] >= 1
     assert bad.is_error and "files_search" in bad.content[0].text
     # the subprocess wrote its call log where the environment said
-    from server.telemetry import CallLog
+    from mcp_nextcloud.server.telemetry import CallLog
 
     log = CallLog(tmp_path / "calls.sqlite")
     assert [r["kind"] for r in log.rows()] == ["ok", "ok", "misuse"]
@@ -68,7 +68,7 @@ def test_serve_over_stdio_with_the_sdk_stdio_client(world, tmp_path):
 def test_serve_without_an_account_explains_how_to_configure_one(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
     env.update({"MCP_NEXTCLOUD_CONFIG": str(tmp_path / "none.json"), "PYTHONPATH": str(ROOT)})
-    proc = subprocess.run([sys.executable, "-m", "server", "serve"], env=env, cwd=str(ROOT),
+    proc = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "serve"], env=env, cwd=str(ROOT),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "mcp-nextcloud login" in proc.stderr and "NEXTCLOUD_URL" in proc.stderr
@@ -84,7 +84,7 @@ def _free_port() -> int:
 @pytest.fixture
 def http_server(world, tmp_path):
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "server", "serve", "--http", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--http", "--port", str(port),
                              "--interval", "0"], env=_env(world, tmp_path), cwd=str(ROOT),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 90
@@ -143,7 +143,7 @@ def test_http_requires_the_bearer_token(http_server):
 
 
 def test_token_is_generated_once_and_reused(tmp_path):
-    from server.http_auth import ensure_token
+    from mcp_nextcloud.server.http_auth import ensure_token
 
     config = tmp_path / "cfg" / "account.json"
     token, created = ensure_token(config)

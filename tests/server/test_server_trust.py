@@ -16,8 +16,8 @@ from typing import Any, Callable
 import anyio
 import pytest
 
-from indexer.jobs.pool import IN_PROCESS
-from server.context import Settings
+from mcp_nextcloud.indexer.jobs.pool import IN_PROCESS
+from mcp_nextcloud.server.context import Settings
 
 ALICE = "alice"
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ def _answer(payload: dict[str, Any]) -> str:
 def _serve(ctx: Any) -> Callable[[str, dict[str, Any]], Any]:
     from mcp import Client
 
-    from server.app import build_server
+    from mcp_nextcloud.server.app import build_server
 
     server = build_server(ctx)
 
@@ -58,9 +58,9 @@ def notes_emulator(emulator_factory):
 
 
 def _context(emu: Any, index_path: Path, *, password: str | None = None, **settings: Any) -> Any:
-    from indexer.index import Index
-    from nextcloud.config import Account
-    from server.context import ServerContext
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.context import ServerContext
 
     creds = dict(emu.account(ALICE))
     if password is not None:
@@ -70,10 +70,10 @@ def _context(emu: Any, index_path: Path, *, password: str | None = None, **setti
 
 
 def _synced(emu: Any, index_path: Path) -> None:
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
 
     with Index.open(index_path) as index, NextcloudClient(Account(**emu.account(ALICE))) as client:
         assert sync(client, index, pool=IN_PROCESS).complete
@@ -149,11 +149,11 @@ def test_unreachable_server_answers_from_the_index_with_its_age(notes_emulator, 
 
 
 def test_a_failed_sync_is_recorded_and_cleared_by_the_next_one(notes_emulator, tmp_path):
-    from indexer.remote.sync import sync
-    from indexer.index import Index
-    from nextcloud.client import NextcloudClient
-    from nextcloud.config import Account
-    from nextcloud.errors import NextcloudError
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.nextcloud.errors import NextcloudError
 
     good = Account(**notes_emulator.account(ALICE))
     bad = Account(url=good.url, user=good.user, app_password="nope")
@@ -240,12 +240,12 @@ def test_files_search_fallback_does_not_stall_either(world, ctx, ok):
 # -- 3. every hit can be read -------------------------------------------------------------------------------
 def test_plain_local_folder_and_account_share_an_index_and_every_hit_reads(emulator, tmp_path, ok):
     """The README's trial (index add fixtures/docs) then an account sync, into one database."""
-    from indexer.local.folder import index_folder
-    from indexer.index import Index
+    from mcp_nextcloud.indexer.local.folder import index_folder
+    from mcp_nextcloud.indexer.index import Index
 
     index_path = tmp_path / "shared.db"
     with Index.open(index_path) as index:
-        index_folder(index, ROOT / "fixtures" / "docs", progress=None)
+        index_folder(index, ROOT / "mcp_nextcloud" / "fixtures" / "docs", progress=None)
         assert index.get_file(path="/notes.txt") is not None  # the plain folder's copy, no fileId
     _synced(emulator, index_path)
     ctx = _context(emulator, index_path)

@@ -180,10 +180,10 @@ def test_whoami_names_missing_apps(emulator_factory, tmp_path):
     import anyio
     from mcp import Client
 
-    from indexer.index import Index
-    from nextcloud.config import Account
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     emu = emulator_factory(apps={"deck"})
     creds = emu.account("alice")
@@ -204,10 +204,10 @@ def test_wrong_app_password_is_refused_without_leaking_it(world, tmp_path):
     import anyio
     from mcp import Client
 
-    from indexer.index import Index
-    from nextcloud.config import Account
-    from server.app import build_server
-    from server.context import ServerContext
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.config import Account
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext
 
     bad = Account(url=world.account.url, user="alice", app_password="wrong-secret-123")
     ctx = ServerContext(account=bad, index=Index.open(tmp_path / "i.db"))

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from nextcloud import refusals
-from nextcloud.client import NextcloudClient
-from nextcloud.config import Account
-from nextcloud.errors import NextcloudError
-from server.context import Settings
+from mcp_nextcloud.nextcloud import refusals
+from mcp_nextcloud.nextcloud.client import NextcloudClient
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.errors import NextcloudError
+from mcp_nextcloud.server.context import Settings
 
 
 def test_a_timeout_after_a_refused_login_names_the_brute_force_delay(world, ctx, call, ok, tmp_path, monkeypatch):

@@ -49,7 +49,7 @@ def test_an_etag_from_files_read_or_a_file_id_write_is_checked_too(world, call, 
 
 
 def test_a_read_from_the_index_is_checked_against_what_the_sync_downloaded(world, ctx, call, ok, err):
-    from indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.remote.sync import sync
 
     word = "ocelot" + uuid.uuid4().hex[:6]
     path = _name()

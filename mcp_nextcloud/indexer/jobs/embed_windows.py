@@ -1,0 +1,55 @@
+"""Which pieces of a document the meaning index embeds: a bounded window at the head of chosen chunks.
+
+Why bounded (issue 24, measured on this 2-core machine): the model reads
+~1,000 tokens/s (~4,000 characters/s), so embedding every character of a
+37 M-character account would take ~2.6 h, against a budget of 10 minutes.
+So each chunk of the keyword index (~3k characters, cut at pages and lines:
+indexer/store/chunking.py) contributes one window of at most WINDOW
+characters from its start, and a file contributes at most MAX_WINDOWS_PER_FILE
+chunks, spread evenly over it (the first always: titles and introductions
+say what a document is about). A question is answered at file level: the
+keyword side still finds every word everywhere.
+
+Each window is prefixed with the file's name (words of it), which is what a
+person asks about as often as the text; the offsets stay those of the text.
+"""
+from __future__ import annotations
+
+import re
+
+from mcp_nextcloud.indexer.store.vectors import Window
+
+WINDOW = 400                 # characters embedded per chunk (~100 tokens: the model's fast range)
+MIN_WINDOW = 200             # cut back to whitespace, but not below this
+MAX_WINDOWS_PER_FILE = 24    # chunks embedded per file at most, spread evenly
+
+_NAME_SEPARATORS = re.compile(r"[_\-.]+")
+
+
+def title(path: str) -> str:
+    """The words of a file's name ("/Docs/backup-guide_v2.pdf" -> "backup guide v2")."""
+    name = path.rsplit("/", 1)[-1]
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+    return _NAME_SEPARATORS.sub(" ", stem).strip()
+
+
+def chosen_seqs(n_chunks: int, cap: int = MAX_WINDOWS_PER_FILE) -> list[int]:
+    """The chunk sequence numbers embedded for a file of `n_chunks` chunks: all, or `cap` spread evenly."""
+    if n_chunks <= cap:
+        return list(range(n_chunks))
+    return sorted({round(i * (n_chunks - 1) / (cap - 1)) for i in range(cap)})
+
+
+def window(chunk_id: int, start: int, line: int, text: str, name: str) -> Window | None:
+    """The window at the head of a chunk (`text` starts at Document.text offset `start`), or None if blank."""
+    lead = len(text) - len(text.lstrip())
+    if lead == len(text):
+        return None
+    line += text.count("\n", 0, lead)
+    end = min(len(text), lead + WINDOW)
+    if end < len(text):
+        cut = max(text.rfind(" ", lead + MIN_WINDOW, end), text.rfind("\n", lead + MIN_WINDOW, end))
+        end = cut if cut != -1 else end
+    piece = text[lead:end].rstrip()
+    embedded = f"{name}: {piece}" if name else piece
+    return Window(chunk_id, start + lead, len(piece), line, embedded)

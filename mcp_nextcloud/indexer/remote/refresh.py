@@ -1,0 +1,162 @@
+"""Keep the index fresh while `mcp-nextcloud serve` runs: a sync every `interval_s`, in a thread.
+
+It goes through the same durable jobs as `mcp-nextcloud index sync`: when a
+sync of the account is already queued or running (another process, the CLI),
+it joins that one instead of starting a second; a queued job nobody claimed
+yet is run here. A resync with nothing changed costs one PROPFIND, so a short
+interval is cheap.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from mcp_nextcloud.nextcloud import refusals
+
+from mcp_nextcloud.indexer.jobs import embed
+from mcp_nextcloud.indexer.jobs.run import run_job
+from mcp_nextcloud.indexer.jobs.store import ACTIVE_STATES, QUEUED, Job, JobStore, jobs_path_for
+from mcp_nextcloud.indexer.remote.sync import DEFAULT_MAX_FILE_BYTES
+from mcp_nextcloud.indexer.store.index import Index
+from mcp_nextcloud.indexer.remote.sync_worker import SYNC_KIND, error_text, sync_body, sync_key
+
+
+class BackgroundSync:
+    """Periodic remote sync in a daemon thread, with job-join semantics.
+
+    client_factory() is called once per sync; with close_client=False (the
+    default) the returned client is not closed, so the factory may hand out the
+    server's shared client.
+    """
+
+    def __init__(self, client_factory: Callable[[], Any], index: Index, interval_s: float = 300.0, *,
+                 key: str | None = None, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                 close_client: bool = False, jobs: JobStore | None = None) -> None:
+        if interval_s <= 0:
+            raise ValueError("interval_s must be positive (seconds between syncs)")
+        self.client_factory = client_factory
+        self.index = index
+        self.interval_s = float(interval_s)
+        self.jobs = jobs or JobStore(jobs_path_for(Path(index.path)))
+        self._key = key
+        self._max_file_bytes = max_file_bytes
+        self._close_client = close_client
+        self._kick = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.last_job: Job | None = None
+        self.last_error: str | None = None
+        self._running_here = False    # True while this object's thread runs a sync (stop() cancels it)
+
+    @property
+    def key(self) -> str:
+        """The join key: the account of the client (resolved on first use)."""
+        if self._key is None:
+            client = self.client_factory()
+            try:
+                self._key = sync_key(client.account)
+            finally:
+                if self._close_client:
+                    client.close()
+        return self._key
+
+    # -- lifecycle -------------------------------------------------------------
+    def start(self, *, sync_first: bool = True) -> "BackgroundSync":
+        """Start the thread; the first sync runs at once unless sync_first=False."""
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return self
+            self._stop.clear()
+            if sync_first:
+                self._kick.set()
+            self._thread = threading.Thread(target=self._loop, name="mcp-nextcloud-refresh", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the thread; a sync this thread is running is cancelled at its next safe point."""
+        self._stop.set()
+        self._kick.set()
+        job = self.last_job
+        if job is not None and job.state in ACTIVE_STATES and self._running_here:
+            self.jobs.request_cancel(job.id)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._thread = None
+
+    def __enter__(self) -> "BackgroundSync":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- syncing -----------------------------------------------------------------
+    def sync_now(self, wait: float | None = None) -> Job:
+        """Queue (or join) a sync and wake the thread; wait up to `wait` seconds for it to finish.
+
+        Without a running thread (start() not called) the sync runs in the
+        caller's thread when it has to be run here.
+        """
+        job = self.jobs.create_or_join(SYNC_KIND, self.key)
+        self.last_job = job
+        if job.state == QUEUED:
+            if self._thread is not None and self._thread.is_alive():
+                self._kick.set()
+            else:
+                job = self._run(job)
+        if wait:
+            job = self.jobs.wait(job.id, wait)
+        return job
+
+    def _run(self, job: Job) -> Job:
+        body = sync_body(Path(self.index.path), self.client_factory, max_file_bytes=self._max_file_bytes,
+                         close_client=self._close_client, index=self.index)
+        self._running_here = True
+        try:
+            final = run_job(self.jobs, job.id, body, error_text=error_text)
+        finally:
+            self._running_here = False
+            embed.after_sync(self.index)
+        self.last_job = final
+        self.last_error = final.error
+        return final
+
+    def _credentials_refused(self) -> bool:
+        """True while Nextcloud has refused this account's credentials (nextcloud.refusals): a round would only
+        record another failed job. The record clears itself when the credentials change."""
+        try:
+            client = self.client_factory()
+            try:
+                account = client.account
+            finally:
+                if self._close_client:
+                    client.close()
+            return refusals.shared().refused_at(refusals.fingerprint(account)) is not None
+        except Exception:  # noqa: BLE001 - cannot tell: run the round, whose own request is guarded anyway
+            return False
+
+    def _loop(self) -> None:
+        next_at = time.monotonic() + self.interval_s
+        try:
+            while not self._stop.is_set():
+                kicked = self._kick.wait(timeout=max(0.0, next_at - time.monotonic()))
+                if self._stop.is_set():
+                    break
+                self._kick.clear()
+                if (kicked or time.monotonic() >= next_at) and self._credentials_refused():
+                    next_at = time.monotonic() + self.interval_s   # no job, no request: nothing can change
+                    continue
+                if kicked or time.monotonic() >= next_at:
+                    try:
+                        job = self.jobs.create_or_join(SYNC_KIND, self.key)
+                        self.last_job = job
+                        if job.state == QUEUED:
+                            self._run(job)
+                    except Exception as exc:  # noqa: BLE001 - the loop must outlive one bad round
+                        self.last_error = error_text(exc)
+                    next_at = time.monotonic() + self.interval_s
+        finally:
+            self.jobs.close()

@@ -1,0 +1,71 @@
+"""The HTTP transport's request-body limit, derived from files_write's content cap, and its answer.
+
+One limit: `MAX_WRITE_BYTES` (server/context.py) caps a write's content; a
+request carrying that much content as JSON may be up to six times larger
+(a control character is escaped as \\u00XX), plus the JSON-RPC envelope. So any
+content under the cap reaches files_write, which answers with its own limit,
+and a body beyond the transport's limit gets a JSON-RPC error that names the
+write cap instead of a plain-text 413.
+"""
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+from mcp_nextcloud.server.context import MAX_WRITE_BYTES
+from mcp_nextcloud.server.http_auth import Receive, Scope, Send
+
+ENVELOPE_BYTES = 64 * 1024
+MAX_BODY_BYTES = 6 * MAX_WRITE_BYTES + ENVELOPE_BYTES
+
+
+def too_large_body(limit: int = MAX_BODY_BYTES) -> bytes:
+    """The JSON-RPC error sent for a body over `limit`: what the limit is and what to do."""
+    message = (f"Request body over {limit} bytes: refused before reading. files_write accepts at most "
+               f"{MAX_WRITE_BYTES // (1024 * 1024)} MiB ({MAX_WRITE_BYTES} bytes) of content; write a shorter "
+               "file or split it. Do not retry unchanged.")
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}},
+                      separators=(",", ":")).encode()
+
+
+class BodyLimit:
+    """ASGI middleware: bodies over `limit` bytes get 413 with a JSON-RPC error; others are replayed whole."""
+
+    def __init__(self, app: Any, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope.get("headers") or []:
+            if key.lower() == b"content-length" and value.isdigit() and int(value) > self.limit:
+                await self._refuse(send)
+                return
+        messages: deque[dict[str, Any]] = deque()
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message.get("type") != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > self.limit:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> dict[str, Any]:
+            return messages.popleft() if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Send) -> None:
+        body = too_large_body(self.limit)
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,274 @@
+"""The reading side of the mail tools: Mail accounts and mailboxes, search, one message, people.
+
+Mail answers from its own local copy of the mailbox, synced from IMAP in the
+background, so an empty search is never proof that a message does not exist:
+every empty answer says so, and says which mailboxes it covered. Searching is
+done with Mail's `key:value` filters (bare words are ignored by Mail, so free
+text is always sent as `subject:` or `body:`); a message body is sliced and
+searched like a file (reader.page / reader.find).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_nextcloud.indexer.models import iso_time
+from mcp_nextcloud.server.context import ServerContext
+from mcp_nextcloud.server.errors import from_nextcloud, misuse
+
+ACCOUNTS_TTL_S = 60.0
+NOT_PROOF = ("Mail searches its local copy of the mailbox, which syncs in the background: no result is not "
+             "proof that no such message exists.")
+PREVIEW_CHARS = 120
+READ_CHARS = 8_000
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """What mail_search was asked, in Mail's terms."""
+
+    sender: str | None = None
+    to: str | None = None
+    subject: str | None = None
+    body: str | None = None
+    after: str | None = None
+    before: str | None = None
+    unread: bool | None = None
+
+    def to_mail(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, value in (("from", self.sender), ("to", self.to), ("subject", self.subject), ("body", self.body)):
+            if value:
+                out[key] = value.strip()
+        if self.after:
+            out["start"] = str(_epoch(self.after, "after"))
+        if self.before:
+            out["end"] = str(_epoch(self.before, "before", end_of_day=True))
+        if self.unread is not None:
+            out["is" if self.unread else "not"] = "unread"
+        return out
+
+
+def _epoch(value: str, name: str, *, end_of_day: bool = False) -> int:
+    """An ISO date or date-time (UTC unless it says otherwise) as unix seconds."""
+    try:
+        if len(value) == 10:
+            day = dt.date.fromisoformat(value)
+            moment = dt.datetime.combine(day, dt.time.max if end_of_day else dt.time.min, dt.timezone.utc)
+        else:
+            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        raise misuse(f"{name} must be an ISO date like 2026-01-31 (or a date-time with its zone).",
+                     status="bad_date") from None
+    return int(moment.timestamp())
+
+
+def mail_accounts(ctx: ServerContext) -> list[Any]:
+    """The user's Mail accounts (cached a minute); none configured is an instruction, not an empty list."""
+    try:
+        accounts = ctx.cached("mail:accounts", ACCOUNTS_TTL_S, lambda: ctx.client().mail.accounts())
+    except Exception as exc:
+        raise _failure(exc) from None
+    if not accounts:
+        raise misuse("No mail account is set up in Nextcloud Mail for this user. Tell the user to add one in "
+                     "the Mail app.", status="no_mail_account")
+    return list(accounts)
+
+
+def _failure(exc: Exception) -> Exception:
+    from mcp_nextcloud.nextcloud.errors import NextcloudError
+
+    return from_nextcloud(exc) if isinstance(exc, NextcloudError) else exc
+
+
+def _missing_message(exc: Exception, message_id: int) -> Exception | None:
+    """Mail's 404 for a message id: the id argument is wrong (Mail's words would point at a file path)."""
+    from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+
+    if isinstance(exc, NextcloudError) and exc.code is ErrorCode.NOT_FOUND:
+        return misuse(f"No message has id {message_id} in this account's mail. Take an id from mail_search; "
+                      "do not guess ids.", status="not_found")
+    return None
+
+
+def _mailboxes(ctx: ServerContext, account: Any) -> list[Any]:
+    try:
+        return list(ctx.cached(f"mail:boxes:{account.id}", ACCOUNTS_TTL_S,
+                               lambda: ctx.client().mail.mailboxes(account.id)))
+    except Exception as exc:
+        raise _failure(exc) from None
+
+
+def pick_mailboxes(ctx: ServerContext, name: str) -> list[tuple[Any, Any]]:
+    """(account, mailbox) pairs named `name` ("INBOX", "Sent", "Drafts" or a folder name) in every account."""
+    wanted = name.strip().casefold()
+    pairs, seen = [], []
+    for account in mail_accounts(ctx):
+        for box in _mailboxes(ctx, account):
+            seen.append(box.name)
+            roles = [s.casefold() for s in box.special_use]
+            if box.name.casefold() == wanted or wanted in roles or (wanted == "inbox" and "inbox" in roles):
+                pairs.append((account, box))
+                break
+    if not pairs:
+        raise misuse(f"No mailbox named {name!r}. Mailboxes here: {', '.join(sorted(set(seen))[:20])}.",
+                     status="unknown_mailbox")
+    return pairs
+
+
+def make_cursor(boxes: list[int], filters: dict[str, str], before_ts: int) -> str:
+    raw = json.dumps({"b": boxes, "f": _digest(filters), "t": before_ts}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def read_cursor(cursor: str, boxes: list[int], filters: dict[str, str]) -> int:
+    """The timestamp a cursor continues from; a cursor from another search is refused."""
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if data["b"] == boxes and data["f"] == _digest(filters):
+            return int(data["t"])
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        pass
+    raise misuse("cursor does not belong to this search (pass back nextCursor with the same filters and "
+                 "mailbox).", status="bad_cursor")
+
+
+def _digest(filters: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(filters, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def message_entry(msg: Any, mailbox: str) -> dict[str, Any]:
+    """One message as mail_search lists it: id for mail_read, who, what, when, read or not."""
+    preview = " ".join(msg.preview.split())
+    return {"id": msg.id, "subject": msg.subject, "from": msg.sender, "to": msg.to[:5] or None,
+            "date": iso_time(msg.date), "unread": not bool(msg.flags.get("seen", False)), "mailbox": mailbox,
+            "preview": preview[:PREVIEW_CHARS] + ("…" if len(preview) > PREVIEW_CHARS else "") or None}
+
+
+def search(ctx: ServerContext, filters: SearchFilters, *, mailbox: str, limit: int,
+           cursor: str | None) -> dict[str, Any]:
+    """Newest messages first across the named mailbox of every account, `limit` at most, with a cursor."""
+    mail_filters = filters.to_mail()
+    pairs = pick_mailboxes(ctx, mailbox)
+    box_ids = [box.id for _, box in pairs]
+    before = read_cursor(cursor, box_ids, mail_filters) if cursor else None
+    found: list[tuple[Any, str]] = []
+    for _, box in pairs:
+        try:
+            msgs = ctx.client().mail.messages(box.id, limit=limit + 1, filters=mail_filters, cursor=before)
+        except Exception as exc:
+            raise _failure(exc) from None
+        found.extend((m, box.name) for m in msgs)
+    found.sort(key=lambda pair: (pair[0].date, pair[0].id), reverse=True)
+    shown = found[:limit]
+    more = len(found) > limit
+    out: dict[str, Any] = {"messages": [message_entry(m, name) for m, name in shown], "truncated": more,
+                           "mailboxes": sorted({name for _, name in found} or {box.name for _, box in pairs})}
+    if more:
+        out["nextCursor"] = make_cursor(box_ids, mail_filters, shown[-1][0].date)
+    if not shown:
+        out["hint"] = NOT_PROOF + " Try fewer or other filters, or another mailbox (Sent, Drafts)."
+    else:
+        out["hint"] = "mail_read(id) reads a message. " + NOT_PROOF
+    return out
+
+
+def read(ctx: ServerContext, message_id: int, *, offset: int, limit: int | None, find: str | None) -> dict[str, Any]:
+    """One message: headers, then its body sliced (offset/limit) or searched (find) like a file."""
+    try:
+        msg = ctx.client().mail.message(message_id)
+    except Exception as exc:
+        raise _missing_message(exc, message_id) or _failure(exc) from None
+    doc = _body_document(msg.body or "")
+    head = {"id": msg.id, "subject": msg.subject, "from": msg.sender, "to": msg.to,
+            "date": iso_time(msg.date), "unread": not bool(msg.flags.get("seen", False))}
+    if find is not None:
+        return {**head, **_find(doc, find, offset, limit or 10)}
+    from mcp_nextcloud import reader
+
+    total = len(doc.text)
+    if offset and offset >= total:
+        raise misuse(f"offset {offset} is past the end of the body ({total} characters). Use a smaller offset.",
+                     status="offset_past_end")
+    body = reader.page(doc, offset, limit or READ_CHARS).to_dict()
+    return {**head, "body": body["content"], "offset": offset, "total": total, "truncated": body["truncated"],
+            "nextOffset": body["nextOffset"]}
+
+
+def _body_document(body: str) -> Any:
+    """The body as a reader Document: HTML bodies become text; plain text stays as it is."""
+    from mcp_nextcloud import reader
+
+    looks_html = "<" in body and any(tag in body.lower() for tag in ("<html", "<p", "<div", "<br", "<body"))
+    name = "message.html" if looks_html else "message.txt"
+    try:
+        return reader.extract(body.encode("utf-8"), name)
+    except reader.ReaderError:
+        return reader.extract(b" ", "message.txt")
+
+
+def _find(doc: Any, query: str, offset: int, limit: int) -> dict[str, Any]:
+    from mcp_nextcloud import reader
+
+    if not query.strip():
+        raise misuse("find is empty: give words to look for, or omit find.",
+                     status="bad_find")
+    try:
+        res = reader.find(doc, query, limit=10_000)
+    except ValueError as exc:
+        raise misuse(f"find: {exc}.", status="bad_find") from None
+    after = [m for m in res.matches if m.offset >= offset]
+    shown = after[:limit]
+    out: dict[str, Any] = {"query": query, "matches": [m.to_dict() for m in shown], "total": res.total,
+                           "truncated": len(after) > limit}
+    if len(after) > limit:
+        out["nextOffset"] = shown[-1].offset + max(1, shown[-1].length)
+    return out
+
+
+def people(ctx: ServerContext, name: str, limit: int = 10) -> list[dict[str, Any]]:
+    """People Mail can write to whose name or address contains `name`, insensitive to case and accents.
+
+    Mail's own recipient suggestions (contacts and addresses collected from
+    mail) first, then the address books and accounts as contacts_search finds
+    them (server.tools.people: Nextcloud's CardDAV search is accent-sensitive,
+    so cards are matched on our side).
+    """
+    from mcp_nextcloud.server.tools import people as directory
+
+    found: dict[str, dict[str, Any]] = {}
+    try:
+        suggestions = ctx.client().mail.autocomplete(name)
+    except Exception as exc:
+        raise _failure(exc) from None
+    for r in suggestions:
+        found.setdefault(r.email.casefold(), {"name": r.label or None, "email": r.email,
+                                              "source": r.source or "mail"})
+    matches, _ = directory.search(ctx, name)
+    for person in matches:
+        for address in person.emails:
+            found.setdefault(address.casefold(), {"name": person.name or None, "email": address,
+                                                  "source": "contacts"})
+    return list(found.values())[:limit]
+
+
+def is_known(ctx: ServerContext, address: str) -> bool:
+    """Whether Mail or the address books know this exact address (what mail_compose accepts without asking)."""
+    from mcp_nextcloud.server.tools import people as directory
+
+    wanted = address.strip().casefold()
+    try:
+        suggestions = ctx.client().mail.autocomplete(wanted.split("@", 1)[0] or wanted)
+    except Exception as exc:
+        raise _failure(exc) from None
+    if any(r.email.casefold() == wanted for r in suggestions):
+        return True
+    matches, _ = directory.search(ctx, wanted)
+    return any(a.casefold() == wanted for p in matches for a in p.emails)

@@ -1,0 +1,61 @@
+"""nextcloud_whoami: who the agent acts as, cheaply (cached for a minute).
+
+The first thing a careful agent asks; answering it must not cost a second of
+round trips each time, so the facts are cached per process for WHOAMI_TTL_S.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+
+from mcp_nextcloud.server.context import ServerContext
+from mcp_nextcloud.server.envelope import WhoamiOut, envelope
+
+WHOAMI_TTL_S = 60.0
+APPS = ("calendar", "contacts", "deck", "talk", "mail")
+
+
+def whoami_payload(ctx: ServerContext) -> dict[str, Any]:
+    """user id, display name, email, server version and which of our apps exist on this server."""
+    client = ctx.client()
+    user = client.ocs.current_user()
+    try:
+        version = client.ocs.server_version()
+    except Exception:  # the version is a nicety; never fail whoami for it
+        version = None
+    available = client.ocs.apps_available() or {}
+    apps = {name: bool(available.get(name, False)) for name in APPS}
+    missing = [n for n, ok in apps.items() if not ok]
+    payload: dict[str, Any] = {
+        "userId": user.id,
+        "displayName": getattr(user, "display_name", None),
+        "email": getattr(user, "email", None) or None,
+        "serverVersion": str(version) if version else None,
+        "apps": apps,
+    }
+    if missing:
+        payload["hint"] = "Not available here: " + ", ".join(missing) + ". Do not call tools for those apps."
+    return payload
+
+
+def register(server: MCPServer, ctx: ServerContext) -> None:
+    """Add nextcloud_whoami to `server`."""
+
+    # openWorldHint is left out where it would say false (as for every tool): see server/tools/files.py.
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True))
+    def nextcloud_whoami() -> Annotated[CallToolResult, WhoamiOut]:
+        """Who you act as, and which apps this server has."""
+        from mcp_nextcloud.server import profile
+
+        payload = dict(ctx.cached("whoami", WHOAMI_TTL_S, lambda: whoami_payload(ctx)))
+        in_force = profile.current()
+        if not in_force.unrestricted:   # per request (a bearer token's own): never cached with the account
+            payload["profile"] = in_force.describe()
+            limits = ("only " + ", ".join(in_force.folders) if in_force.folders is not None else "every folder",
+                      "read-only" if in_force.read_only else "reads and writes")
+            note = (f"Profile {in_force.name!r}: {limits[0]}, {limits[1]}; files outside its folders are "
+                    "answered as missing.")
+            payload["hint"] = " ".join(filter(None, [payload.get("hint"), note]))
+        return envelope(payload)
