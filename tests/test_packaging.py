@@ -69,3 +69,20 @@ def test_our_code_adds_no_other_top_level_name_and_shadows_nothing(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), capture_output=True, text=True,
                          env=env, timeout=120, check=True).stdout.strip()
     assert out == "[]|theirs: server|theirs: reader|theirs: fixtures", out
+
+
+def test_the_command_is_a_plain_script_that_imports_only_the_entry_point():
+    """pip's generated entry-point wrapper imports `re` (~10 ms of every call); ours imports sys and us."""
+    import ast
+
+    script = ROOT / "scripts" / "mcp-nextcloud"
+    assert script.read_text(encoding="utf-8").startswith("#!python\n")   # rewritten to the venv's python on install
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names} | {node.module for node in ast.walk(tree)
+                                            if isinstance(node, ast.ImportFrom) and node.module}
+    assert imported == {"sys", "mcp_nextcloud", "main"}
+    assert _setuptools()["script-files"] == ["scripts/mcp-nextcloud"]
+    done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "MCP_NEXTCLOUD_SERVICE": "0"})
+    assert done.returncode == 0 and done.stdout.startswith("usage: mcp-nextcloud")
