@@ -71,9 +71,14 @@ def test_our_code_adds_no_other_top_level_name_and_shadows_nothing(tmp_path):
     assert out == "[]|theirs: server|theirs: reader|theirs: fixtures", out
 
 
-def test_the_command_is_a_plain_script_that_imports_only_the_entry_point():
-    """pip's generated entry-point wrapper imports `re` (~10 ms of every call); ours imports sys and us."""
+def test_the_command_is_a_plain_script_that_imports_only_the_entry_point(tmp_path):
+    """pip's generated entry-point wrapper imports `re` (~10 ms of every call); ours imports sys and us.
+
+    Run as the command, it indexes real documents: the extraction pool's forkserver imports the main
+    script again, so the script must not run the CLI when imported (it once did: every file failed)."""
     import ast
+    import json
+    import shutil
 
     script = ROOT / "scripts" / "mcp-nextcloud"
     assert script.read_text(encoding="utf-8").startswith("#!python\n")   # rewritten to the venv's python on install
@@ -83,6 +88,14 @@ def test_the_command_is_a_plain_script_that_imports_only_the_entry_point():
                                             if isinstance(node, ast.ImportFrom) and node.module}
     assert imported == {"sys", "mcp_nextcloud", "main"}
     assert _setuptools()["script-files"] == ["scripts/mcp-nextcloud"]
-    done = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "MCP_NEXTCLOUD_SERVICE": "0"})
-    assert done.returncode == 0 and done.stdout.startswith("usage: mcp-nextcloud")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("manual.pdf", "budget.xlsx", "notes.txt"):
+        shutil.copy(PACKAGE / "fixtures" / "docs" / name, folder / name)
+    done = subprocess.run([sys.executable, str(script), "index", "add", str(folder), "--index",
+                           str(tmp_path / "i.db"), "--json"], capture_output=True, text=True, timeout=300,
+                          cwd=str(tmp_path), env={**os.environ, "MCP_NEXTCLOUD_SERVICE": "0",
+                                                  "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)   # one answer: the CLI ran once
+    assert (report["extracted"], report["failed"]) == (3, 0), report
