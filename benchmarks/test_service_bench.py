@@ -15,7 +15,6 @@ Run with `python3 -m pytest -q -s benchmarks/test_service_bench.py`.
 """
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import resource
@@ -29,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
+from benchmarks import debian_docs
 from benchmarks.conftest import report
 from benchmarks.installed import InstallFailed, install, install_form
 from mcp_nextcloud.fixtures.emulator.server import Emulator
@@ -47,26 +46,7 @@ MIB = 1024 * 1024
 
 def _corpus(into: Path) -> Path:
     """Debian documentation packages unpacked into `into`/docs (HTML and text; .gz decompressed)."""
-    if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
-        pytest.skip("apt-get/dpkg-deb are not here: no Debian documentation to index")
-    debs = into / "debs"
-    debs.mkdir(parents=True)
-    done = subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, capture_output=True, text=True, timeout=600)
-    got = sorted(debs.glob("*.deb"))
-    if not got:
-        pytest.skip(f"apt-get download {' '.join(PACKAGES)} gave nothing: {done.stderr.strip()[-300:]}")
-    raw = into / "raw"
-    for deb in got:
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(raw)], check=True, timeout=300)
-    docs = into / "docs"
-    for path in (raw / "usr" / "share" / "doc").rglob("*"):
-        if not path.is_file() or path.is_symlink():
-            continue
-        rel = path.relative_to(raw / "usr" / "share" / "doc")
-        target = docs / (rel.with_suffix("") if path.suffix == ".gz" else rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes())
-    return docs
+    return debian_docs.corpus(into, PACKAGES)
 
 
 def _client(cmd: list[str], env: dict[str, str], stdin: str | None = None) -> tuple[float, float, str]:
