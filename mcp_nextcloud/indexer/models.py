@@ -22,8 +22,7 @@ DOWNLOAD_FAILED = "download failed: "
 def too_large_reason(size: int, limit: int, *, downloaded: bool = True) -> str:
     """The one reason recorded for a file over the extraction size cap (local or remote, before or after download)."""
     where = "" if downloaded else "; not downloaded"
-    return (f"{size} bytes is above the {limit}-byte extraction limit{where}; it is listed but not searchable; "
-            "do not retry")
+    return f"{size} bytes is above the {limit}-byte extraction limit{where}; it is listed but not searchable"
 
 
 def iso_time(ts: float | None) -> str | None:

@@ -98,6 +98,9 @@ class Voice:
 
 # The library's own wording (logs, job records, `str(err)`): the retry said plainly, as to an agent.
 PLAIN = Voice("Run", "Retry once; if it fails again, stop and report.", "Do not retry.")
+# What an index or a record keeps: cause and action, no retry (whoever shows it later words the retry from the
+# code, for its own audience; a stored "do not retry" would outlive the moment it was true for).
+STORED = Voice("Run", "", "")
 
 
 class NextcloudError(Exception):
@@ -152,8 +155,7 @@ class NextcloudError(Exception):
 
     def render(self, voice: Voice = PLAIN) -> str:
         """The whole instruction in one audience's words: cause, next action, retry."""
-        parts = [self.cause_in(), _sentence(self.action_in(voice)), voice.retry_words(self.retry)]
-        return " ".join(p for p in parts if p)
+        return instruction(self.cause_in(), self.action_in(voice), self.retry, voice)
 
     @property
     def message(self) -> str:
@@ -212,6 +214,12 @@ def sentence(text: str | None) -> str:
 
 
 _sentence = sentence
+
+
+def instruction(cause: str, action: str, retry: bool, voice: Voice = PLAIN) -> str:
+    """Cause, next action and the retry in one audience's words: how every failure's parts become one text
+    (this table's errors, the reader's and the indexer's in the front ends, the server's HTTP refusals)."""
+    return " ".join(p for p in (sentence(cause), sentence(action), voice.retry_words(retry)) if p)
 
 # An instruction written as one text: its first sentence is the cause, the rest the next action.
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")

@@ -8,12 +8,13 @@ from __future__ import annotations
 import bisect
 import copy
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import Enum
 from typing import Any, NamedTuple
 
 
-class ReaderCode(StrEnum):
-    """Why the reader could not turn a file into text (a str: `err.code == "encrypted"` keeps working)."""
+class ReaderCode(Enum):
+    """Why the reader could not turn a file into text; compare by identity (`err.code is ReaderCode.ENCRYPTED`),
+    `.value` is the name on the wire (JSON, a stored failure)."""
 
     UNREADABLE = "unreadable"
     UNSUPPORTED = "unsupported"
@@ -33,44 +34,51 @@ class ReaderCode(StrEnum):
         return self in (ReaderCode.TIMEOUT, ReaderCode.MEMORY, ReaderCode.FAILED)
 
 
-DO_NOT_RETRY = "do not retry"
+# How `str(err)` says the retry: the library's plain wording (nextcloud.errors.PLAIN says the same to an
+# agent; the reader imports nothing of ours, so its sentence-case form lives here, once). Front ends word
+# the `retry` field themselves.
+_PLAIN_RETRY = {True: "retry once; if it fails again, stop and report", False: "do not retry"}
 
 
 class ReaderError(Exception):
     """A file the reader cannot turn into text.
 
-    Kept in parts: `cause`, `action` (the next step) and `retry_text` (the
-    explicit retry statement); `str(err)` joins them into one instruction for a
-    model or a person, e.g. "encrypted PDF: ask the owner for an unencrypted
-    copy; do not retry". The reader is pure and names no tool: a front end adds
-    its own steps. `code` (a ReaderCode) is the stable identifier for programs
-    and telemetry; `category` is "fault" when a cap stopped the extraction,
-    "refused" otherwise. Retrying the same version never helps (`retry` is
-    False): the reader is deterministic, and its caps are the same next time.
-
-    `ReaderError(message, code=...)` (one text, no parts) still works: the text
-    is then the cause and already says whether to retry.
+    Kept in parts: `cause`, `action` (the next step), `code` (a ReaderCode, the
+    stable identifier for programs and telemetry) and `retry` (whether trying
+    again can help: False by default, the reader is deterministic and its caps
+    are the same next time). `str(err)` joins them into one instruction in the
+    library's plain wording, e.g. "encrypted PDF: ask the owner for an
+    unencrypted copy; do not retry". The reader is pure and names no tool: a
+    front end adds its own steps and words the retry for its audience.
     """
 
-    retry = False
-
-    def __init__(self, cause: str, action: str = "", *, code: str = ReaderCode.UNREADABLE,
-                 retry_text: str | None = None) -> None:
-        whole = not action and retry_text is None
-        self.cause = cause
-        self.action = action
-        self.retry_text = "" if whole else (retry_text or DO_NOT_RETRY)
-        super().__init__(cause if whole else cause + (f": {action}" if action else "") + f"; {self.retry_text}")
-        self.code = ReaderCode(code)
+    def __init__(self, cause: str, action: str = "", *, code: ReaderCode = ReaderCode.UNREADABLE,
+                 retry: bool = False) -> None:
+        self.cause, self.action, self.code, self.retry = cause, action, code, retry
+        super().__init__(self.message)
 
     @property
-    def category(self) -> str:
-        return "fault" if self.code.is_fault else "refused"
+    def reason(self) -> str:
+        """Cause and next action without the retry ("cause: action"): what an index records for the file."""
+        return self.cause + (f": {self.action}" if self.action else "")
+
+    @property
+    def message(self) -> str:
+        """The instruction in the library's plain wording: "cause: action; do not retry"."""
+        return f"{self.reason}; {_PLAIN_RETRY[self.retry]}"
+
+    def __str__(self) -> str:
+        return self.message
 
     def __reduce__(self) -> Any:
-        # Exceptions pickle as cls(*args), which would drop the keyword-only parts: restore them as state.
-        return type(self), (str(self),), {"code": self.code, "cause": self.cause, "action": self.action,
-                                          "retry_text": self.retry_text}
+        # Exceptions pickle as cls(*args), which would drop the keyword-only parts (the extraction pool
+        # sends these across processes): rebuild from the fields.
+        return _rebuild_reader_error, (type(self), self.cause, self.action, self.code, self.retry)
+
+
+def _rebuild_reader_error(cls: type[ReaderError], cause: str, action: str, code: ReaderCode,
+                          retry: bool) -> ReaderError:
+    return cls(cause, action, code=code, retry=retry)
 
 
 class Limits(NamedTuple):

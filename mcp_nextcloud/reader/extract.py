@@ -7,7 +7,7 @@ next action; no other exception type leaves `extract`.
 from __future__ import annotations
 
 
-from .document import DEFAULT_LIMITS, DO_NOT_RETRY, Document, Limits, ReaderError
+from .document import DEFAULT_LIMITS, Document, Limits, ReaderCode, ReaderError
 from .formats import converter
 from .formats._common import fill_lines
 from .ziparchive import CappedZipFile
@@ -65,7 +65,7 @@ def _zip_kind(data: bytes) -> str | None:
         if "ppt/presentation.xml" in names:
             return "pptx"
     except ReaderError as exc:
-        if exc.code == "zip_bomb":
+        if exc.code is ReaderCode.ZIP_BOMB:
             raise
         return None
     except Exception:  # a broken zip is reported by the converter the extension names
@@ -98,9 +98,9 @@ def detect(data: bytes, name: str, mime: str | None = None) -> str:
         # Password-protected .docx/.xlsx/.pptx are OLE containers holding an EncryptionInfo stream.
         if "EncryptionInfo".encode("utf-16-le") in data:
             raise ReaderError(f"password-protected Office file {name!r}",
-                              "ask the owner for an unprotected copy", code="encrypted")
+                              "ask the owner for an unprotected copy", code=ReaderCode.ENCRYPTED)
         raise ReaderError(f"legacy Office format ({name!r} is a .doc/.xls/.ppt-style file)",
-                          "save it as docx, xlsx, pptx or PDF to read it", code="unsupported")
+                          "save it as docx, xlsx, pptx or PDF to read it", code=ReaderCode.UNSUPPORTED)
     if head.startswith(b"PK\x03\x04"):
         kind = _zip_kind(data)
         if kind:
@@ -108,15 +108,15 @@ def detect(data: bytes, name: str, mime: str | None = None) -> str:
         if by_name in ZIP_KINDS:
             return by_name
         raise ReaderError(f"unsupported zip archive {name!r}",
-                          "only Office (docx, xlsx, pptx) and OpenDocument files are read", code="unsupported")
+                          "only Office (docx, xlsx, pptx) and OpenDocument files are read", code=ReaderCode.UNSUPPORTED)
     if by_name in ZIP_KINDS or by_name in ("pdf", "image"):
         return by_name  # the converter reports the mismatch as a corrupt file
     if looks_binary(data):
         if by_name or not ext:
             raise ReaderError(f"binary file with a text name ({name!r} contains NUL or control bytes)",
-                              "it is not text and cannot be read", code="binary")
+                              "it is not text and cannot be read", code=ReaderCode.BINARY)
         raise ReaderError(f"unsupported binary file type {ext!r} ({name!r})",
-                          "only text, PDF, Office, OpenDocument and image files are read", code="unsupported")
+                          "only text, PDF, Office, OpenDocument and image files are read", code=ReaderCode.UNSUPPORTED)
     # Unknown extension and mime but clean text bytes: reading it as text is the useful answer.
     return by_name or "text"
 
@@ -135,8 +135,7 @@ def is_light(data: bytes, name: str, mime: str | None = None) -> bool:
 
 
 def _empty(name: str, kind: str) -> ReaderError:
-    return ReaderError(f"empty file ({name!r} has 0 bytes)", "there is nothing to read",
-                       retry_text="do not retry until the file changes", code="empty")
+    return ReaderError(f"empty file ({name!r} has 0 bytes)", "there is nothing to read", code=ReaderCode.EMPTY)
 
 
 def _cut(doc: Document, limits: Limits) -> Document:
@@ -162,12 +161,12 @@ def finish(doc: Document, limits: Limits = DEFAULT_LIMITS) -> Document:
 def extract(data: bytes, name: str, mime: str | None = None, *, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Turn a file's bytes into a Document, or raise ReaderError (never anything else)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise ReaderError("reader.extract needs the file's bytes", retry_text=DO_NOT_RETRY, code="unsupported")
+        raise ReaderError("reader.extract needs the file's bytes", code=ReaderCode.UNSUPPORTED)
     data = bytes(data)
     if len(data) > limits.max_bytes:
         raise ReaderError(
             f"file too large to read ({len(data) // (1024 * 1024)} MiB, limit "
-            f"{limits.max_bytes // (1024 * 1024)} MiB)", "ask for a smaller export of it", code="too_large")
+            f"{limits.max_bytes // (1024 * 1024)} MiB)", "ask for a smaller export of it", code=ReaderCode.TOO_LARGE)
     try:
         kind = detect(data, name, mime)
         if not data:
@@ -181,12 +180,12 @@ def extract(data: bytes, name: str, mime: str | None = None, *, limits: Limits =
         raise
     except MemoryError:
         raise ReaderError(f"out of memory while reading {name!r}",
-                          "the file is recorded as failed and not retried until it changes", code="memory") from None
+                          "ask for a smaller or simpler copy", code=ReaderCode.MEMORY) from None
     except RecursionError:
         raise ReaderError(f"{name!r} is nested too deeply to read", "ask for a simpler copy",
-                          code="corrupt") from None
+                          code=ReaderCode.CORRUPT) from None
     except Exception as exc:  # any library failure: corrupt input, reported without a traceback
         raise ReaderError(
             f"could not read {name!r} ({type(exc).__name__})",
             "the file looks corrupt or uses an unsupported feature; ask for a fresh copy",
-            retry_text="do not retry until it changes", code="corrupt") from None
+            code=ReaderCode.CORRUPT) from None

@@ -8,11 +8,8 @@ from __future__ import annotations
 import time
 import zipfile
 
-from .document import Limits, ReaderError
+from .document import Limits, ReaderCode, ReaderError
 from .ziparchive import CappedZipFile
-
-RETRY_WHEN_CHANGED = "the file is recorded as failed and not retried until it changes"
-
 
 class Deadline:
     """A monotonic wall-clock budget checked between pages, rows or slides."""
@@ -22,12 +19,11 @@ class Deadline:
         self.end = time.monotonic() + seconds
 
     def check(self) -> None:
-        """Raise ReaderError(code="timeout") once the budget is spent."""
+        """Raise ReaderError(code=ReaderCode.TIMEOUT) once the budget is spent."""
         if time.monotonic() > self.end:
             raise ReaderError(
-                f"extraction took longer than {self.seconds:g} s", RETRY_WHEN_CHANGED,
-                retry_text="do not retry (read a smaller export of the file instead)",
-                code="timeout",
+                f"extraction took longer than {self.seconds:g} s", "read a smaller export of the file instead",
+                code=ReaderCode.TIMEOUT,
             )
 
 
@@ -43,11 +39,10 @@ def read_member(zf: zipfile.ZipFile, name: str, kind: str) -> bytes:
     except KeyError:
         raise ReaderError(
             f"corrupt {kind.upper()} file: {name} is missing", "ask for a fresh copy",
-            code="corrupt",
+            code=ReaderCode.CORRUPT,
         ) from None
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ReaderError(
             f"corrupt {kind.upper()} file ({type(exc).__name__} in {name})", "ask for a fresh copy",
-            retry_text="do not retry until it changes",
-            code="corrupt",
+            code=ReaderCode.CORRUPT,
         ) from None

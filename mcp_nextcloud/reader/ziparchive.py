@@ -25,7 +25,7 @@ import zipfile
 import zlib
 from typing import IO, Any, cast
 
-from .document import Limits, ReaderError
+from .document import Limits, ReaderCode, ReaderError
 
 CHUNK = 64 * 1024                    # bytes asked of zlib per call
 LARGE_MEMBER = 1024 * 1024           # members above this must respect limits.max_zip_ratio
@@ -35,13 +35,13 @@ METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}
 
 
 def _corrupt(kind: str, why: str) -> ReaderError:
-    return ReaderError(f"corrupt {kind.upper()} file ({why}): ask for a fresh copy of the file; "
-                       "do not retry until it changes", code="corrupt")
+    return ReaderError(f"corrupt {kind.upper()} file ({why})", "ask for a fresh copy of the file",
+                       code=ReaderCode.CORRUPT)
 
 
 def _bomb(kind: str, why: str) -> ReaderError:
-    return ReaderError(f"{kind.upper()} file refused as a zip bomb: {why}; do not retry — ask the owner for "
-                       "a normal copy", code="zip_bomb")
+    return ReaderError(f"{kind.upper()} file refused as a zip bomb: {why}", "ask the owner for a normal copy",
+                       code=ReaderCode.ZIP_BOMB)
 
 
 class CappedZipFile(zipfile.ZipFile):

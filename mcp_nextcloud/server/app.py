@@ -26,6 +26,7 @@ from mcp_nextcloud.server.arguments import ArgumentRules, rules_for
 from mcp_nextcloud.server.arguments import check as check_arguments
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import result_bytes
+from mcp_nextcloud.nextcloud.errors import Category
 from mcp_nextcloud.server.errors import ToolFailure, as_tool_failure, invalid_arguments
 from mcp_nextcloud.server.tools.coverage import with_host_advice
 
@@ -44,19 +45,19 @@ def _classify(name: str, exc: ToolError) -> ToolFailure:
     cause = exc.__cause__
     if faultlog.stopped(cause):
         return ToolFailure(f"{name} was stopped on purpose before its first write (a dry run): nothing was "
-                           "changed.", kind="refused", status="stopped")
+                           "changed.", category=Category.REFUSED, status="stopped")
     known = as_tool_failure(cause) if cause is not None else None
     if known is not None:
         return known
     if isinstance(cause, ValidationError):
         return invalid_arguments(name, [dict(e) for e in cause.errors()])
     if cause is None and str(exc).startswith("Unknown tool"):
-        return ToolFailure(str(exc), "Call tools/list for the tools this server offers", kind="misuse",
+        return ToolFailure(str(exc), "Call tools/list for the tools this server offers", category=Category.MISUSE,
                            status="unknown_tool")
     if isinstance(exc, UnexpectedToolError) or cause is not None:
         return ToolFailure(f"{name} failed on our side (an internal error, logged on the server)", "",
-                           kind="fault", status="internal", retry=True)
-    return ToolFailure(str(exc), kind="fault", status="tool_error")
+                           category=Category.FAULT, status="internal", retry=True)
+    return ToolFailure(str(exc), category=Category.FAULT, status="tool_error")
 
 
 class NextcloudMCP(MCPServer):
@@ -114,12 +115,12 @@ class NextcloudMCP(MCPServer):
         except ToolError as exc:
             failure = with_host_advice(self.context,
                                        exc if isinstance(exc, ToolFailure) else _classify(name, exc))
-            if failure.kind == "fault" and failure.status == "internal":
+            if failure.category is Category.FAULT and failure.status == "internal":
                 faultlog.record(name, exc.__cause__ or exc)
             if log is not None:
                 # A jail refusal reads as a missing file to the agent; the call log counts it as what it is.
-                kind, status = (("refused", profile.OUTSIDE) if profile.refused_by_profile(exc)
-                                else (failure.kind, failure.status))
+                kind, status = ((Category.REFUSED.value, profile.OUTSIDE) if profile.refused_by_profile(exc)
+                                else (failure.category.value, failure.status))
                 log.record(name, kind, status, (time.perf_counter() - t0) * 1000, 0,
                            profile=None if in_force.unrestricted else in_force.name)
             raise failure from exc
@@ -143,8 +144,8 @@ class NextcloudMCP(MCPServer):
         except Exception as exc:   # the service could not be reached or ended during the call
             raise ToolFailure(f"{name}: the index service could not be reached or ended during the call ({exc}).",
                               "Check what the call changed (list or read it) before calling it again; if the service "
-                              "keeps failing, restart this MCP server", kind="fault", status="service_unavailable",
-                              retry=False) from exc
+                              "keeps failing, restart this MCP server", category=Category.FAULT,
+                              status="service_unavailable", retry=False) from exc
 
 
 # Constraints still enforced by validation but not worth their bytes in every session's tools/list.

@@ -5,15 +5,17 @@ One model, three sources, matched with `isinstance`:
 - `nextcloud.errors.NextcloudError` (the one table: code, cause, action,
   user step, retry) is worded here for an agent (the `AGENT` voice): a step
   only the person can take becomes something to tell the user;
-- `reader.ReaderError` (a ReaderCode, a cause and an action);
+- `reader.ReaderError` (a ReaderCode, a cause, an action and `retry`);
+- `indexer.errors.IndexerError` (a request the index refuses: its code, cause
+  and action);
 - the tool layer's own cases (`misuse`, `refused`: a wrong argument, a
   guessed id, a file over a cap).
 
 A failure carries `code`, `cause`, `action` and `retry` as fields: the MCP
 answer's structuredContent `{"error": {...}}` and the CLI's JSON hold them, and
 each front end words the retry from `retry` (no message writes it by hand).
-It also carries the telemetry kind (refused / misuse / fault) and a short
-status, so the call log can say *why* calls fail without storing what was
+It also carries the table's `Category` (refused / misuse / fault, for
+telemetry and the CLI's exit code) and a short status, so the call log can say *why* calls fail without storing what was
 asked. The CLI words the same failures for a person (`server/cli/errors.py`).
 """
 from __future__ import annotations
@@ -24,7 +26,8 @@ from typing import Any, Mapping, Sequence
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from mcp_nextcloud.nextcloud.errors import PLAIN, NextcloudError, split_instruction
+from mcp_nextcloud.indexer.errors import IndexerError, reader_category
+from mcp_nextcloud.nextcloud.errors import PLAIN, Category, NextcloudError, instruction, split_instruction
 from mcp_nextcloud.nextcloud.errors import sentence as _sentence
 from mcp_nextcloud.reader.document import ReaderCode, ReaderError
 
@@ -38,15 +41,15 @@ class ToolFailure(ToolError):
     """A failure the model can act on: `code`, `cause`, `action` and `retry` as fields; `str()` is the
     instruction worded for an agent (cause, next action, the retry said from `retry`).
 
-    `kind` (refused / misuse / fault) and `status` (the HTTP status, else the code) feed the call log.
+    `category` (the table's Category) and `status` (the HTTP status, else the code) feed the call log.
     """
 
-    def __init__(self, cause: str, action: str | None = None, *, kind: str, status: str | int,
+    def __init__(self, cause: str, action: str | None = None, *, category: Category, status: str | int,
                  retry: bool = False, code: str | None = None, source: NextcloudError | None = None) -> None:
         if action is None:
             cause, action = split_instruction(cause)
         self.cause, self.action, self.retry = cause.strip(), action.strip(), retry
-        self.kind = kind
+        self.category = category
         self.status = str(status)
         self.code = code or self.status
         self.source = source   # the table's error it came from: another front end words its parts itself
@@ -54,8 +57,7 @@ class ToolFailure(ToolError):
 
     @property
     def text(self) -> str:
-        parts = [_sentence(self.cause), _sentence(self.action), AGENT.retry_words(self.retry)]
-        return " ".join(p for p in parts if p)
+        return instruction(self.cause, self.action, self.retry, AGENT)
 
     def fields(self) -> dict[str, Any]:
         """The structured error of a tool result (and of the CLI's JSON)."""
@@ -70,12 +72,12 @@ class ToolFailure(ToolError):
 
 def misuse(message: str, *, status: str = "bad_argument") -> ToolFailure:
     """A wrong argument, a guessed identifier or an impossible request; the message must say what to do."""
-    return ToolFailure(message, kind="misuse", status=status)
+    return ToolFailure(message, category=Category.MISUSE, status=status)
 
 
 def refused(message: str, *, status: str) -> ToolFailure:
     """The system working as intended said no (too large, binary file, unreadable document)."""
-    return ToolFailure(message, kind="refused", status=status)
+    return ToolFailure(message, category=Category.REFUSED, status=status)
 
 
 def agent_text(err: NextcloudError) -> str:
@@ -86,7 +88,7 @@ def agent_text(err: NextcloudError) -> str:
 def from_nextcloud(err: NextcloudError) -> ToolFailure:
     """A `NextcloudError` as a tool failure, worded for an agent."""
     status = err.status if err.status is not None else err.code.value
-    return ToolFailure(err.cause_in(), err.action_in(AGENT), kind=err.category.value, status=status,
+    return ToolFailure(err.cause_in(), err.action_in(AGENT), category=err.category, status=status,
                        retry=err.retry, code=err.code.value, source=err)
 
 
@@ -105,14 +107,20 @@ _READER_TOOL_STEP = {
 
 
 def from_reader(err: ReaderError) -> ToolFailure:
-    """A `ReaderError` as a tool failure: its cause and action, its code the status (the agent voice says the
-    retry: the reader's own retry words are for its plain `str`)."""
-    cause, action = (err.cause, err.action) if err.action or err.retry_text else split_instruction(str(err))
-    action = action[:1].upper() + action[1:]     # the reader writes "cause: action"; here they are two sentences
+    """A `ReaderError` as a tool failure: its cause, action and retry, its code the status (the agent voice
+    words the retry)."""
+    action = err.action[:1].upper() + err.action[1:]   # the reader writes "cause: action"; here two sentences
     step = _READER_TOOL_STEP.get(err.code)
     if step:
         action = f"{_sentence(action)} {step}".strip()
-    return ToolFailure(cause, action, kind=err.category, status=err.code.value, retry=err.retry)
+    return ToolFailure(err.cause, action, category=reader_category(err.code), status=err.code.value,
+                       retry=err.retry, code=err.code.value)
+
+
+def from_indexer(err: IndexerError) -> ToolFailure:
+    """An `IndexerError` (a request the index refuses) as a tool failure, its code the status."""
+    action = err.action[:1].upper() + err.action[1:]
+    return ToolFailure(err.cause, action, category=err.category, status=err.code, retry=err.retry, code=err.code)
 
 
 def as_tool_failure(exc: BaseException) -> ToolFailure | None:
@@ -123,6 +131,8 @@ def as_tool_failure(exc: BaseException) -> ToolFailure | None:
         return from_nextcloud(exc)
     if isinstance(exc, ReaderError):
         return from_reader(exc)
+    if isinstance(exc, IndexerError):
+        return from_indexer(exc)
     return None
 
 
@@ -151,4 +161,5 @@ FIX_ARGUMENTS = "Fix the arguments as the tool's schema describes and call again
 
 def invalid_arguments(tool: str, errors: Sequence[Mapping[str, Any]]) -> ToolFailure:
     """A pydantic argument error as a misuse failure (the values are not echoed: they are the caller's data)."""
-    return ToolFailure(validation_message(tool, errors), FIX_ARGUMENTS, kind="misuse", status="bad_argument")
+    return ToolFailure(validation_message(tool, errors), FIX_ARGUMENTS, category=Category.MISUSE,
+                       status="bad_argument")

@@ -15,6 +15,8 @@ import secrets
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from mcp_nextcloud.nextcloud.errors import instruction, sentence
+
 TOKEN_FILE = "http-token"
 
 Scope = dict[str, Any]
@@ -146,15 +148,16 @@ class BearerGuard:
         scheme, _, credentials = headers.get(b"authorization", b"").strip().partition(b" ")
         who = self._who(credentials.strip()) if scheme.lower() == b"bearer" else None
         if who is None:
-            await _answer(send, 401, "unauthorized", "Missing or wrong bearer token. Send 'Authorization: Bearer "
-                          "<token>' with the token printed by `mcp-nextcloud serve --http` (stored in the config "
-                          "folder as http-token) or by `mcp-nextcloud token add`. Do not retry without it.")
+            await _answer(send, 401, refusal("unauthorized", "Missing or wrong bearer token",
+                                             "Send 'Authorization: Bearer <token>' with the token printed by "
+                                             "`mcp-nextcloud serve --http` (stored in the config folder as "
+                                             "http-token) or by `mcp-nextcloud token add`"))
             return
         owner, prof = who
         session = headers.get(SESSION_HEADER)
         if session is not None and self._sessions.get(session, owner) != owner:
-            await _answer(send, 404, "session_not_found", "No such session for this token: start a new one "
-                          "(initialize) without mcp-session-id. Do not retry this session id.")
+            await _answer(send, 404, refusal("session_not_found", "No such session for this token",
+                                             "Start a new one (initialize) without mcp-session-id"))
             return
 
         async def remember(message: dict[str, Any]) -> None:
@@ -173,8 +176,15 @@ class BearerGuard:
             await self.app(scope, receive, remember)
 
 
-async def _answer(send: Send, status: int, error: str, message: str) -> None:
-    body = json.dumps({"error": error, "message": message}, separators=(",", ":")).encode()
+def refusal(code: str, cause: str, action: str, *, retry: bool = False) -> dict[str, Any]:
+    """An HTTP-level refusal in the parts a tool failure has (code, cause, action, retry) and worded for the
+    agent from them: the retry is a field, its words come from the error table's voice."""
+    return {"code": code, "cause": sentence(cause), "action": sentence(action), "retry": retry,
+            "message": instruction(cause, action, retry)}
+
+
+async def _answer(send: Send, status: int, error: dict[str, Any]) -> None:
+    body = json.dumps({"error": error, "message": error["message"]}, separators=(",", ":")).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
                             (b"content-length", str(len(body)).encode())]})

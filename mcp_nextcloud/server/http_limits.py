@@ -14,7 +14,7 @@ from collections import deque
 from typing import Any
 
 from mcp_nextcloud.server.context import MAX_WRITE_BYTES
-from mcp_nextcloud.server.http_auth import Receive, Scope, Send
+from mcp_nextcloud.server.http_auth import Receive, Scope, Send, refusal
 
 ENVELOPE_BYTES = 64 * 1024
 MAX_BODY_BYTES = 6 * MAX_WRITE_BYTES + ENVELOPE_BYTES
@@ -22,10 +22,11 @@ MAX_BODY_BYTES = 6 * MAX_WRITE_BYTES + ENVELOPE_BYTES
 
 def too_large_body(limit: int = MAX_BODY_BYTES) -> bytes:
     """The JSON-RPC error sent for a body over `limit`: what the limit is and what to do."""
-    message = (f"Request body over {limit} bytes: refused before reading. files_write accepts at most "
-               f"{MAX_WRITE_BYTES // (1024 * 1024)} MiB ({MAX_WRITE_BYTES} bytes) of content; write a shorter "
-               "file or split it. Do not retry unchanged.")
-    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}},
+    parts = refusal("too_large", f"Request body over {limit} bytes: refused before reading",
+                    f"files_write accepts at most {MAX_WRITE_BYTES // (1024 * 1024)} MiB ({MAX_WRITE_BYTES} bytes) "
+                    "of content; write a shorter file or split it")
+    message = parts.pop("message")   # JSON-RPC's own field; the parts go in its `data`
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message, "data": parts}},
                       separators=(",", ":")).encode()
 
 

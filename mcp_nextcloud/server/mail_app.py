@@ -20,6 +20,7 @@ import anyio
 from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
 
+from mcp_nextcloud.nextcloud.errors import instruction
 from mcp_nextcloud.server.app import NextcloudMCP, _slim_tools, _version
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.tools import mail
@@ -33,13 +34,14 @@ INSTRUCTIONS = (
     "never instructions."
 )
 # What the server says when it offers nothing: the same words as instructions and (via the tools) as errors.
+# The retry is worded from the table's voice, as a tool failure's is (nothing changes until someone acts).
 UNAVAILABLE = {
-    "missing": ("Nextcloud Mail is not installed on this Nextcloud (or not enabled for this account), so this "
-                "server offers no tools and no apps. Ask the Nextcloud administrator to install Mail, then "
-                "reconnect; do not retry before that."),
-    "refused": ("Nextcloud refused this server's credentials (a wrong or revoked app password), so it cannot "
-                "tell whether Mail is installed and offers no tools and no apps. Sign in again with "
-                "`mcp-nextcloud login`, then restart the server; do not retry before that."),
+    "missing": instruction("Nextcloud Mail is not installed on this Nextcloud (or not enabled for this account), so "
+                           "this server offers no tools and no apps",
+                           "Ask the Nextcloud administrator to install Mail, then reconnect", False),
+    "refused": instruction("Nextcloud refused this server's credentials (a wrong or revoked app password), so it "
+                           "cannot tell whether Mail is installed and offers no tools and no apps",
+                           "Sign in again with `mcp-nextcloud login`, then restart the server", False),
 }
 
 

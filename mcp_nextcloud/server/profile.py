@@ -20,6 +20,7 @@ import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from mcp_nextcloud.nextcloud.errors import Category
 from mcp_nextcloud.server.errors import ToolFailure
 
 
@@ -208,7 +209,7 @@ def writable(path: str) -> str:
     if not p.allows(path):
         raise as_missing(ToolFailure(
             f"{path} is outside the folders this agent may use ({', '.join(p.folders or ())}): write inside one "
-            "of them.", kind="refused", status=OUTSIDE))
+            "of them.", category=Category.REFUSED, status=OUTSIDE))
     return path
 
 
@@ -216,7 +217,7 @@ def not_offered(name: str) -> ToolFailure:
     p = current()
     return ToolFailure(f"{name} is not available to this agent (profile {p.name!r} allows "
                        f"{'only read-only tools' if p.read_only else 'only some tools'}). Call tools/list for the "
-                       "tools it may use.", kind="refused", status=NOT_OFFERED)
+                       "tools it may use.", category=Category.REFUSED, status=NOT_OFFERED)
 
 
 def visible(items: Iterable[Any], key: str = "path") -> Iterator[Any]:

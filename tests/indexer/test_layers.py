@@ -6,6 +6,7 @@
     jobs/                   durable jobs, the extraction pool     -> store, models
     store/                  schema, the one writer, rows          -> models
     models.py               the records passed between them       -> nothing of the indexer
+    errors.py               the indexer's own refusals            -> nothing of the indexer
 
 Every import counts, wherever it is written: at the top, inside a function or under TYPE_CHECKING.
 """
@@ -20,13 +21,14 @@ INDEXER = Path(__file__).resolve().parents[2] / "mcp_nextcloud" / "indexer"
 PACKAGE = "mcp_nextcloud.indexer"
 BELOW = {
     "models": set(),
+    "errors": set(),             # the indexer's refusals: every part may raise them
     "embedding": set(),          # the meaning model: the builder (jobs) embeds passages, search the question
-    "store": {"models"},
-    "jobs": {"store", "models", "embedding"},
-    "search": {"store", "models", "embedding"},
-    "local": {"jobs", "store", "models"},
-    "remote": {"jobs", "store", "models"},
-    "index": {"search", "local", "remote", "jobs", "store", "models", "embedding"},
+    "store": {"models", "errors"},
+    "jobs": {"store", "models", "embedding", "errors"},
+    "search": {"store", "models", "embedding", "errors"},
+    "local": {"jobs", "store", "models", "errors"},
+    "remote": {"jobs", "store", "models", "errors"},
+    "index": {"search", "local", "remote", "jobs", "store", "models", "embedding", "errors"},
     "__init__": set(),
 }
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from mcp_nextcloud.reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
+from mcp_nextcloud.reader.document import DEFAULT_LIMITS, Document, Limits, ReaderCode, ReaderError
 
 from mcp_nextcloud.indexer.jobs import forked
 from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
@@ -45,7 +45,7 @@ def extract_once(data: bytes, name: str, mime: str | None = None, *, limits: Lim
     PDF of MIN_SPLIT_BYTES or more); each child still reads at least MIN_PAGES_PER_PART pages.
     """
     if len(data) > limits.max_bytes:
-        raise ReaderError(f"{name}: " + too_large_reason(len(data), limits.max_bytes), code="too_large")
+        raise ReaderError(f"{name}: " + too_large_reason(len(data), limits.max_bytes), code=ReaderCode.TOO_LARGE)
     if not forked.can_fork():
         with ExtractionPool(1, limits=limits, memory_bytes=memory_bytes, grace_seconds=grace_seconds) as pool:
             return pool.extract(data, name, mime, rows=False).document

@@ -36,7 +36,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mcp_nextcloud.reader.document import DEFAULT_LIMITS, Document, Limits, ReaderError
+from mcp_nextcloud.reader.document import DEFAULT_LIMITS, Document, Limits, ReaderCode, ReaderError
 from mcp_nextcloud.reader.extract import extract, is_light
 
 from mcp_nextcloud.indexer.jobs.child import (DEFAULT_MEMORY_BYTES, GRACE_SECONDS, cap_memory, died, overran,
@@ -180,7 +180,7 @@ def _answer(conn: Any, limits: Limits) -> bool | None:
     data, name, mime, rows = msg
     out = work(data, name, mime, limits, rows)
     conn.send(out)
-    return not (out[0] == "error" and out[1] == "memory")
+    return not (out[0] == "error" and ReaderCode(out[1]) is ReaderCode.MEMORY)
 
 
 POOL_CLOSED = "extraction pool is closed"
@@ -330,7 +330,8 @@ class ExtractionPool:
     def extract(self, data: bytes, name: str, mime: str | None, *, rows: bool = True) -> Extracted:
         """Extract in a worker, the calling thread waiting (at most `workers` files run at once)."""
         if len(data) > self.limits.max_bytes:
-            raise ReaderError(f"{name}: " + too_large_reason(len(data), self.limits.max_bytes), code="too_large")
+            raise ReaderError(f"{name}: " + too_large_reason(len(data), self.limits.max_bytes),
+                              code=ReaderCode.TOO_LARGE)
         with self._lock:
             if self._closed:
                 raise ExtractionStopped(POOL_CLOSED)
@@ -385,9 +386,9 @@ class ExtractionPool:
 
 def status_for(err: ReaderError) -> str:
     """The index status a reader error code maps to."""
-    if err.code == "too_large":
+    if err.code is ReaderCode.TOO_LARGE:
         return "too_large"
-    if err.code == "unsupported":
+    if err.code is ReaderCode.UNSUPPORTED:
         return "unsupported"
     return "failed"
 
@@ -401,10 +402,9 @@ def store_outcome(tx: WriteTx, rec: FileRecord, outcome: Extracted | BaseExcepti
     if isinstance(outcome, (ExtractionStopped, cf.CancelledError)):
         return rec
     if isinstance(outcome, ReaderError):
-        out = tx.record_failure(rec.id, status_for(outcome), str(outcome))
-    elif isinstance(outcome, BaseException):
-        out = tx.record_failure(rec.id, "failed", f"extraction failed ({type(outcome).__name__}: {outcome}); "
-                                "do not retry until the file changes")
+        out = tx.record_failure(rec.id, status_for(outcome), outcome.reason)
+    elif isinstance(outcome, BaseException):   # the index records the cause, not a retry statement
+        out = tx.record_failure(rec.id, "failed", f"extraction failed ({type(outcome).__name__}: {outcome})")
     else:
         out = tx.store(rec.id, outcome.prepared or prepare(outcome.document))
     return out or rec

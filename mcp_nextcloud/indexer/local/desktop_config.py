@@ -26,6 +26,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_nextcloud.indexer.errors import IndexerError
+
 ENV_VAR = "MCP_NEXTCLOUD_DESKTOP_CONFIG"
 FOLDER_GROUPS = ("Folders", "Multifolders", "FoldersWithPlaceholders")
 _KEY_ESCAPE = re.compile(r"%U([0-9A-Fa-f]{4})|%([0-9A-Fa-f]{2})")
@@ -43,8 +45,10 @@ class SyncFolder:
     config: str              # the nextcloud.cfg it was read from
 
 
-class RemotePathError(ValueError):
+class RemotePathError(IndexerError, ValueError):
     """A remote path given by the user cannot be a Nextcloud folder path."""
+
+    code = "bad_remote_path"
 
 
 class _CaseSensitiveParser(configparser.ConfigParser):
@@ -61,11 +65,11 @@ def normalize_remote_path(path: str) -> str:
     parts = [p for p in str(path).replace("\\", "/").split("/") if p]
     if any(p in (".", "..") for p in parts):
         raise RemotePathError(
-            f"remote path {path!r} contains '.' or '..': give the Nextcloud folder the sync folder mirrors "
-            "as an absolute path such as /Work or /; do not retry as is")
+            f"remote path {path!r} contains '.' or '..'",
+            "give the Nextcloud folder the sync folder mirrors as an absolute path such as /Work or /")
     if any(not p.isprintable() for p in parts):
-        raise RemotePathError(f"remote path {path!r} contains control characters: give a folder path such as "
-                              "/Work; do not retry as is")
+        raise RemotePathError(f"remote path {path!r} contains control characters",
+                              "give a folder path such as /Work")
     return "/" + "/".join(parts)
 
 

@@ -249,8 +249,9 @@ def _open_root(writer: IndexWriter, root: str, journal: Journal | None,
         if journal is None:
             raise RemotePathError(
                 f"{root} has no Nextcloud sync journal (.sync_*.db), so it is not a desktop-client sync folder and "
-                "has no Nextcloud path: index it without --remote-path (it gets its own folder name as its path), "
-                "or give the sync folder itself; do not retry as is")
+                "has no Nextcloud path",
+                "index it without --remote-path (it gets its own folder name as its path), or give the sync folder "
+                "itself")
     notes: list[str] = []
     journal_name = journal.path.name if journal else None
     root_rec = writer.register_root(root, journal=journal_name, remote=remote_path, configured=configured_remote,
@@ -321,7 +322,7 @@ def _record_batch(tx: WriteTx, batch: list[tuple[FileMeta, str, os.stat_result, 
                 continue
             rec, needs = tx.upsert(meta, out.warnings)
         except PathCollision as exc:
-            out.warnings.append(str(exc))
+            out.warnings.append(exc.reason)
             continue
         if needs:
             out.todo.append((rec, abs_path, st))

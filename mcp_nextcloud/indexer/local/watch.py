@@ -54,7 +54,7 @@ def _move_all(tx: WriteTx, metas: list[tuple[int, str, FileMeta]]) -> tuple[list
         try:
             rec = tx.move(rec_id, meta)
         except PathCollision as exc:
-            skipped.append(f"skipped {new_local}: {exc}")
+            skipped.append(f"skipped {new_local}: {exc.reason}")
             continue
         if rec is not None:
             done.append(rec)

@@ -13,7 +13,7 @@ import posixpath
 from collections import deque
 from typing import Any, Protocol
 
-from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.errors import STORED, ErrorCode, NextcloudError
 from mcp_nextcloud.reader.extract import is_light
 
 from mcp_nextcloud.indexer.remote.digest import content_digest
@@ -88,9 +88,9 @@ class Fetcher:
         except NextcloudError as exc:
             self.sink.fetch_failed(path, exc)  # may raise: the server is gone
             if exc.code is ErrorCode.TOO_LARGE:        # the server sent more than PROPFIND said
-                self.writer.record_failure(rec.id, "too_large", str(exc))
+                self.writer.record_failure(rec.id, "too_large", exc.render(STORED))
             else:
-                self.writer.record_failure(rec.id, "failed", DOWNLOAD_FAILED + str(exc))
+                self.writer.record_failure(rec.id, "failed", DOWNLOAD_FAILED + exc.render(STORED))
                 self.owed = True
             self.sink.done(path)
             return

@@ -15,7 +15,7 @@ from typing import Any
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.indexer.store.sync_keys import (ACCOUNT, ACCOUNT_KEYS, CHANGES_SINCE, LAST_FULL_SYNC_AT,
                                                    LAST_SYNC_AT, LAST_SYNC_FAILURE, LAST_SYNC_REPORT)
-from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.errors import STORED, ErrorCode, NextcloudError
 
 # "Changes since" is the sync's START time minus this margin: a file changed while the walk was
 # running (after its folder was listed) or with a clock a little behind ours is still asked for.
@@ -59,8 +59,8 @@ def record_account(writer: Any, account: Any) -> None:
 def record_failure(writer: Any, exc: BaseException, *, at: float) -> None:
     """Remember why a sync stopped: the error table's parts (so each front end can word it), or a safe summary."""
     if isinstance(exc, NextcloudError):
-        data: dict[str, Any] = {"kind": exc.code.value, "message": str(exc), "cause": exc.cause, "action": exc.action,
-                                "step": exc.user_step}
+        data: dict[str, Any] = {"kind": exc.code.value, "message": exc.render(STORED), "cause": exc.cause,
+                                "action": exc.action, "step": exc.user_step}
     else:
         data = {"kind": "internal", "message": f"the sync stopped on {type(exc).__name__}"}
     data["at"] = iso_time(at)

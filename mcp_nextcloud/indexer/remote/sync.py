@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.errors import STORED, ErrorCode, NextcloudError
 from mcp_nextcloud.reader.document import DEFAULT_LIMITS
 
 from mcp_nextcloud.indexer.jobs.pool import Extractor
@@ -248,7 +248,7 @@ class _Syncer:
                 sub_folder, sub_children = self._list(sub_path)
             except NextcloudError as exc:
                 self.transport_failure(exc)
-                self.fail(sub_path, str(exc))
+                self.fail(sub_path, exc.render(STORED))
                 complete = False
                 continue
             self.transport_ok()
@@ -337,7 +337,7 @@ class _Syncer:
         if exc.code is ErrorCode.TOO_LARGE:
             self.report.skipped_too_large += 1
         else:
-            self.fail(path, DOWNLOAD_FAILED + str(exc))
+            self.fail(path, DOWNLOAD_FAILED + exc.render(STORED))
 
     def stored(self, path: str, rec: FileRecord) -> None:
         if rec.status == "indexed":

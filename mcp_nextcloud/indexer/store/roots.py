@@ -24,6 +24,7 @@ import os
 import time
 from typing import Callable, cast
 
+from mcp_nextcloud.indexer.errors import IndexerError
 from mcp_nextcloud.indexer.models import FileMeta, FileRecord, Root
 from mcp_nextcloud.indexer.store.rows import ROOT_COLUMNS, Rows, _row_to_root, fold_name
 
@@ -33,16 +34,22 @@ from mcp_nextcloud.indexer.store.rows import ROOT_COLUMNS, Rows, _row_to_root, f
 RemoteLookup = Callable[[str, str], tuple[str | None, list[str]]]
 
 
-class PathCollision(ValueError):
+class PathCollision(IndexerError, ValueError):
     """A local file's path is already held by a file of another local folder in this index."""
 
+    code = "path_collision"
 
-class FolderOverlap(RuntimeError):
+
+class FolderOverlap(IndexerError, RuntimeError):
     """A folder to index lies inside a local folder this index already holds."""
 
+    code = "folder_overlap"
 
-class RemotePathConflict(RuntimeError):
+
+class RemotePathConflict(IndexerError, RuntimeError):
     """Two sync folders in one index mirror the same (or nested) Nextcloud folders."""
+
+    code = "remote_path_conflict"
 
 
 
@@ -86,7 +93,7 @@ class Roots:
                 if folder.startswith(outer.rstrip(os.sep) + os.sep):
                     raise FolderOverlap(
                         f"{folder} is inside {outer}, which this index already holds: its files are indexed "
-                        f"from there; index {outer} again instead, or use another --index; do not retry as is")
+                        "from there", f"index {outer} again instead, or use another --index")
         target: str | None
         origin: str | None
         if journal is not None:
@@ -133,9 +140,9 @@ class Roots:
             if other.remote is not None and (_within(target, other.remote) or _within(other.remote, target)):
                 raise RemotePathConflict(
                     f"{folder} mirrors the Nextcloud folder {target}, but the sync folder {other.folder} in this "
-                    f"index already mirrors {other.remote}: their Nextcloud paths would collide. Two sync folders "
-                    "of two accounts belong in two databases: index this one with --index OTHER.db; if it mirrors "
-                    "another folder, say which with --remote-path; do not retry as is")
+                    f"index already mirrors {other.remote}: their Nextcloud paths would collide",
+                    "Two sync folders of two accounts belong in two databases: index this one with --index "
+                    "OTHER.db; if it mirrors another folder, say which with --remote-path")
 
     def _free_prefix(self, folder: str) -> str:
         """A plain folder's prefix: "" for the very first folder, else a "/<name>" no folder or file uses."""
@@ -212,12 +219,11 @@ class Roots:
         if theirs is not None and theirs.is_sync:
             raise PathCollision(
                 f"{path} is the Nextcloud path of a file in the sync folder {theirs.folder}, which keeps it; "
-                f"this file ({meta.local_path}) was skipped: index {mine.folder if mine else 'this folder'} into "
-                "another database with --index to search both; do not retry as is")
+                f"this file ({meta.local_path}) was skipped",
+                f"index {mine.folder if mine else 'this folder'} into another database with --index to search both")
         raise PathCollision(
-            f"{path} is already indexed from another local folder; this file ({meta.local_path}) was skipped: "
-            "rename the top-level folder that collides, or index the folders into separate databases with "
-            "--index; do not retry as is")
+            f"{path} is already indexed from another local folder; this file ({meta.local_path}) was skipped",
+            "rename the top-level folder that collides, or index the folders into separate databases with --index")
 
     def set_indexed(self, root_id: int, journal: str | None) -> None:
         """Record that a local folder was just indexed in full (and which journal it has)."""

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import apsw
 
+from mcp_nextcloud.indexer.errors import IndexerError
+
 SCHEMA_VERSION = 5
 CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq
 MAX_CHUNKS = (1 << CHUNK_BITS) - 1
@@ -132,6 +134,12 @@ CREATE INDEX files_no_ocr ON files(path) WHERE engine GLOB '*+no-ocr';
 MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
 
 
+class SchemaTooNew(IndexerError, RuntimeError):
+    """The index was written by a newer mcp-nextcloud: this program must not touch it."""
+
+    code = "schema_too_new"
+
+
 def migrate(con: apsw.Connection) -> int:
     """Bring the schema to SCHEMA_VERSION inside one IMMEDIATE transaction; return the version."""
     con.execute("BEGIN IMMEDIATE")
@@ -139,10 +147,8 @@ def migrate(con: apsw.Connection) -> int:
         version = con.execute("PRAGMA user_version").fetchall()[0][0]
         assert isinstance(version, int)   # PRAGMA user_version is always an integer
         if version > SCHEMA_VERSION:
-            raise RuntimeError(
-                f"index schema version {version} is newer than this program knows ({SCHEMA_VERSION}): "
-                "upgrade mcp-nextcloud or point --index at another file; do not retry as is"
-            )
+            raise SchemaTooNew(f"index schema version {version} is newer than this program knows ({SCHEMA_VERSION})",
+                               "upgrade mcp-nextcloud or point --index at another file")
         for step in range(version, SCHEMA_VERSION):
             con.execute(MIGRATIONS[step])
         if version != SCHEMA_VERSION:

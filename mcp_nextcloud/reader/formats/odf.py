@@ -10,7 +10,7 @@ from typing import Any
 
 from defusedxml import ElementTree as ET
 
-from ..document import Document, Limits, ReaderError
+from ..document import Document, Limits, ReaderCode, ReaderError
 from ..limits import Deadline, open_zip, read_member
 from ._common import PagedText
 
@@ -151,12 +151,12 @@ def extract(data: bytes, name: str, limits: Limits) -> Document:
         zf.close()
     if kind not in MIMES:
         raise ReaderError(f"unsupported OpenDocument type in {name!r}", "only odt, ods and odp are read",
-                          code="unsupported")
+                          code=ReaderCode.UNSUPPORTED)
     root = ET.fromstring(content)
     body = root.find(q("office", "body"))
     if body is None:
         raise ReaderError(f"corrupt {kind.upper()} file: content.xml has no body", "ask for a fresh copy",
-                          code="corrupt")
+                          code=ReaderCode.CORRUPT)
     deadline = Deadline(limits.max_seconds)
     out = PagedText()
     structure: dict[str, Any] = {}

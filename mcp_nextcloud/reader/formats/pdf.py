@@ -31,7 +31,7 @@ import io
 import threading
 from typing import Any, Callable
 
-from ..document import Document, Limits, OutlineEntry, ReaderError
+from ..document import Document, Limits, OutlineEntry, ReaderCode, ReaderError
 from ..limits import Deadline
 from ._common import PagedText
 from .pdfium import PASSWORD_ERROR, PdfFile, PdfiumError, count_chars, page_text, pdfium_c
@@ -48,7 +48,7 @@ SCANNED = ("scanned PDF, no text layer: the pages are images; run OCR on the fil
 # Bookmarks as pdfium gives them: (level, title, 0-based page index or None).
 Toc = list[tuple[int, str, int | None]]
 # What pdfium may report that no fallback engine can change: the document is encrypted, or time is up.
-FINAL_CODES = ("encrypted", "timeout")
+FINAL_CODES = (ReaderCode.ENCRYPTED, ReaderCode.TIMEOUT)
 
 
 def _clean(text: str) -> str:
@@ -313,16 +313,16 @@ def extract_pdfminer(data: bytes, name: str, limits: Limits, deadline: Deadline 
 
 def _corrupt(name: str) -> ReaderError:
     return ReaderError(f"corrupt PDF {name!r}: neither pdfium nor pdfminer could read it (truncated or damaged)",
-                       "ask for a fresh copy", retry_text="do not retry until it changes", code="corrupt")
+                       "ask for a fresh copy", code=ReaderCode.CORRUPT)
 
 
 def _encrypted() -> ReaderError:
-    return ReaderError("encrypted PDF", "ask the owner for an unencrypted copy", code="encrypted")
+    return ReaderError("encrypted PDF", "ask the owner for an unencrypted copy", code=ReaderCode.ENCRYPTED)
 
 
 def extract(data: bytes, name: str, limits: Limits) -> Document:
     if b"%PDF-" not in data[:1024]:
-        raise ReaderError(f"{name!r} is not a PDF (no %PDF header)", "ask for a fresh copy", code="corrupt")
+        raise ReaderError(f"{name!r} is not a PDF (no %PDF header)", "ask for a fresh copy", code=ReaderCode.CORRUPT)
     deadline = Deadline(limits.max_seconds)
     primary: Document | None = None
     try:

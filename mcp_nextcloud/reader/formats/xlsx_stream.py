@@ -29,7 +29,7 @@ from openpyxl.utils.cell import get_column_letter, range_boundaries
 from openpyxl.worksheet._reader import WorkSheetParser
 from openpyxl.xml.constants import SHARED_STRINGS, SHEET_MAIN_NS
 
-from ..document import DEFAULT_LIMITS, Limits, ReaderError
+from ..document import DEFAULT_LIMITS, Limits, ReaderCode, ReaderError
 from ..limits import open_zip
 
 _FORMULA = f"{{{SHEET_MAIN_NS}}}f"
@@ -74,7 +74,7 @@ class _LazyStrings:
             why = "a negative index" if index < 0 else f"the table holds {len(self._strings)}"
             raise ReaderError(
                 f"corrupt XLSX file: a cell refers to shared string #{index} but {why}", "ask for a fresh copy",
-                retry_text="do not retry until it changes", code="corrupt")
+                code=ReaderCode.CORRUPT)
         return self._strings[index]
 
     def _advance(self) -> None:
@@ -170,7 +170,7 @@ class XlsxStream:
                 path = part.PartName[1:]
                 if path not in self._reader.valid_files:
                     raise ReaderError(f"corrupt XLSX file: {path} is missing", "ask for a fresh copy",
-                                      retry_text="do not retry until it changes", code="corrupt")
+                                      code=ReaderCode.CORRUPT)
                 self.shared_strings = _LazyStrings(self._reader.archive.open(path))
             self._reader.read_workbook()
             apply_stylesheet(self._reader.archive, self._reader.wb)

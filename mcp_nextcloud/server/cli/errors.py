@@ -13,19 +13,19 @@ All become one `Failure` with the same fields a tool's structured error holds
 - the exit code follows the failure's category (documented in `EXIT_CODES`,
   shown by `mcp-nextcloud --help`).
 
-Cheap to import: the error table (no httpx, no reader) is loaded only when a
-failure is worded, so a command that meets none does not pay for it.
+The category is the one table's `Category` (nextcloud.errors), whatever the
+source: a `ReaderError`'s comes from `indexer.errors.reader_category`, an
+`IndexerError` says its own.
 """
 from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any
-
-    from mcp_nextcloud.nextcloud.errors import Voice
+from mcp_nextcloud.indexer.errors import IndexerError, reader_category
+from mcp_nextcloud.nextcloud.errors import Category, NextcloudError, Voice, instruction, sentence, split_instruction
+from mcp_nextcloud.reader.document import ReaderError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -45,43 +45,38 @@ Exit codes:
 RETRY_HELPS = "Trying again in a moment may help."
 
 
-def person_voice() -> Voice:
-    from mcp_nextcloud.nextcloud.errors import Voice
-
-    return Voice("Run", RETRY_HELPS, "")
+PERSON = Voice("Run", RETRY_HELPS, "")
 
 
 class CliError(Exception):
     """A failure the CLI itself finds; `usage` means the command was wrong (misuse, exit 2, nothing was done).
 
     `message` is the cause and the next action written as one text (its first sentence is the cause), or
-    give `action` apart. `status` is its code.
+    give `action` apart. `status` is its code; `category` defaults from `usage` (MISUSE, else FAULT).
     """
 
     def __init__(self, message: str, *, usage: bool = False, status: str | None = None,
-                 kind: str | None = None, retry: bool = False, action: str | None = None,
+                 category: Category | None = None, retry: bool = False, action: str | None = None,
                  source: BaseException | None = None) -> None:
         super().__init__(message)
         self.source = source    # the table's error a tool failure came from: worded here from its parts
         self.message, self.action = message, action
         self.usage = usage
         self.status = status or ("bad_argument" if usage else "failed")
-        self.kind = kind or ("misuse" if usage else "fault")
+        self.category = category or (Category.MISUSE if usage else Category.FAULT)
         self.retry = retry
 
 
 class Failure:
     """One failure as every front end of the CLI shows it."""
 
-    def __init__(self, code: str, category: str, cause: str, action: str = "", retry: bool = False) -> None:
-        from mcp_nextcloud.nextcloud.errors import sentence
-
+    def __init__(self, code: str, category: Category, cause: str, action: str = "", retry: bool = False) -> None:
         self.code, self.category, self.retry = code, category, retry
         self.cause, self.action = sentence(cause), sentence(action)
 
     def words(self) -> str:
         """The instruction for a person: cause, next action, and the retry when it can help."""
-        return " ".join(p for p in (self.cause, self.action, RETRY_HELPS if self.retry else "") if p)
+        return instruction(self.cause, self.action, self.retry, PERSON)
 
     def fields(self) -> dict[str, Any]:
         return {"code": self.code, "cause": self.cause, "action": self.action, "retry": self.retry,
@@ -89,35 +84,41 @@ class Failure:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_USAGE if self.category == "misuse" else EXIT_FAILED
+        return EXIT_USAGE if self.category is Category.MISUSE else EXIT_FAILED
+
+
+def _capitalised(text: str) -> str:
+    # the reader and the indexer write "cause: action"; shown as two sentences, the action starts a sentence
+    return text[:1].upper() + text[1:]
 
 
 def failure_of(err: BaseException) -> Failure:
     """Any failure as the one shape: its code, category, cause, action and retry."""
-    from mcp_nextcloud.nextcloud.errors import NextcloudError, split_instruction
-
     if isinstance(err, NextcloudError):
-        return Failure(err.code.value, err.category.value, err.cause_in(), err.action_in(person_voice()), err.retry)
+        return Failure(err.code.value, err.category, err.cause_in(), err.action_in(PERSON), err.retry)
     source = getattr(err, "source", None)   # a ToolFailure made from a NextcloudError: word the table's parts
     if isinstance(source, NextcloudError):
         failure = failure_of(source)
-        failure.category = str(getattr(err, "kind", None) or failure.category)
+        category = getattr(err, "category", None)
+        failure.category = category if isinstance(category, Category) else failure.category
         return failure
     if isinstance(err, CliError):
         cause, action = (err.message, err.action) if err.action is not None else split_instruction(err.message)
-        return Failure(err.status, err.kind, cause, action, err.retry)
-    code: Any = getattr(err, "code", None)
-    part_cause, part_action = getattr(err, "cause", None), getattr(err, "action", None)
-    if isinstance(part_cause, str) and isinstance(part_action, str):   # a ToolFailure, a ReaderError
-        category = getattr(err, "kind", None) or getattr(err, "category", "fault")
-        return Failure(str(getattr(code, "value", code) or "failed"), str(category), part_cause, part_action,
-                       bool(getattr(err, "retry", False)))
+        return Failure(err.status, err.category, cause, action, err.retry)
+    if isinstance(err, ReaderError):
+        return Failure(err.code.value, reader_category(err.code), err.cause, _capitalised(err.action), err.retry)
+    if isinstance(err, IndexerError):
+        return Failure(err.code, err.category, err.cause, _capitalised(err.action), err.retry)
+    category = getattr(err, "category", None)
+    if isinstance(category, Category):   # a ToolFailure: the tool layer's parts (server.errors)
+        return Failure(str(getattr(err, "code", "failed")), category, str(getattr(err, "cause", "")),
+                       str(getattr(err, "action", "")), bool(getattr(err, "retry", False)))
     cause, action = split_instruction(str(err))
     if isinstance(err, LookupError):     # an unknown id (a job, a token): the command named something not there
-        return Failure("not_found", "misuse", cause, action)
+        return Failure("not_found", Category.MISUSE, cause, action)
     if isinstance(err, ValueError):      # an argument the command cannot use
-        return Failure("bad_argument", "misuse", cause, action)
-    return Failure("failed", "fault", cause, action)
+        return Failure("bad_argument", Category.MISUSE, cause, action)
+    return Failure("failed", Category.FAULT, cause, action)
 
 
 def report(err: BaseException, as_json: bool, prog: str = "mcp-nextcloud") -> int:

@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
+from mcp_nextcloud.indexer.errors import IndexerError
 from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
 from mcp_nextcloud.server.cli import sync
 from mcp_nextcloud.server.cli.errors import CliError
@@ -53,6 +54,8 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
         except OSError as exc:
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
             return _fail(args, index_problem(_where(args), exc) if full else f"{exc}", status="storage", usage=False)
+        except IndexerError as exc:     # the index refused the request: its own code, category and parts
+            return report_failure(exc, getattr(args, "json", False))
         except RuntimeError as exc:
             return _fail(args, f"{exc}")
         except CliError as exc:
@@ -109,7 +112,7 @@ def _cmd_add(args: argparse.Namespace) -> int:
         with _open(args) as index, FilesProgress("indexing") as progress:
             report = index_folder(index, folder, progress=progress, remote_path=args.remote_path)
     except RemotePathError as exc:
-        return _fail(args, str(exc))
+        return report_failure(exc, args.json)
     if args.json:
         print(_dump(report.to_dict()))
     else:

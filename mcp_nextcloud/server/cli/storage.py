@@ -28,4 +28,4 @@ def index_problem(where: Path | str, exc: BaseException) -> str:
     else:
         what = f"could not be used ({name}: {exc})"
     return (f"the index {where} {what}. Move it aside (or pass --index with another path) and run "
-            "`mcp-nextcloud index sync` to build a new one (nothing on the server is affected); do not retry as is")
+            "`mcp-nextcloud index sync` to build a new one (nothing on the server is affected)")

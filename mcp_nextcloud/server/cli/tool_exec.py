@@ -137,6 +137,7 @@ class ToolSession:
         """The tool's CallToolResult; a ToolFailure becomes a CliError (a blocked dry-run write returns None)."""
         import anyio
 
+        from mcp_nextcloud.nextcloud.errors import Category
         from mcp_nextcloud.server.errors import ToolFailure
 
         if self.dry is not None:
@@ -146,8 +147,8 @@ class ToolSession:
         except ToolFailure as failure:
             if self.dry is not None and self.dry.blocked is not None:
                 return None
-            raise CliError(failure.cause, action=failure.action, usage=failure.kind == "misuse",
-                           status=failure.code, kind=failure.kind, retry=failure.retry,
+            raise CliError(failure.cause, action=failure.action, usage=failure.category is Category.MISUSE,
+                           status=failure.code, category=failure.category, retry=failure.retry,
                            source=failure.source) from None
 
     def close(self) -> None:

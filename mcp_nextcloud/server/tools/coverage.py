@@ -113,7 +113,7 @@ def with_host_advice(ctx: ServerContext | None, failure: ToolFailure) -> ToolFai
     """A refused-credentials failure, when the password came from the MCP host's config: the fix is there."""
     if ctx is None or failure.status != "401" or not credentials_from_environment(ctx):
         return failure
-    return ToolFailure(failure.cause, HOST_CONFIG_ACTION, kind=failure.kind, status=failure.status,
+    return ToolFailure(failure.cause, HOST_CONFIG_ACTION, category=failure.category, status=failure.status,
                        retry=failure.retry, code=failure.code)
 
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from mcp.types import CallToolResult
 
-from mcp_nextcloud.nextcloud.errors import NextcloudError
+from mcp_nextcloud.nextcloud.errors import Category, NextcloudError
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse
@@ -35,7 +35,7 @@ def _after_write(done: str, step: Callable[[], Any]) -> Any:
         inner = from_nextcloud(exc)
         raise ToolFailure(f"{done}, but the next step failed: {inner.cause.rstrip('.')}",
                           "Do not create it again; call deck_list_cards to see its state, then finish with "
-                          "deck_update_card", kind=inner.kind, status="partial") from None
+                          "deck_update_card", category=inner.category, status="partial") from None
 
 
 def _names(values: list[str] | None, what: str) -> list[str]:
@@ -218,5 +218,5 @@ def move_card(ctx: ServerContext, *, board: int | str, card: int, stack: int | s
         raise ToolFailure(
             f"Deck answered OK but card {card} is still in stack {moved.stack_id}, not '{column.title}' "
             f"({column.id}): this Deck version ignores moves through its API. Tell the user to move it in the "
-            "Deck web interface, or to update Deck.", kind="refused", status="move_not_applied")
+            "Deck web interface, or to update Deck.", category=Category.REFUSED, status="move_not_applied")
     return envelope({"card": full_card_entry(moved, target.id), "from": origin, "verified": True})

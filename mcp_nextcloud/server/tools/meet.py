@@ -20,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from mcp_nextcloud.nextcloud.errors import NextcloudError
+from mcp_nextcloud.nextcloud.errors import Category, NextcloudError
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, refused
@@ -79,11 +79,12 @@ def _room_undone_on_failure(ctx: ServerContext, token: str) -> Iterator[None]:
     try:
         yield
     except ToolFailure as failure:
-        raise ToolFailure(failure.cause, f"{failure.action} {_undo_room(ctx, token)}".strip(), kind=failure.kind,
+        raise ToolFailure(failure.cause, f"{failure.action} {_undo_room(ctx, token)}".strip(),
+                          category=failure.category,
                           status=failure.status, retry=failure.retry, code=failure.code) from None
     except Exception as exc:
         raise ToolFailure("meet_schedule failed on our side (an internal error, logged on the server)",
-                          _undo_room(ctx, token), kind="fault", status="internal", retry=True) from exc
+                          _undo_room(ctx, token), category=Category.FAULT, status="internal", retry=True) from exc
 
 
 def open_room(ctx: ServerContext, name: str, participants: list[str] | None,
