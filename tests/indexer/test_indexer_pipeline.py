@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_nextcloud.reader.document import ReaderCode
 from mcp_nextcloud.indexer.models import FileMeta
 from mcp_nextcloud.indexer.jobs.pool import ExtractionPool, index_bytes
 from mcp_nextcloud.reader.document import Limits, ReaderError
@@ -31,7 +32,7 @@ def test_too_large_is_refused_before_any_work():
     with ExtractionPool(1, limits=Limits(max_bytes=10)) as pool:
         with pytest.raises(ReaderError) as err:
             pool.extract(b"x" * 11, "big.txt", None)
-    assert err.value.code == "too_large" and "do not retry" in str(err.value)
+    assert err.value.code is ReaderCode.TOO_LARGE and "do not retry" in str(err.value)
 
 
 def test_a_hanging_extraction_is_killed_and_recorded(index, fixture_docs):
@@ -66,7 +67,7 @@ def test_time_limit_kills_the_worker_and_the_next_file_gets_a_fresh_one(fixture_
     with ExtractionPool(1, limits=Limits(max_seconds=0.01), grace_seconds=0.0) as pool:
         with pytest.raises(ReaderError) as err:
             pool.extract(data, "manual.pdf", None)
-        assert err.value.code == "timeout"
+        assert err.value.code is ReaderCode.TIMEOUT
         assert "took longer than 0.01 s" in str(err.value) and "not retried until it changes" in str(err.value)
     with ExtractionPool(1) as pool:
         assert pool.extract(b"after the kill", "a.txt", None).document.text == "after the kill"
@@ -77,7 +78,7 @@ def test_memory_limit():
     with ExtractionPool(1, memory_bytes=64 * 1024 * 1024) as pool:
         with pytest.raises(ReaderError) as err:
             pool.extract(data, "big.csv", None)
-    assert err.value.code == "memory" and "do not retry" in str(err.value)
+    assert err.value.code is ReaderCode.MEMORY and "do not retry" in str(err.value)
 
 
 def test_a_worker_killed_from_outside_is_replaced(fixture_docs):

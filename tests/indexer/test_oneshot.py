@@ -22,6 +22,7 @@ from typing import Any
 import psutil
 import pytest
 
+from mcp_nextcloud.reader.document import ReaderCode
 from mcp_nextcloud.fixtures.large_docs import bookmarked_pdf, slow_page_pdf
 from mcp_nextcloud.indexer.jobs import forked, oneshot
 from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
@@ -114,7 +115,7 @@ def test_a_page_that_never_ends_is_killed_at_the_deadline(slow_pdf: Path) -> Non
                         (slow_pdf, "slow.pdf", {"limits": quick, "grace_seconds": 0.0, "parts": 2})])
     with ExtractionPool(1, limits=quick, grace_seconds=0.0) as p, pytest.raises(ReaderError) as err:
         p.extract(slow_pdf.read_bytes(), "slow.pdf", None)
-    assert err.value.code == "timeout"
+    assert err.value.code is ReaderCode.TIMEOUT
     for got in outcomes:
         assert got == ("error", "timeout", str(err.value)), got
     assert str(err.value).startswith("slow.pdf: extraction took longer than 0.3 s and was stopped")

@@ -6,6 +6,7 @@ import zipfile
 
 import pytest
 
+from mcp_nextcloud.reader.document import ReaderCode
 from mcp_nextcloud.reader.document import Limits, ReaderError
 from mcp_nextcloud.reader.extract import extract
 
@@ -138,4 +139,4 @@ def test_docx_with_garbage_xml_is_corrupt():
         z.writestr("word/document.xml", "not xml at all")
     with pytest.raises(ReaderError) as err:
         extract(buf.getvalue(), "bad.docx")
-    assert err.value.code == "corrupt" and "do not retry" in str(err.value)
+    assert err.value.code is ReaderCode.CORRUPT and "do not retry" in str(err.value)

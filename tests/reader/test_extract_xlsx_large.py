@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_nextcloud.reader.document import ReaderCode
 from mcp_nextcloud.reader.document import Limits, ReaderError
 from mcp_nextcloud.reader.extract import extract
 from mcp_nextcloud.reader.formats.xlsx_stream import XlsxStream
@@ -115,7 +116,7 @@ def test_rows_past_the_budget_are_never_parsed(big_sheet_xml: bytes) -> None:
     small = _with_sheet(big_sheet_xml[:big_sheet_xml.index(b'<row r="1500">')] + b"<row><<<broken")
     with pytest.raises(ReaderError) as err:
         extract(small, "truncated.xlsx", limits=Limits(max_rows_per_sheet=2000))
-    assert err.value.code == "corrupt" and "Traceback" not in str(err.value)
+    assert err.value.code is ReaderCode.CORRUPT and "Traceback" not in str(err.value)
 
 
 def test_stream_matches_openpyxl_full_load() -> None:
@@ -217,7 +218,7 @@ def test_shared_string_index_out_of_range_is_corrupt(index: int, why: str) -> No
     sheet = HEAD + f'<row r="1"><c r="A1" t="s"><v>{index}</v></c></row>'.encode() + TAIL
     with pytest.raises(ReaderError) as err:
         extract(_with_sheet(sheet, SST_HEAD + b"<si><t>only</t></si></sst>"), "bad-index.xlsx")
-    assert err.value.code == "corrupt" and f"shared string #{index}" in str(err.value)
+    assert err.value.code is ReaderCode.CORRUPT and f"shared string #{index}" in str(err.value)
     assert why in str(err.value) and "do not retry" in str(err.value)
 
 
@@ -230,4 +231,4 @@ def test_missing_shared_string_part_is_corrupt() -> None:
                 zout.writestr(info.filename, zin.read(info.filename))
     with pytest.raises(ReaderError) as err:
         extract(out.getvalue(), "no-strings.xlsx")
-    assert err.value.code == "corrupt" and "xl/sharedStrings.xml is missing" in str(err.value)
+    assert err.value.code is ReaderCode.CORRUPT and "xl/sharedStrings.xml is missing" in str(err.value)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_nextcloud.reader.document import ReaderCode
 from mcp_nextcloud.fixtures.large_docs import bookmarked_pdf
 from mcp_nextcloud.reader.document import DEFAULT_LIMITS, Limits, ReaderError
 from mcp_nextcloud.reader.extract import extract, finish
@@ -64,7 +65,7 @@ def test_only_the_first_part_reads_the_bookmarks(fixture_docs: Path) -> None:
 def test_a_part_of_an_encrypted_pdf_says_so(fixture_bad: Path) -> None:
     with pytest.raises(ReaderError) as err:
         read_part((fixture_bad / "encrypted.pdf").read_bytes(), "encrypted.pdf", DEFAULT_LIMITS, 1, 2)
-    assert err.value.code == "encrypted"
+    assert err.value.code is ReaderCode.ENCRYPTED
 
 
 @settings(max_examples=300, deadline=None)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_nextcloud.reader.document import ReaderCode
 from mcp_nextcloud.fixtures.hostile_zips import lying_odf, lying_pptx, many_members_pptx, stored_zip
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ data = open(sys.argv[2], "rb").read()
 try:
     out = {"ok": extract(data, sys.argv[3]).kind}
 except ReaderError as exc:
-    out = {"code": exc.code, "message": str(exc)}
+    out = {"code": exc.code.value, "message": str(exc)}
 out["peak_kib"] = peak_kib()
 print(json.dumps(out))
 """
@@ -95,7 +96,7 @@ def test_capped_reads_never_pass_the_declared_size_or_budget():
         zf.read("a")
         with pytest.raises(ReaderError) as info:
             zf.read("a")
-        assert info.value.code == "zip_bomb"
+        assert info.value.code is ReaderCode.ZIP_BOMB
 
 
 def test_real_office_files_still_read():
@@ -115,7 +116,7 @@ def test_bzip2_members_are_refused():
         z.writestr("content.xml", "<x/>")
     with pytest.raises(ReaderError) as info:
         extract(out.getvalue(), "notes.odt")
-    assert info.value.code == "corrupt" and "compression method" in str(info.value)
+    assert info.value.code is ReaderCode.CORRUPT and "compression method" in str(info.value)
 
 
 def test_inspect_checks_the_size_before_reading(tmp_path):

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -16,18 +19,36 @@ from mcp_nextcloud.server.cli.errors import EXIT_CODES, EXIT_FAILED, EXIT_USAGE,
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    """The CLI as a process with no account configured (no NEXTCLOUD_* variable, an empty config path)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
-    env.update(PYTHONPATH=str(ROOT), MCP_NEXTCLOUD_SERVICE="0", **{ENV_CONFIG: str(tmp_path / "none.json")})
+@pytest.fixture(params=["0", "1"], ids=["in-process", "service"])
+def cli_env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A machine with no account (no NEXTCLOUD_* variable, an empty HOME, XDG folders and config path), the CLI
+    run in its own process (MCP_NEXTCLOUD_SERVICE=0) or through the index service; the service is stopped after."""
+    runtime = Path(tempfile.mkdtemp(prefix="fail", dir="/tmp"))   # short: a Unix socket path holds ~100 bytes
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_", "XDG_"))}
+    env.update(PYTHONPATH=str(ROOT), HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               XDG_DATA_HOME=str(tmp_path / "data"), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               XDG_RUNTIME_DIR=str(runtime), MCP_NEXTCLOUD_SERVICE=request.param,
+               MCP_NEXTCLOUD_SERVICE_IDLE_S="30", **{ENV_CONFIG: str(tmp_path / "none.json")})
+    (tmp_path / "home").mkdir()
+    yield env
+    if request.param == "1":
+        subprocess.run([sys.executable, "-m", "mcp_nextcloud", "service", "stop", "--all"], cwd=ROOT,
+                       env={**env, "MCP_NEXTCLOUD_SERVICE": "0"}, capture_output=True, timeout=60)
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _run(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120)
 
 
-def test_missing_credentials_is_the_same_failure_from_a_tool_command_and_from_index_sync(tmp_path: Path) -> None:
+def test_missing_credentials_is_the_same_failure_from_a_tool_command_and_from_index_sync(
+        tmp_path: Path, cli_env: dict[str, str]) -> None:
+    """One failure, one shape: `files grep --json` (a tool command) and `index sync --json` (the indexer's
+    command) give the same JSON and the same exit code (misuse: configure an account), nothing on stderr."""
     index = str(tmp_path / "index.db")
-    tool = _run(tmp_path, "files", "grep", "anything", "--index", index, "--json")
-    sync = _run(tmp_path, "index", "sync", "--index", index, "--json")
+    tool = _run(cli_env, "files", "grep", "anything", "--index", index, "--json")
+    sync = _run(cli_env, "index", "sync", "--index", index, "--json")
     errors = []
     for done in (tool, sync):
         assert done.returncode == EXIT_USAGE, done.stdout + done.stderr     # misuse: configure an account
@@ -35,21 +56,28 @@ def test_missing_credentials_is_the_same_failure_from_a_tool_command_and_from_in
         errors.append(json.loads(done.stdout)["error"])
     assert errors[0] == errors[1]
     error = errors[0]
+    expected = no_credentials()
     assert set(error) == {"code", "cause", "action", "retry", "message"}
-    assert error["code"] == "no_credentials" and error["retry"] is False
+    assert error["code"] == expected.code.value == "no_credentials" and error["retry"] is expected.retry is False
+    assert error["cause"] == expected.cause_in()
     assert error["action"].startswith("Run `mcp-nextcloud login URL`") and "NEXTCLOUD_URL" in error["action"]
-    assert "retry" not in error["message"].lower()    # a person is told the retry only when it helps
+    assert error["message"] == f"{error['cause']} {error['action']}"   # a person hears the retry only when it helps
+    # Without --json: the same words on stderr, the same exit code, nothing on stdout.
+    for argv in (("files", "grep", "anything", "--index", index), ("index", "sync", "--index", index)):
+        plain = _run(cli_env, *argv)
+        assert plain.returncode == EXIT_USAGE and plain.stdout == "" and error["message"] in plain.stderr
 
 
-def test_grep_json_on_a_missing_index_prints_the_json_failure(tmp_path: Path) -> None:
+def test_grep_json_on_a_missing_index_prints_the_json_failure(tmp_path: Path, cli_env: dict[str, str]) -> None:
     missing = tmp_path / "typo.db"
-    done = _run(tmp_path, "grep", "anything", "--index", str(missing), "--json")
-    assert done.returncode == EXIT_USAGE and done.stderr == ""
+    done = _run(cli_env, "grep", "anything", "--index", str(missing), "--json")
+    assert done.returncode == EXIT_USAGE and done.stderr == "", done.stdout + done.stderr
     error = json.loads(done.stdout)["error"]
+    assert set(error) == {"code", "cause", "action", "retry", "message"} and error["retry"] is False
     assert error["code"] == "no_index" and str(missing) in error["cause"] and "index sync" in error["action"]
     assert not missing.exists()
     # Without --json: one line on stderr, nothing on stdout.
-    plain = _run(tmp_path, "grep", "anything", "--index", str(missing))
+    plain = _run(cli_env, "grep", "anything", "--index", str(missing))
     assert plain.returncode == EXIT_USAGE and plain.stdout == "" and plain.stderr.count("\n") == 1
     assert str(missing) in plain.stderr
 
