@@ -184,10 +184,11 @@ def test_a_child_that_crashes_is_reported_as_the_pool_reports_it(slow_pdf: Path)
     assert proc.returncode == 2, (out, err)
     assert err.decode() == ""      # --json: the failure is the JSON on stdout
     error = json.loads(out)["error"]
-    assert error["code"] == "unreadable" and error["retry"] is False and error["message"] == (
-        "slow.pdf: slow.pdf: the extraction process died (out of memory or a crash in a "
-        "parser; exit code -11, limit 1536 MiB): the file is recorded as failed and not retried until it changes; "
-        "do not retry.")
+    cause = ("slow.pdf: the extraction process died (out of memory or a crash in a parser; exit code -11, "
+             "limit 1536 MiB).")
+    assert error == {"code": "memory", "cause": cause, "action": "Ask for a smaller or simpler copy of the file.",
+                     "retry": False, "message": f"{cause} Ask for a smaller or simpler copy of the file."}
+    assert error["message"].count("slow.pdf") == 1      # named once, not once by the pool and again by inspect
     assert _gone(child) and _marked(marker) == []
 
 

@@ -1,6 +1,7 @@
 """`mcp-nextcloud inspect`: summary plus find / outline / slice, JSON or readable, clean errors."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -109,8 +110,24 @@ def test_unreadable_file_exit_2(capsys, fixture_bad: Path) -> None:
     captured = capsys.readouterr()
     assert captured.err == ""      # --json: the failure is the JSON on stdout (it printed nothing there before)
     error = json.loads(captured.out)["error"]
-    assert error["code"] == "unreadable" and error["retry"] is False
-    assert "binary.txt" in error["cause"] and "do not retry" in error["message"]   # the reader's own words
+    assert error["code"] == "binary" and error["retry"] is False        # the reader's code and retry, as fields
+    assert error["cause"].count("binary.txt") == 1 and error["action"] == "It is not text and cannot be read."
+    assert error["message"] == f"{error['cause']} {error['action']}"   # a person hears the retry only when it helps
+
+
+def test_a_reader_refusal_names_the_file_once(capsys) -> None:
+    """The reader's cause may not name the file (an encrypted PDF): inspect names it, once."""
+    from mcp_nextcloud.reader.document import ReaderCode, ReaderError
+    from mcp_nextcloud.server.cli.inspect import _unreadable
+
+    args = argparse.Namespace(json=True)
+    for err in (ReaderError("encrypted PDF", "ask the owner for an unencrypted copy", code=ReaderCode.ENCRYPTED),
+                ReaderError("secret.pdf: the extraction process died", "ask for a smaller copy",
+                            code=ReaderCode.MEMORY)):
+        assert _unreadable(args, "secret.pdf", err) == 2
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert error["cause"].startswith("secret.pdf: ") and error["message"].count("secret.pdf") == 1
+        assert error["code"] == err.code.value and error["retry"] is False
 
 
 def test_bad_arguments_exit_2(capsys, fixture_docs: Path) -> None:

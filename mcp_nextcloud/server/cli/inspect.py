@@ -42,11 +42,17 @@ def register(subparsers: Subcommands) -> None:
     p.set_defaults(func=run)
 
 
-def _fail(args: argparse.Namespace, message: str, code: str = "unreadable") -> int:
+def _fail(args: argparse.Namespace, message: str, code: str = "unreadable", action: str | None = None) -> int:
     """Through the CLI's one renderer: the file given cannot be inspected (fix the command: exit 2)."""
     from mcp_nextcloud.server.cli.errors import CliError, report
 
-    return report(CliError(message, usage=True, status=code), args.json, "mcp-nextcloud inspect")
+    return report(CliError(message, usage=True, status=code, action=action), args.json, "mcp-nextcloud inspect")
+
+
+def _unreadable(args: argparse.Namespace, name: str, exc: Any) -> int:
+    """A ReaderError in its parts and with its code; the file named once (the pool's causes already name it)."""
+    cause = exc.cause if name in exc.cause else f"{name}: {exc.cause}"
+    return _fail(args, cause, exc.code.value, exc.action[:1].upper() + exc.action[1:])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         # In a child with the reader's memory and time caps: the file may be hostile.
         doc = extract_once(data, path.name, None, limits=DEFAULT_LIMITS)
     except ReaderError as exc:
-        return _fail(args, f"{path.name}: {exc}")
+        return _unreadable(args, path.name, exc)
 
     summary: dict[str, Any] = {
         "name": path.name,
