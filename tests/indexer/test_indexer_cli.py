@@ -111,7 +111,7 @@ def test_a_damaged_index_file_is_a_clear_error(tmp_path, capsys):
     bad.write_bytes(b"this is not a database" * 100)
     assert main(["grep", "anything", "--index", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert "is damaged or not an index" in err and "do not retry" in err and "Traceback" not in err
+    assert "is damaged or not an index" in err and "Move it aside" in err and "Traceback" not in err
 
 
 def test_grep_caps_are_the_mcp_ones_and_say_so(tmp_path, capsys, fixture_docs):

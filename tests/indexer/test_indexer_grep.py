@@ -165,7 +165,7 @@ def test_warnings_name_pending_and_failed_files_and_last_indexed(corpus):
                       mime="application/pdf"))
     rec, _ = w.upsert(FileMeta(path="/Documents/locked.pdf", source="local", file_id=None, etag=None, size=1,
                                mtime=1.0, mime="application/pdf"))
-    w.record_failure(rec.id, "failed", "encrypted PDF: ask the owner; do not retry")
+    w.record_failure(rec.id, "failed", "encrypted PDF: ask the owner")
     res = corpus.grep("nothing-like-this-anywhere", path_prefix="/Documents")
     text = " ".join(res.warnings)
     assert res.total == 0

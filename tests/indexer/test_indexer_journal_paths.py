@@ -78,7 +78,7 @@ def test_a_plain_folder_yields_a_colliding_path_to_the_sync_folder(tmp_path, ind
     assert index.grep("old copy").total == 0 and index.grep("heron").total == 1
     # The plain folder again: its colliding file is skipped with a reason, the sync folder's record stays.
     rep = index_folder(index, tmp_path / "A", pool=counting_pool)
-    assert len(rep.warnings) == 1 and "sync folder" in rep.warnings[0] and "do not retry" in rep.warnings[0]
+    assert len(rep.warnings) == 1 and "sync folder" in rep.warnings[0] and "retry" not in rep.warnings[0].lower()
     assert index.get_file(path="/Documents/note.txt").file_id == 123
     assert by_path(index) == {"/Documents/note.txt": 123, "/other.txt": None}
 
@@ -153,8 +153,10 @@ def test_config_parsing_follows_qt_settings(tmp_path, write_desktop_config):
     with pytest.raises(ValueError):
         read_sync_folders(bad)
     assert normalize_remote_path("Work//Sub/") == "/Work/Sub" and normalize_remote_path("") == "/"
-    with pytest.raises(RemotePathError, match="do not retry"):
+    with pytest.raises(ValueError, match="contains '.' or '..'") as bad_path:   # a ValueError as it always was
         normalize_remote_path("/Work/../etc")
+    assert isinstance(bad_path.value, RemotePathError) and bad_path.value.code == "bad_remote_path"
+    assert "absolute path" in bad_path.value.action and bad_path.value.retry is False
 
 
 def test_an_unreadable_config_is_reported_and_the_default_used(tmp_path, index, counting_pool, make_journal,

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import apsw
 
+from mcp_nextcloud.indexer.errors import IndexerError
 from mcp_nextcloud.indexer.local.journal import find_journal, open_journal, parse_file_id
+from mcp_nextcloud.nextcloud.errors import Category
 from mcp_nextcloud.indexer.local.folder import index_folder, is_ignored
 
 
@@ -203,7 +205,8 @@ def test_several_folders_get_their_own_namespace(tmp_path, index, counting_pool)
     # The first folder grows a top-level "Notes" folder: its paths would collide with the second folder's.
     write(a / "Notes" / "notes.txt", "shadowing heron", 1000.0)
     rep = index_folder(index, a, pool=counting_pool)
-    assert rep.warnings and "another local folder" in rep.warnings[0] and "do not retry" in rep.warnings[0]
+    # The warning keeps the cause and the next step; the retry is not a report's to say.
+    assert rep.warnings and "another local folder" in rep.warnings[0] and "retry" not in rep.warnings[0].lower()
     assert index.get_file(path="/Notes/notes.txt").local_path == str(b / "notes.txt")
     assert index.grep("shadowing").total == 0 and index.grep("local notes").total == 1
 
@@ -239,8 +242,11 @@ def test_two_sync_folders_mirroring_the_same_nextcloud_folder_are_refused(tmp_pa
                                         f.stat().st_size, 0)])
     index_folder(index, tmp_path / "alice", pool=counting_pool)
     for remote in (None, "/Documents"):   # the same folder, or one inside it: paths would collide
-        with pytest.raises(RemotePathConflict, match="already mirrors /.*--index.*do not retry"):
+        with pytest.raises(RemotePathConflict, match="already mirrors /") as conflict:
             index_folder(index, tmp_path / "bob", pool=counting_pool, remote_path=remote)
+        assert conflict.value.code == "remote_path_conflict" and conflict.value.category is Category.MISUSE
+        assert "--index" in conflict.value.action and conflict.value.retry is False
+        assert str(conflict.value).endswith("Do not retry.")          # the plain voice words the field
     assert [r.folder for r in index.roots()] == [str(tmp_path / "alice")]
     assert index.get_file(path="/Documents/plan.md").local_path == str(tmp_path / "alice" / "Documents" / "plan.md")
 
@@ -274,7 +280,8 @@ def test_folder_inside_an_indexed_folder_is_refused(tmp_path, index, counting_po
 
     write(tmp_path / "outer" / "inner" / "x.txt", "nested", 1000.0)
     index_folder(index, tmp_path / "outer", pool=counting_pool)
-    with pytest.raises(RuntimeError, match="already holds.*do not retry"):
+    with pytest.raises(RuntimeError, match="already holds") as overlap:   # still the builtin it always was
         index_folder(index, tmp_path / "outer" / "inner", pool=counting_pool)
+    assert isinstance(overlap.value, IndexerError) and overlap.value.code == "folder_overlap"
     assert [r.folder for r in index.roots()] == [str(tmp_path / "outer")]
     assert main(["index", "add", str(tmp_path / "outer" / "inner"), "--index", str(index.path)]) == 2

@@ -5,6 +5,7 @@ import pytest
 
 from mcp_nextcloud.reader.document import ReaderCode
 from mcp_nextcloud.indexer.models import FileMeta
+from mcp_nextcloud.indexer.jobs.child import SMALLER_COPY
 from mcp_nextcloud.indexer.jobs.pool import ExtractionPool, index_bytes
 from mcp_nextcloud.reader.document import Limits, ReaderError
 
@@ -43,7 +44,8 @@ def test_a_hanging_extraction_is_killed_and_recorded(index, fixture_docs):
                                mtime=1.0, mime="application/pdf"))
     with ExtractionPool(1, limits=Limits(max_seconds=0.0), grace_seconds=0.0) as pool:
         out = index_bytes(w, rec, data, pool)
-        assert out.status == "failed" and "longer than" in out.reason and "do not retry" in out.reason
+        # The index records cause and next step, not a retry statement (whoever shows it words the retry).
+        assert out.status == "failed" and "longer than" in out.reason and "retry" not in out.reason.lower()
         # Not retried until the file changes.
         again, needs = w.upsert(FileMeta(path="/slow.pdf", source="local", file_id=None, etag=None,
                                          size=len(data), mtime=1.0, mime="application/pdf"))
@@ -68,7 +70,8 @@ def test_time_limit_kills_the_worker_and_the_next_file_gets_a_fresh_one(fixture_
         with pytest.raises(ReaderError) as err:
             pool.extract(data, "manual.pdf", None)
         assert err.value.code is ReaderCode.TIMEOUT
-        assert "took longer than 0.01 s" in str(err.value) and "not retried until it changes" in str(err.value)
+        assert "took longer than 0.01 s" in err.value.cause and err.value.action == SMALLER_COPY
+        assert err.value.retry is False
     with ExtractionPool(1) as pool:
         assert pool.extract(b"after the kill", "a.txt", None).document.text == "after the kill"
 

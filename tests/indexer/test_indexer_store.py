@@ -41,8 +41,9 @@ def test_newer_schema_is_refused_with_instruction(tmp_path):
     con = apsw.Connection(str(path))
     con.execute(f"PRAGMA user_version={SCHEMA_VERSION + 5}")
     con.close()
-    with pytest.raises(RuntimeError, match="newer than this program"):
+    with pytest.raises(RuntimeError, match="newer than this program") as too_new:
         Index.open(path)
+    assert too_new.value.code == "schema_too_new" and "upgrade mcp-nextcloud" in too_new.value.action
 
 
 def test_default_index_path_env_override(monkeypatch, tmp_path):
@@ -110,7 +111,7 @@ def test_failure_is_kept_until_the_file_changes(index):
     w = index.writer()
     rec, needs = w.upsert(meta("/bad.pdf", size=3, mtime=1.0))
     assert needs
-    w.record_failure(rec.id, "failed", "encrypted PDF: ask the owner; do not retry")
+    w.record_failure(rec.id, "failed", "encrypted PDF: ask the owner")
     rec2, needs = w.upsert(meta("/bad.pdf", size=3, mtime=1.0))
     assert not needs and rec2.status == "failed" and "encrypted" in rec2.reason
     rec3, needs = w.upsert(meta("/bad.pdf", size=4, mtime=2.0))
@@ -176,11 +177,11 @@ def test_status_counts_failures_and_size(index, put_text):
     w = index.writer()
     put_text(w, "/ok.txt", "fine")
     rec, _ = w.upsert(meta("/bad.docx"))
-    w.record_failure(rec.id, "unsupported", "unknown format: do not retry")
+    w.record_failure(rec.id, "unsupported", "unknown format")
     w.upsert(meta("/later.txt"))
     st = index.status()
     assert st["counts"] == {"indexed": 1, "unsupported": 1, "pending": 1}
-    assert st["failures"] == [{"path": "/bad.docx", "status": "unsupported", "reason": "unknown format: do not retry"}]
+    assert st["failures"] == [{"path": "/bad.docx", "status": "unsupported", "reason": "unknown format"}]
     assert st["dbBytes"] > 0 and st["textChars"] == 4
     json.dumps(st)  # JSON-able for --json
 
