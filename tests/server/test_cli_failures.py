@@ -13,7 +13,11 @@ from typing import Iterator
 import pytest
 
 from mcp_nextcloud.nextcloud.config import ENV_CONFIG
-from mcp_nextcloud.nextcloud.errors import no_credentials
+from mcp_nextcloud.nextcloud.errors import Category, no_credentials
+from mcp_nextcloud.indexer.local.desktop_config import RemotePathError
+from mcp_nextcloud.indexer.store.roots import FolderOverlap
+from mcp_nextcloud.indexer.store.schema import SchemaTooNew
+from mcp_nextcloud.reader.document import ReaderCode, ReaderError
 from mcp_nextcloud.server.cli.errors import EXIT_CODES, EXIT_FAILED, EXIT_USAGE, CliError, failure_of, report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,11 +92,23 @@ def test_grep_json_on_a_missing_index_prints_the_json_failure(tmp_path: Path, cl
     (CliError("the server is busy. Wait a moment.", status="busy", retry=True), "busy", EXIT_FAILED, True),
     (LookupError("no job with id 'x'. List them with 'mcp-nextcloud jobs list'"), "not_found", EXIT_USAGE, False),
     (OSError("disk gone"), "failed", EXIT_FAILED, False),
+    # The index's own refusals: their code, not bad_argument; misuse (fix the command or the setup).
+    (FolderOverlap("/a/b is inside /a, which this index already holds", "index /a again instead"),
+     "folder_overlap", EXIT_USAGE, False),
+    (SchemaTooNew("index schema version 9 is newer than this program knows (5)", "upgrade mcp-nextcloud"),
+     "schema_too_new", EXIT_USAGE, False),
+    (RemotePathError("remote path '/..' contains '.' or '..'", "give a folder path such as /Work"),
+     "bad_remote_path", EXIT_USAGE, False),
+    # The reader's: its code; a file it refuses is "refused" (exit 1), a cap that stopped it a fault.
+    (ReaderError("encrypted PDF", "ask the owner for an unencrypted copy", code=ReaderCode.ENCRYPTED),
+     "encrypted", EXIT_FAILED, False),
 ])
 def test_every_failure_maps_to_one_shape(err: BaseException, code: str, exit_code: int, retry: bool,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     failure = failure_of(err)
     assert (failure.code, failure.exit_code, failure.retry) == (code, exit_code, retry)
+    assert isinstance(failure.category, Category)       # the one table's, compared by identity
+    assert (failure.category is Category.MISUSE) is (exit_code == EXIT_USAGE)
     assert report(err, True) == exit_code
     out, stderr = capsys.readouterr()
     assert json.loads(out) == {"error": failure.fields()} and stderr == ""

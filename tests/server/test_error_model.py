@@ -194,3 +194,22 @@ def test_no_failure_message_writes_the_retry_by_hand():
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
             if ("do not retry" in line.lower() or "retry_text" in line) and not line.lstrip().startswith("#")]
     assert len(files) > 150 and said == []
+
+
+def test_http_level_refusals_carry_the_parts_and_word_the_retry_from_the_table():
+    """The bearer guard's, the body limit's and mcp-mail's answers: code, cause, action, retry as fields; the
+    text joins them in the agent's words (nothing writes the retry by hand)."""
+    import json
+
+    from mcp_nextcloud.nextcloud.errors import PLAIN
+    from mcp_nextcloud.server.http_auth import refusal
+    from mcp_nextcloud.server.http_limits import too_large_body
+    from mcp_nextcloud.server.mail_app import UNAVAILABLE
+
+    parts = refusal("unauthorized", "Missing or wrong bearer token", "Send the token")
+    assert parts == {"code": "unauthorized", "cause": "Missing or wrong bearer token.", "action": "Send the token.",
+                     "retry": False, "message": "Missing or wrong bearer token. Send the token. Do not retry."}
+    error = json.loads(too_large_body(1000))["error"]
+    assert error["code"] == -32600 and error["data"]["code"] == "too_large" and error["data"]["retry"] is False
+    assert error["message"] == f"{error['data']['cause']} {error['data']['action']} {PLAIN.retry_no}"
+    assert all(text.endswith(PLAIN.retry_no) and text.count("retry") == 1 for text in UNAVAILABLE.values())

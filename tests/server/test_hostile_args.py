@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_nextcloud.nextcloud.errors import Category
+
 FILE_TOOLS = {
     "files_search": {},
     "files_grep": {"query": "budget"},
@@ -54,7 +56,7 @@ def test_default_limit_applies_to_undeclared_strings():
     check("t", rules, {"title": "x" * DEFAULT_MAX_CHARS, "tags": ["y" * 10]})
     with pytest.raises(ToolFailure) as info:
         check("t", rules, {"title": "x" * (DEFAULT_MAX_CHARS + 1)})
-    assert "title" in str(info.value) and info.value.kind == "misuse"
+    assert "title" in str(info.value) and info.value.category is Category.MISUSE
     with pytest.raises(ToolFailure):
         check("t", rules, {"tags": ["y" * (DEFAULT_MAX_CHARS + 1)]})
 

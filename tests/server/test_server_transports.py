@@ -116,6 +116,8 @@ def test_http_requires_the_bearer_token(http_server):
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     anonymous = httpx.post(url, json=body, headers=headers, timeout=10)
     assert anonymous.status_code == 401 and "bearer token" in anonymous.json()["message"]
+    refusal = anonymous.json()["error"]   # the parts of a tool failure, the retry a field
+    assert refusal["code"] == "unauthorized" and refusal["retry"] is False and "token add" in refusal["action"]
     wrong = httpx.post(url, json=body, headers={**headers, "Authorization": "Bearer nope"}, timeout=10)
     assert wrong.status_code == 401
     # DNS-rebinding protection stays on: a foreign Host is refused even with the token.
