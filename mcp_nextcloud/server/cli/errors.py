@@ -2,7 +2,8 @@
 
 Every command reports a failure through `report()`, whatever raised it: a
 `CliError` (the CLI's own checks), a tool's `ToolFailure`, a `NextcloudError`
-from the one table, a `ReaderError`, or a plain exception carrying a message.
+from the one table, a `ReaderError`, an `IndexerError` (a request the index
+refuses), or a plain exception carrying a message.
 All become one `Failure` with the same fields a tool's structured error holds
 (`code`, `cause`, `action`, `retry`), and
 

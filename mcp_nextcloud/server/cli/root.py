@@ -67,7 +67,7 @@ def run_command(argv: list[str]) -> int:
 def parse(parser: RootParser, argv: list[str]) -> argparse.Namespace:
     """argparse's parse, with its usage errors worded like every other misuse (exit 2, nothing done).
 
-    With --json the error is {"error": {message, kind, status, retry}} on stdout, as a program reads
+    With --json the error is {"error": {code, cause, action, retry, message}} on stdout, as a program reads
     every other error; without it, argparse's own usage line and message on stderr.
     """
     from mcp_nextcloud.server.cli.parser import UsageError
