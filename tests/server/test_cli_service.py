@@ -159,6 +159,8 @@ def _steady(text: str) -> str:
 
 
 def test_every_representative_command_gives_the_same_output_both_ways(env: dict[str, str]) -> None:
+    # No meaning build behind the sync: its window count grows between the two runs of `index status`.
+    env = {**env, "MCP_NEXTCLOUD_MEANING": "0"}
     assert _cli(env, "index", "sync", "--wait", "60").returncode == 0
     event = json.dumps({"title": "Planning", "start": "2026-12-24"})
     for argv in REPRESENTATIVE:

@@ -37,6 +37,8 @@ def chosen_seqs(n_chunks: int, cap: int = MAX_WINDOWS_PER_FILE) -> list[int]:
     """The chunk sequence numbers embedded for a file of `n_chunks` chunks: all, or `cap` spread evenly."""
     if n_chunks <= cap:
         return list(range(n_chunks))
+    if cap <= 1:
+        return [0][:cap]
     return sorted({round(i * (n_chunks - 1) / (cap - 1)) for i in range(cap)})
 
 
