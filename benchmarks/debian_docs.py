@@ -1,14 +1,17 @@
 """Real documents for benchmarks: Debian packages fetched with `apt-get download` and unpacked with dpkg-deb.
 
-One owner for the download-and-unpack step (the service benchmark's corpus and the
-meaning benchmark's real corpus both use it). `.gz` files are decompressed so a
-peer (ripgrep, recollindex) reads the same bytes we do; symlinks are skipped
+One owner for the download-and-unpack step and for the issue's corpus (issues 24 and 25: ~37 M
+characters of Debian documentation in English, French and German, manuals, HTML, PDF, JSON and CSV;
+the meaning benchmark's real corpus and the service benchmark's grep-vs-ripgrep ratio both use it).
+`.gz` files are decompressed so a peer (ripgrep, recollindex) reads the same bytes we do; symlinks are skipped
 (Debian's FAQ packages link their pages to one another). Skips the calling test
 when apt-get or dpkg-deb is missing or downloads nothing (no network, no apt lists).
 """
 from __future__ import annotations
 
 import gzip
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -58,3 +61,31 @@ def corpus(into: Path, packages: list[str], roots: dict[str, str] | None = None,
            keep: Callable[[Path], bool] | None = None) -> Path:
     """`packages` downloaded, unpacked and copied into `into`/docs (returned), as copy_tree() says."""
     return copy_tree(unpack(packages, into), roots or {"usr/share/doc": ""}, into / "docs", keep)
+
+
+# The issue's corpus: Debian's documentation packages in English, French and German: debian-reference,
+# developers-reference, maint-guide, debian-faq (three languages each), debian-handbook and harden-doc (their
+# en-US, fr-FR, de-DE books), debian-policy, apt-doc, debian-history, the Python 3.11 manual (English),
+# iso-codes (JSON) and distro-info-data (CSV): 1,550 files, 35.6 M characters, 94.8 MB.
+ISSUE_PACKAGES = os.environ.get("MCP_NEXTCLOUD_REAL_DOCS", (
+    "debian-reference-en debian-reference-fr debian-reference-de developers-reference developers-reference-fr "
+    "developers-reference-de maint-guide maint-guide-fr maint-guide-de debian-faq debian-faq-fr debian-faq-de "
+    "debian-policy apt-doc debian-history debian-handbook harden-doc python3.11-doc iso-codes distro-info-data",
+)[0]).split()   # MCP_NEXTCLOUD_REAL_DOCS: other packages (a quick run on a few)
+ISSUE_ROOTS = {"usr/share/doc": "", "usr/share/debian-reference": "debian-reference",
+               "usr/share/developers-reference": "developers-reference", "usr/share/iso-codes/json": "iso-codes",
+               "usr/share/distro-info": "distro-info"}
+SUFFIXES = {".html", ".txt", ".pdf", ".json", ".csv"}     # epub: the reader does not open it (said, not indexed)
+# Books in other languages (handbook/harden-doc folders, name.xx.html files) and the Python manual's duplicates.
+_OTHER = re.compile(r"/(ar-MA|ca-ES|cs-CZ|da-DK|el-GR|es-ES|fa-IR|hr-HR|id-ID|it-IT|ja-JP|ko-KR|nb-NO|nl-NL|pl-PL|"
+                    r"pt-BR|ro-RO|ru-RU|sv-SE|tr-TR|vi-VN|zh-CN|zh-TW)/|\.(es|it|ja|ko|lt|nl|pl|pt|ru|zh-cn|zh-tw)"
+                    r"\.[a-z]+$|/_sources/|/_static/|/genindex")
+
+
+def _in_issue_corpus(rel: Path) -> bool:
+    return rel.suffix in SUFFIXES and not _OTHER.search("/" + str(rel))
+
+
+def issue_corpus(into: Path) -> Path:
+    """The issue's corpus downloaded and unpacked into `into`/docs (returned); skips the test when impossible."""
+    return corpus(into, ISSUE_PACKAGES, ISSUE_ROOTS, _in_issue_corpus)

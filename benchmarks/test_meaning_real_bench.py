@@ -40,19 +40,6 @@ from mcp_nextcloud.indexer.index import Index
 from mcp_nextcloud.server.cli.service_client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = os.environ.get("MCP_NEXTCLOUD_REAL_DOCS", (
-    "debian-reference-en debian-reference-fr debian-reference-de developers-reference developers-reference-fr "
-    "developers-reference-de maint-guide maint-guide-fr maint-guide-de debian-faq debian-faq-fr debian-faq-de "
-    "debian-policy apt-doc debian-history debian-handbook harden-doc python3.11-doc iso-codes distro-info-data",
-)[0]).split()   # MCP_NEXTCLOUD_REAL_DOCS: other packages (a quick run on a few)
-ROOTS = {"usr/share/doc": "", "usr/share/debian-reference": "debian-reference",
-         "usr/share/developers-reference": "developers-reference", "usr/share/iso-codes/json": "iso-codes",
-         "usr/share/distro-info": "distro-info"}
-SUFFIXES = {".html", ".txt", ".pdf", ".json", ".csv"}     # epub: the reader does not open it (said, not indexed)
-# Books in other languages (handbook/harden-doc folders, name.xx.html files) and the Python manual's duplicates.
-_OTHER = re.compile(r"/(ar-MA|ca-ES|cs-CZ|da-DK|el-GR|es-ES|fa-IR|hr-HR|id-ID|it-IT|ja-JP|ko-KR|nb-NO|nl-NL|pl-PL|"
-                    r"pt-BR|ro-RO|ru-RU|sv-SE|tr-TR|vi-VN|zh-CN|zh-TW)/|\.(es|it|ja|ko|lt|nl|pl|pt|ru|zh-cn|zh-tw)"
-                    r"\.[a-z]+$|/_sources/|/_static/|/genindex")
 BUDGET_EMBED_MIN = 10.0
 ISSUE_CHARS = 37_000_000
 
@@ -87,12 +74,8 @@ QUESTIONS: list[tuple[str, str, str]] = [
 KEEP_WORDS = ["dpkg-buildpackage", "lintian", "RLIMIT_AS", "debsign"]   # keyword queries: their top hit is kept
 
 
-def _keep(rel: Path) -> bool:
-    return rel.suffix in SUFFIXES and not _OTHER.search("/" + str(rel))
-
-
 def _corpus(tmp: Path) -> Path:
-    return debian_docs.corpus(tmp / "corpus", PACKAGES, ROOTS, _keep)
+    return debian_docs.issue_corpus(tmp / "corpus")
 
 
 def _env() -> dict[str, str]:

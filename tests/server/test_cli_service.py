@@ -171,6 +171,32 @@ def test_every_representative_command_gives_the_same_output_both_ways(env: dict[
     assert _status(env)["requests"] >= len(REPRESENTATIVE)   # they did go through it
 
 
+def test_index_add_through_the_service_builds_the_meaning_index_there(env: dict[str, str], tmp_path: Path) -> None:
+    """The service outlives `index add`: it embeds the added folder in the background, and an idle exit waits for
+    that build. In its own process (MCP_NEXTCLOUD_SERVICE=0) the command leaves nothing running behind it."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "limits.txt").write_text("Resource limits\nThe ulimit builtin sets limits on the resources a process "
+                                     "may use, such as the maximum virtual memory size and open files.\n")
+    (docs / "pancakes.txt").write_text("Pancakes\nMix flour, eggs and milk; fry in butter until golden.\n")
+    env = {**env, "MCP_NEXTCLOUD_INDEX": str(tmp_path / "local.db"), "MCP_NEXTCLOUD_SERVICE_IDLE_S": "1"}
+    alone = _cli(env, "index", "add", str(docs), "--json", MCP_NEXTCLOUD_SERVICE="0")
+    assert alone.returncode == 0, alone.stderr
+    status = json.loads(_cli(env, "index", "status", "--json", MCP_NEXTCLOUD_SERVICE="0").stdout)
+    assert not (status.get("meaning") or {}).get("files"), status.get("meaning")
+
+    assert _cli(env, "index", "add", str(docs), "--json").returncode == 0
+
+    def embedded() -> dict[str, Any] | None:
+        meaning = json.loads(_cli(env, "index", "status", "--json", MCP_NEXTCLOUD_SERVICE="0").stdout).get("meaning")
+        return meaning if meaning and meaning["complete"] == meaning["of"] == 2 else None
+
+    wait_for(embedded, timeout=120, step=0.5, what="the service's meaning build of the added folder")
+    found = _cli(env, "grep", "comment limiter la mémoire qu'un programme peut utiliser", "--json")
+    assert found.returncode == 0, found.stderr
+    assert [hit["path"] for hit in json.loads(found.stdout)["items"]][:1] == ["/limits.txt"]
+
+
 def test_the_service_exits_when_idle(env: dict[str, str], runtime: Path) -> None:
     done = _cli(env, "inspect", "mcp_nextcloud/fixtures/docs/notes.txt", MCP_NEXTCLOUD_SERVICE_IDLE_S="1")
     assert done.returncode == 0

@@ -273,6 +273,12 @@ def builder_for(index: Index) -> Builder:
         return b
 
 
+def building_any() -> bool:
+    """Whether a builder of this process is embedding now (a long-lived process waits for it before it exits)."""
+    with _builders_lock:
+        return any(b.building for b in _builders.values())
+
+
 def forget(index: Index) -> None:
     """Stop and drop this index's builder (the index is closing)."""
     key = str(Path(index.path).resolve())

@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any, Callable
 
 from mcp_nextcloud.indexer.errors import IndexerError
 from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
@@ -24,10 +25,6 @@ from mcp_nextcloud.server.cli.storage import index_problem
 
 from mcp_nextcloud.server.cli.options import add_index, add_json
 from mcp_nextcloud.server.cli.output import plain
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any, Callable
 
 
 def _dump(obj: Any) -> str:
@@ -111,6 +108,13 @@ def _cmd_add(args: argparse.Namespace) -> int:
     try:
         with _open(args) as index, FilesProgress("indexing") as progress:
             report = index_folder(index, folder, progress=progress, remote_path=args.remote_path)
+            if getattr(args, "kept_index", None) is not None:
+                from mcp_nextcloud.indexer.jobs import embed
+
+                # In the index service, which outlives this command: the meaning index follows in the
+                # background there. A command in its own process (MCP_NEXTCLOUD_SERVICE=0) leaves nothing
+                # running behind it; the next sync, `index watch` or the embed module builds it then.
+                embed.after_sync(index)
     except RemotePathError as exc:
         return report_failure(exc, args.json)
     if args.json:

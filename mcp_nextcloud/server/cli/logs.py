@@ -14,10 +14,7 @@ each time (issue 17).
 from __future__ import annotations
 
 import sys
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 QUIET = {"httpx": "WARNING", "httpcore": "WARNING", "pdfminer": "ERROR"}
 

@@ -10,14 +10,11 @@ from __future__ import annotations
 import json
 import re
 import sys
+from typing import Any
 
 from mcp_nextcloud.server.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError, report
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "CliError", "dump", "emit", "plain", "report"]
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any
 
 def dump(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)

@@ -344,6 +344,13 @@ class CommandLines:
                 os.environ["COLUMNS"] = saved_columns
 
 
+def _embedding() -> bool:
+    """The meaning index is being built in this process (after an `index add` or a serve's sync): an idle exit
+    or a shed would end the build mid-way (what is written stays, but the rest waits for the next command)."""
+    embed = sys.modules.get("mcp_nextcloud.indexer.jobs.embed")
+    return embed is not None and bool(embed.building_any())
+
+
 # -- the service -------------------------------------------------------------------------------------------
 class Service:
     """The listening socket, its requests, the attached serves and the idle clock."""
@@ -471,7 +478,7 @@ class Service:
 
     def _shed_due(self) -> bool:
         """The MCP tool stack (~70 MB) is loaded, and no serve nor call has needed it for shed_s seconds."""
-        if "mcp" not in sys.modules:
+        if "mcp" not in sys.modules or _embedding():
             return False
         with self._lock:
             return not self.active and not self.attached and time.monotonic() - self.last > self.shed_s
@@ -481,6 +488,8 @@ class Service:
             return max(0.0, self.idle_s - (time.monotonic() - self.last))
 
     def _idle(self) -> bool:
+        if _embedding():
+            return False
         with self._lock:
             return not self.active and not self.attached and time.monotonic() - self.last > self.idle_s
 

@@ -10,14 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from mcp_nextcloud.server.cli.errors import report
 from mcp_nextcloud.server.cli.options import add_index, add_json
 from mcp_nextcloud.server.cli.parser import Subcommands
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_RUNNING = 0, 1, 2, 75   # 75 = EX_TEMPFAIL: not finished yet
 

@@ -230,7 +230,7 @@ def _server(spec: dict[str, Any], ctx: Any) -> Any:
         from mcp_nextcloud.server.mail_app import build_mail_server
         return build_mail_server(ctx)
     from mcp_nextcloud.server.app import build_server
-    return build_server(ctx)
+    return build_server(ctx, modules=(spec["module"],))   # the tool's own module: the others are not needed
 
 
 def artifact_dir() -> Path:

@@ -14,10 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-
-TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 SNAPSHOT = Path(__file__).with_name("tools.json")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint")
@@ -85,16 +82,22 @@ def _tool_entry(tool: Any, server: str) -> dict[str, Any]:
 
 
 def live_tools() -> dict[str, dict[str, Any]]:
-    """Every tool of both servers (files/Deck/whoami, and mcp-mail), as the snapshot records it."""
-    from mcp_nextcloud.server.app import build_server
+    """Every tool of both servers (files/Deck/whoami, and mcp-mail), as the snapshot records it.
+
+    A main-server tool also records the tool module that registers it (`module`): a CLI tool command builds
+    a server of that module alone.
+    """
+    from mcp_nextcloud.server.app import TOOL_MODULES, build_server
     from mcp_nextcloud.server.context import ServerContext
     from mcp_nextcloud.server.mail_app import build_mail_server
 
     ctx = ServerContext(account=None, index=None)   # registration does no I/O
     out: dict[str, dict[str, Any]] = {}
-    for server, build in (("main", build_server), ("mail", build_mail_server)):
-        for tool in build(ctx)._tool_manager.list_tools():
-            out[tool.name] = _tool_entry(tool, server)
+    for module in TOOL_MODULES:
+        for tool in build_server(ctx, modules=(module,))._tool_manager.list_tools():
+            out[tool.name] = {**_tool_entry(tool, "main"), "module": module}
+    for tool in build_mail_server(ctx)._tool_manager.list_tools():
+        out[tool.name] = _tool_entry(tool, "mail")
     return dict(sorted(out.items()))
 
 
