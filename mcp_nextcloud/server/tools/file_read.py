@@ -140,7 +140,9 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
     if doc.kind not in IMAGE_KINDS:
         # The digest of what this read returned: files_write compares it before replacing this version.
         _store(ctx, item, doc, extracted.prepared, digest=content_digest(data))
-        ctx.remember_document(key, doc)
+    # An image too: the index keeps its text (OCR) but not its pixels, so without this every read of one
+    # downloaded it and ran the OCR again.
+    ctx.remember_document(key, doc)
     return doc
 
 
