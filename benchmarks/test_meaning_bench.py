@@ -10,7 +10,8 @@ Figures printed next to the issue's budgets and saved in benchmarks/results/mean
   characters in the issue's corpus shape (123 files) and in the densest shape (one window per
   CHUNKS_PER_WINDOW chunks); the real corpus's build is measured whole in test_meaning_real_bench.py;
   size of the vectors vs the keyword index (<= 1.5x); peak memory (PSS) of the whole build, keyword then
-  meaning, in their own processes, vs recollindex on the same folder (<= 1.25x).
+  meaning, in their own processes, vs recollindex on the same folder (a figure here; the <= 1.25x budget is
+  judged on the issue's corpus in test_meaning_real_bench.py).
 
 The 10k-document latency index gets vectors of the real count and layout (one per chosen window of each
 file's real chunks) but random values: scan cost does not depend on them, and embedding 10k documents
@@ -35,6 +36,7 @@ from mcp_nextcloud.indexer.models import FileMeta
 from mcp_nextcloud.indexer.store import vectors
 from mcp_nextcloud.indexer.index import Index
 from mcp_nextcloud.reader.document import Document
+from mcp_nextcloud.server.cli.service_client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
 N_LATENCY_DOCS = max(2000, int(10_000 * SCALE))
@@ -196,7 +198,9 @@ def _memory_part(tmp: Path) -> dict:
         (folder / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
         (folder / path.lstrip("/")).write_text(text, encoding="utf-8")
     db = tmp / "memory.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # In their own processes, so the measured trees do the work (through the index service, `index add` would
+    # be the service's work, and it would start the meaning build there too).
+    env = {**os.environ, "PYTHONPATH": str(ROOT), SWITCH: "0"}
     words = measured_run([sys.executable, "-m", "mcp_nextcloud", "index", "add", str(folder), "--index", str(db)], env)
     meaning = measured_run([sys.executable, "-m", "mcp_nextcloud.indexer.jobs.embed", "--index", str(db)], env)
     out = {"keyword_pss_mib": round(words["pss"], 1), "meaning_pss_mib": round(meaning["pss"], 1),
@@ -256,7 +260,10 @@ def test_meaning_benchmark(tmp_path, bench_report):
         ("embedding 37M chars, densest shape (min)", worst_min, 10.0, "<="),
         ("vectors / keyword index on disk", latency["vectors_bytes_vs_keyword_index"], 1.5, "<="),
     ]
-    if "whole_build_vs_recoll" in memory:
-        budgets.append(("whole build peak memory / recollindex's", memory["whole_build_vs_recoll"], 1.25, "<="))
+    # The memory budget (<= 1.25x recollindex) is judged on the 37 M-character corpus, in
+    # test_meaning_real_bench.py: on this small recall corpus recollindex needs ~6 MiB, and the ratio only
+    # shows the interpreter's, numpy's and the model's fixed cost. Printed here as a figure, not a verdict.
+    figures["whole build peak memory / recollindex's, small corpus (not the budget's corpus)"] = \
+        memory.get("whole_build_vs_recoll")
     bench_report("meaning", {**figures, "raw": {"recall": recall, "latency": latency, "memory": memory}}, budgets)
     assert recall["recall_hybrid"][1] >= recall["recall_keyword_only"][1]
