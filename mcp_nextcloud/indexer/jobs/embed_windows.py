@@ -1,18 +1,20 @@
 """Which pieces of a document the meaning index embeds: a bounded window at the head of chosen chunks.
 
-Why bounded (issue 24, measured on this 2-core machine): the model reads
-~1,000 tokens/s (~4,000 characters/s), so embedding every character of a
-37 M-character account would take ~2.6 h, against a budget of 10 minutes.
-So each chunk of the keyword index (~3k characters, cut at pages and lines:
-indexer/store/chunking.py) contributes one window of at most WINDOW
+Why bounded (issue 24, measured on this 2-core machine): the builder embeds
+~1,500 tokens/s on two threads (~6,000 characters/s), so embedding every
+character of a 37 M-character account would take ~1.7 h, against a budget of
+10 minutes. So each chunk of the keyword index (~3k characters, cut at pages
+and lines: indexer/store/chunking.py) contributes one window of at most WINDOW
 characters from its start, and a file contributes one window per
-CHUNKS_PER_WINDOW chunks (at least one, at most MAX_WINDOWS_PER_FILE), spread
-evenly over it (the first always: titles and introductions say what a
-document is about). So the build grows with the characters, not with how
-they are split into files: on 1,550 real Debian documents (35.6 M
-characters) every chunk would be 7,044 windows (11.8 min at the builder's
-~10 windows/s here), one per three chunks 3,499 (5.9 min). A question is
-answered at file level: the keyword side still finds every word everywhere.
+CHUNKS_PER_WINDOW chunks (at least one, at most MAX_WINDOWS_PER_FILE): every
+third chunk from the first (titles and introductions say what a document is
+about), or at the cap that many spread evenly. So the build grows with the
+characters, not with how they are split into files: on 1,550 real Debian
+documents (35.6 M characters) every chunk would be 7,044 windows, one per
+three chunks is 3,499, embedded in 5.5 min (benchmarks/test_meaning_real_bench.py),
+with the same recall. Files of one chunk each are the exception: one window a
+file. A question is answered at file level: the keyword side still finds every
+word everywhere.
 
 Each window is prefixed with the file's name (words of it), which is what a
 person asks about as often as the text; the offsets stay those of the text.
