@@ -54,7 +54,7 @@ def _sparse(tmp_path: Path) -> Path:
 
 def _inspect_peak(path: Path) -> dict:
     """`inspect` in a child: its own peak (the extraction itself runs in a further, capped child)."""
-    code = ("import json, sys, contextlib, io\nfrom mcp_nextcloud.server.cli import main\n"
+    code = ("import json, sys, contextlib, io\nfrom mcp_nextcloud.cli import main\n"
             "with contextlib.redirect_stderr(io.StringIO()):\n    rc = main(['inspect', sys.argv[1]])\n"
             "peak = next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
             "print(json.dumps({'outcome': rc, 'peak_kib': peak}))")

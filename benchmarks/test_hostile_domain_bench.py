@@ -34,7 +34,7 @@ WRITES = ("calendar_create_event", "calendar_update_event", "calendar_delete_eve
 
 
 def _schemas() -> dict[str, dict[str, Any]]:
-    from mcp_nextcloud.server.cli import toolspec
+    from mcp_nextcloud.cli import toolspec
 
     return {name: spec["input"] for name, spec in toolspec.load().items()}
 

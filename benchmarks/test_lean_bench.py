@@ -10,7 +10,7 @@ and ratios are taken within a round (the machine is shared; a round's tools
 see the same load). Peak memory of a build is summed over the whole process
 tree (main process, forkserver, workers, recoll's filters), sampled. The grep
 and inspect rounds run twice: on their own (MCP_NEXTCLOUD_SERVICE=0) and while
-the index service answers them (server/cli/service.py).
+the index service answers them (service/daemon.py).
 
 Whole processes are timed twice, each round running both: "installed" is
 this tree's wheel installed into a fresh venv (benchmarks/installed.py: what a
@@ -45,7 +45,7 @@ import psutil
 from benchmarks.conftest import report
 from benchmarks.installed import InstallFailed, install
 from benchmarks.test_index_bench import make_corpus
-from mcp_nextcloud.server.cli.service_client import SWITCH
+from mcp_nextcloud.service.client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "mcp_nextcloud" / "fixtures" / "docs"

@@ -36,7 +36,7 @@ from mcp_nextcloud.indexer.models import FileMeta
 from mcp_nextcloud.indexer.store import vectors
 from mcp_nextcloud.indexer.index import Index
 from mcp_nextcloud.reader.document import Document
-from mcp_nextcloud.server.cli.service_client import SWITCH
+from mcp_nextcloud.service.client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
 N_LATENCY_DOCS = max(2000, int(10_000 * SCALE))

@@ -39,7 +39,7 @@ from benchmarks import debian_docs
 from benchmarks.test_lean_bench import measured_run, recoll_config
 from benchmarks.test_meaning_bench import _sizes
 from mcp_nextcloud.indexer.index import Index
-from mcp_nextcloud.server.cli.service_client import SWITCH
+from mcp_nextcloud.service.client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET_EMBED_MIN = 10.0

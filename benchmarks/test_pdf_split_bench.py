@@ -27,7 +27,7 @@ from typing import Any
 from benchmarks.conftest import report
 from benchmarks.installed import InstallFailed, install
 from mcp_nextcloud.indexer.jobs import oneshot
-from mcp_nextcloud.server.cli.service_client import SWITCH
+from mcp_nextcloud.service.client import SWITCH
 
 ROOT = Path(__file__).resolve().parents[1]
 MANUAL = ROOT / "mcp_nextcloud" / "fixtures" / "docs" / "manual.pdf"
@@ -35,7 +35,7 @@ ROUNDS = int(os.environ.get("MCP_NEXTCLOUD_SPLIT_ROUNDS", "9"))
 SIZES = (8, 16, 32, 51, 102, 204)
 # `inspect` with the number of children forced (whatever the load) and every child given pages.
 DRIVER = ("import sys, mcp_nextcloud.indexer.jobs.oneshot as o; o._parts_for = lambda data, parts: int(sys.argv[1]); "
-          "o.MIN_PAGES_PER_PART = 1; from mcp_nextcloud.server.cli import main; "
+          "o.MIN_PAGES_PER_PART = 1; from mcp_nextcloud.cli import main; "
           "sys.exit(main(['inspect', sys.argv[2], '--json']))")
 
 

@@ -9,6 +9,6 @@ ours can shadow another distribution's `reader` or `server` in a process.
 
 def main() -> int:
     """The `mcp-nextcloud` console script."""
-    from mcp_nextcloud.server.cli import process_main
+    from mcp_nextcloud.cli import process_main
 
     return process_main()

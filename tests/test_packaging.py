@@ -59,7 +59,7 @@ def test_our_code_adds_no_other_top_level_name_and_shadows_nothing(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text(f"WHO = 'theirs: {name}'\n")
     code = ("import sys; before = set(sys.modules); "
-            "import mcp_nextcloud.server.cli as cli, mcp_nextcloud.server.app, mcp_nextcloud.fixtures.emulator.server; "
+            "import mcp_nextcloud.cli as cli, mcp_nextcloud.server.app, mcp_nextcloud.fixtures.emulator.server; "
             "cli.build_parser(); "
             "ours = {m.split('.')[0] for m in set(sys.modules) - before if m.split('.')[0] in "
             "('server', 'reader', 'indexer', 'nextcloud', 'fixtures')}; "

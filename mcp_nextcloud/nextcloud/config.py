@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from platformdirs import user_config_dir
+from mcp_nextcloud.environment import environ, user_dir
 
 from .errors import LOGIN_STEP, ErrorCode, NextcloudError
 
@@ -60,10 +60,10 @@ def normalize_url(url: str) -> str:
 
 def default_config_path() -> Path:
     """The config file: $MCP_NEXTCLOUD_CONFIG, else <user_config_dir>/mcp-nextcloud/account.json."""
-    override = os.environ.get(ENV_CONFIG)
+    override = environ().get(ENV_CONFIG)
     if override:
         return Path(override)
-    return Path(user_config_dir("mcp-nextcloud")) / "account.json"
+    return user_dir("config") / "account.json"
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def _read_file(path: Path) -> dict[str, Any]:
 
 def load_account(config_path: Path | None = None, env: Mapping[str, str] | None = None) -> Account | None:
     """The configured account, or None when neither the environment nor the file names a complete one."""
-    env = os.environ if env is None else env
+    env = environ() if env is None else env
     data = _read_file(Path(config_path) if config_path else default_config_path())
     url = env.get(ENV_URL) or data.get("url")
     user = env.get(ENV_USER) or data.get("user")

@@ -33,7 +33,7 @@ from .davxml import sabre_error
 from .errors import NextcloudError, error_for
 
 # A library only creates its logger: levels (httpx's and httpcore's kept at WARNING,
-# since they log URLs) are set by the application (server/cli/logs.py).
+# since they log URLs) are set by the application (cli/logs.py).
 log = logging.getLogger("mcp_nextcloud.nextcloud.http")
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "PROPFIND", "SEARCH", "REPORT", "OPTIONS"})

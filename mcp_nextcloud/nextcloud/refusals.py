@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import default_config_path
+from mcp_nextcloud.environment import environ
 
 ENV_PATH = "MCP_NEXTCLOUD_REFUSED"      # where the record lives (default: beside the config file)
 _SALT = b"mcp-nextcloud refused credential v1\0"
@@ -42,7 +43,7 @@ def server_fingerprint(account: Any) -> str:
 
 def default_path() -> Path:
     """$MCP_NEXTCLOUD_REFUSED, else `refused-credentials` beside the account's config file."""
-    env = os.environ.get(ENV_PATH)
+    env = environ().get(ENV_PATH)
     if env:
         return Path(env).expanduser()
     return default_config_path().with_name("refused-credentials")

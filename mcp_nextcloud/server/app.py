@@ -65,7 +65,7 @@ class NextcloudMCP(MCPServer):
 
     context: ServerContext | None = None
     _rules: dict[str, ArgumentRules] | None = None
-    # serve with the index service (server/cli/service_tools.py ServiceTools): tool calls run there.
+    # serve with the index service (service/tools.py ServiceTools): tool calls run there.
     remote: Any = None
 
     def _argument_rules(self, name: str, tool: Any) -> ArgumentRules:
@@ -137,8 +137,12 @@ class NextcloudMCP(MCPServer):
 
         from mcp_nextcloud.server import profile
 
+        tool = self._tool_manager.get_tool(name)
+        hints = getattr(tool, "annotations", None)
+        read_only = bool(hints is not None and hints.read_only_hint)   # a read may be asked again; a write not
         try:
-            return await anyio.to_thread.run_sync(self.remote.call, name, arguments, profile.current())
+            return await anyio.to_thread.run_sync(
+                lambda: self.remote.call(name, arguments, profile.current(), read_only=read_only))
         except (ToolError, ValidationError):
             raise
         except Exception as exc:   # the service could not be reached or ended during the call

@@ -66,10 +66,11 @@ ID_ARGUMENTS = frozenset({"uid", "calendar", "board", "stack", "id", "replaces"}
 # Where the tool's description says "" clears the field.
 EMPTY_CLEARS = frozenset({("deck_update_card", "due"), ("tasks_update", "due")})
 
-_ALWAYS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff"
+_SURROGATES = "\ud800-\udfff"   # alone in a str (a pair is one character): no encoding can carry it
+_ALWAYS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff" + _SURROGATES
 _LINE_ONLY = "\t\n\r\u2028\u2029\u202a-\u202e\u2066-\u2069\u200b\u2060-\u2064\u206a-\u206f\ufeff"
 _REFUSED = {LINE: re.compile(f"[{_ALWAYS}{_LINE_ONLY}]"), TEXT: re.compile(f"[{_ALWAYS}]"),
-            PATH: re.compile(f"[{_ALWAYS}\t\n\r\u2028\u2029]")}
+            PATH: re.compile(f"[{_ALWAYS}\t\n\r\u2028\u2029]"), VERBATIM: re.compile(f"[{_SURROGATES}]")}
 
 
 def kind_of(tool: str, argument: str) -> str:
@@ -91,7 +92,8 @@ def character_problem(text: str, kind: str) -> str | None:
     char = found.group()
     what = _describe(char)
     allowed = {LINE: "one line of text: no tab, line break or other control or format character",
-               PATH: "a path: no tab, line break or other control character"}.get(
+               PATH: "a path: no tab, line break or other control character",
+               VERBATIM: "text in Unicode (any character, but no lone surrogate)"}.get(
                    kind, "text where only tab and line breaks may be control characters")
     return f"contains {what} (U+{ord(char):04X}) at character {found.start()}; this argument is {allowed}"
 
@@ -106,4 +108,6 @@ def _describe(char: str) -> str:
         return "a bidirectional override"
     if char in "\ufffe\uffff":
         return "a Unicode noncharacter"
+    if 0xD800 <= code <= 0xDFFF:
+        return "a lone surrogate (half of a UTF-16 pair, not a character)"
     return "an invisible format character"

@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
+from typing import Any, Callable, TypeVar, cast
 
 from mcp_nextcloud.indexer.index import Index
 from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
@@ -23,9 +23,8 @@ from mcp_nextcloud.nextcloud.client import NextcloudClient
 from mcp_nextcloud.nextcloud.config import Account
 from mcp_nextcloud.reader.document import Document
 from mcp_nextcloud.server.telemetry import CallLog, default_telemetry_path, open_call_log
+from mcp_nextcloud.environment import environ
 
-if TYPE_CHECKING:   # server.tools.freshness builds on this module
-    from mcp_nextcloud.server.tools.freshness import Freshness
 
 _Value = TypeVar("_Value")
 
@@ -53,7 +52,7 @@ class Settings:
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "Settings":
         """Settings from MCP_NEXTCLOUD_MAX_READ_MB (and friends), then explicit overrides."""
-        env = dict(os.environ if env is None else env)
+        env = dict(environ() if env is None else env)
         kw: dict[str, Any] = {}
         if env.get("MCP_NEXTCLOUD_MAX_READ_MB"):
             kw["max_read_bytes"] = int(float(env["MCP_NEXTCLOUD_MAX_READ_MB"]) * MB)
@@ -86,7 +85,8 @@ class ServerContext:
     # What opening found and repaired (a damaged call log set aside...): for `serve` to print on stderr.
     notes: list[str] = field(default_factory=list, init=False)
     # What the last freshness check could not do (server.tools.freshness): repeated until a check succeeds.
-    last_fresh_failure: Freshness | None = field(default=None, init=False, repr=False)
+    last_fresh_failure: Any = field(   # a server.tools.freshness.Freshness (that module builds on this one)
+       default=None, init=False, repr=False)
     last_checked_at: float | None = field(default=None, init=False, repr=False)  # wall time of the last good check
 
     def files_index(self) -> Index:

@@ -16,7 +16,7 @@ answer's structuredContent `{"error": {...}}` and the CLI's JSON hold them, and
 each front end words the retry from `retry` (no message writes it by hand).
 It also carries the table's `Category` (refused / misuse / fault, for
 telemetry and the CLI's exit code) and a short status, so the call log can say *why* calls fail without storing what was
-asked. The CLI words the same failures for a person (`server/cli/errors.py`).
+asked. The CLI words the same failures for a person (`cli/errors.py`).
 """
 from __future__ import annotations
 

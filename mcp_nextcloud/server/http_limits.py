@@ -13,11 +13,14 @@ import json
 from collections import deque
 from typing import Any
 
+import anyio
+
 from mcp_nextcloud.server.context import MAX_WRITE_BYTES
 from mcp_nextcloud.server.http_auth import Receive, Scope, Send, refusal
 
 ENVELOPE_BYTES = 64 * 1024
 MAX_BODY_BYTES = 6 * MAX_WRITE_BYTES + ENVELOPE_BYTES
+BODY_SECONDS = 30.0   # a whole body (the largest write's too, on loopback) arrives well within this
 
 
 def too_large_body(limit: int = MAX_BODY_BYTES) -> bytes:
@@ -25,9 +28,7 @@ def too_large_body(limit: int = MAX_BODY_BYTES) -> bytes:
     parts = refusal("too_large", f"Request body over {limit} bytes: refused before reading",
                     f"files_write accepts at most {MAX_WRITE_BYTES // (1024 * 1024)} MiB ({MAX_WRITE_BYTES} bytes) "
                     "of content; write a shorter file or split it")
-    message = parts.pop("message")   # JSON-RPC's own field; the parts go in its `data`
-    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message, "data": parts}},
-                      separators=(",", ":")).encode()
+    return _rpc_error(parts)
 
 
 class BodyLimit:
@@ -47,17 +48,23 @@ class BodyLimit:
                 return
         messages: deque[dict[str, Any]] = deque()
         size = 0
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message.get("type") != "http.request":
-                break
-            size += len(message.get("body", b""))
-            if size > self.limit:
-                await self._refuse(send)
-                return
-            if not message.get("more_body", False):
-                break
+        with anyio.move_on_after(BODY_SECONDS) as deadline:   # a body that never ends holds no task for long
+            while True:
+                message = await receive()
+                messages.append(message)
+                if message.get("type") != "http.request":
+                    break
+                size += len(message.get("body", b""))
+                if size > self.limit:
+                    await self._refuse(send)
+                    return
+                if not message.get("more_body", False):
+                    break
+        if deadline.cancelled_caught:
+            await _send_json(send, 408, _rpc_error(refusal(
+                "timeout", f"The request body did not arrive within {BODY_SECONDS:g} s",
+                "Send the whole request at once", retry=True)))
+            return
 
         async def replay() -> dict[str, Any]:
             return messages.popleft() if messages else await receive()
@@ -65,8 +72,16 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
-        body = too_large_body(self.limit)
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        await _send_json(send, 413, too_large_body(self.limit))
+
+
+def _rpc_error(parts: dict[str, Any]) -> bytes:
+    message = parts.pop("message")   # JSON-RPC's own field; the parts go in its `data`
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message, "data": parts}},
+                      separators=(",", ":")).encode()
+
+
+async def _send_json(send: Send, status: int, body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

@@ -8,14 +8,13 @@ would mind being stored. `mcp-nextcloud report` reads it back per tool.
 """
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import platformdirs
+from mcp_nextcloud.environment import environ, user_dir
 
 from mcp_nextcloud.indexer.store.filemodes import secure_database
 
@@ -40,10 +39,10 @@ PROFILE_REFUSALS = ("not_in_profile", "outside_profile")
 
 def default_telemetry_path() -> Path:
     """Where the call log lives: $MCP_NEXTCLOUD_TELEMETRY, else the platform's data directory."""
-    env = os.environ.get("MCP_NEXTCLOUD_TELEMETRY")
+    env = environ().get("MCP_NEXTCLOUD_TELEMETRY")
     if env:
         return Path(env)
-    return Path(platformdirs.user_data_dir("mcp-nextcloud")) / "calls.sqlite"
+    return user_dir("data") / "calls.sqlite"
 
 
 class CallLog:

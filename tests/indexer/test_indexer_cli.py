@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_nextcloud.server.cli import main
+from mcp_nextcloud.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ import pytest
 from mcp_nextcloud.indexer.local.desktop_config import (RemotePathError, find_sync_folder, normalize_remote_path,
                                                         read_sync_folders)
 from mcp_nextcloud.indexer.local.folder import index_folder
-from mcp_nextcloud.server.cli import main
+from mcp_nextcloud.cli import main
 
 MTIME = 1_700_000_000
 

@@ -254,7 +254,7 @@ def test_two_sync_folders_mirroring_the_same_nextcloud_folder_are_refused(tmp_pa
 def test_cli_names_the_folder_of_each_hit_and_lists_the_folders(tmp_path, capsys):
     import json
 
-    from mcp_nextcloud.server.cli import main
+    from mcp_nextcloud.cli import main
 
     db = str(tmp_path / "cli.db")
     a, b = tmp_path / "Work", tmp_path / "Personal"
@@ -276,7 +276,7 @@ def test_cli_names_the_folder_of_each_hit_and_lists_the_folders(tmp_path, capsys
 def test_folder_inside_an_indexed_folder_is_refused(tmp_path, index, counting_pool):
     import pytest
 
-    from mcp_nextcloud.server.cli import main
+    from mcp_nextcloud.cli import main
 
     write(tmp_path / "outer" / "inner" / "x.txt", "nested", 1000.0)
     index_folder(index, tmp_path / "outer", pool=counting_pool)

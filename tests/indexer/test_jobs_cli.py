@@ -149,7 +149,7 @@ def test_jobs_commands_answer_clearly_for_an_unknown_id(env):
 
 def test_readable_output_names_state_progress_failures_and_hint(tmp_path, capsys):
     from mcp_nextcloud.indexer.jobs.run import run_job
-    from mcp_nextcloud.server.cli.sync import print_job
+    from mcp_nextcloud.cli.sync import print_job
 
     store = JobStore(tmp_path / "j.db")
     job = store.create_or_join("sync", "k")

@@ -77,7 +77,7 @@ def test_live_mail_absent_lists_no_tools_and_a_call_says_why(mail_absent):
 def _session_facts(tools: Any) -> tuple[str, list[str]]:
     from mcp import Client
 
-    tools.server.mail_state()   # as `serve --mail` does before its first session (server/cli/serve.py)
+    tools.server.mail_state()   # as `serve --mail` does before its first session (cli/serve.py)
 
     async def go() -> tuple[str, list[str]]:
         async with Client(tools.server, mode="legacy") as c:

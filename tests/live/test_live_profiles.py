@@ -100,7 +100,7 @@ def test_live_nothing_outside_the_jail_is_read_found_written_or_shared(jailed, l
 
 
 def test_live_read_only_lists_only_read_only_tools_and_refuses_a_write(jailed, live_http, live_account):
-    from mcp_nextcloud.server.cli import toolspec
+    from mcp_nextcloud.cli import toolspec
     from mcp_nextcloud.server.profile import build
 
     specs = toolspec.load()

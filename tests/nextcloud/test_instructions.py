@@ -26,7 +26,7 @@ def test_wait_is_said_in_human_units(seconds, shown):
 def test_full_disk_says_free_space_not_move_the_index(tmp_path):
     import apsw
 
-    from mcp_nextcloud.server.cli.storage import index_problem
+    from mcp_nextcloud.cli.storage import index_problem
 
     for exc in (apsw.FullError("database or disk is full"), OSError(errno.ENOSPC, "No space left on device")):
         text = index_problem(tmp_path / "local.db", exc)

@@ -131,7 +131,7 @@ def test_ocs_and_app_calls_send_the_csrf_header(nc, emulator):
 
 def test_no_secret_or_url_in_logs_and_errors(emulator, account, caplog):
     # Our own log lines, at every level. (httpx logs URLs at INFO: the application keeps it at
-    # WARNING, server/cli/logs.py; a library does not set other libraries' levels.)
+    # WARNING, cli/logs.py; a library does not set other libraries' levels.)
     caplog.set_level(logging.DEBUG, logger="mcp_nextcloud.nextcloud")
     emulator.faults.add(method="GET", path_prefix=FILES, status=503, times=10)
     errors = []

@@ -13,7 +13,7 @@ from mcp_nextcloud.nextcloud.client import NextcloudClient
 from mcp_nextcloud.nextcloud.config import load_account
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 from mcp_nextcloud.nextcloud.login import login, poll_login, start_login
-from mcp_nextcloud.server.cli import main
+from mcp_nextcloud.cli import main
 
 
 def _approve_soon(emulator, user="alice", within=5.0):

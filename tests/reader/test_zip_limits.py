@@ -124,7 +124,7 @@ def test_inspect_checks_the_size_before_reading(tmp_path):
     with open(big, "wb") as f:
         f.truncate(3 * 1024 * 1024 * 1024)   # sparse: 3 GiB that costs no disk
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (%d, %d)); "
-            "from mcp_nextcloud.server.cli import main; sys.exit(main(['inspect', %r]))" % (CAP, CAP, str(big)))
+            "from mcp_nextcloud.cli import main; sys.exit(main(['inspect', %r]))" % (CAP, CAP, str(big)))
     proc = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr[-1500:]

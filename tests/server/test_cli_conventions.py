@@ -1,6 +1,6 @@
 """The agent CLI conventions (issue 14): tool commands over the same code, manifest, collections, writes, batch.
 
-Commands run in-process through `server.cli.main` against the session's
+Commands run in-process through `cli.main` against the session's
 emulator (conftest `world`) unless the test needs a process of its own (a
 kill, a broken pipe). Writes happen only on a private emulator.
 """
@@ -20,11 +20,11 @@ from typing import Any, Iterator
 import pytest
 
 from mcp_nextcloud.fixtures.emulator.server import Emulator
-from mcp_nextcloud.server.cli import build_parser, main
-from mcp_nextcloud.server.cli import toolspec
-from mcp_nextcloud.server.cli.manifest import walk
-from mcp_nextcloud.server.cli.tool_commands import TOOL_COMMANDS, all_commands, derived, is_write, needs_confirm, option
-from mcp_nextcloud.server.cli.tool_exec import SAFE_METHODS
+from mcp_nextcloud.cli import build_parser, main
+from mcp_nextcloud.cli import toolspec
+from mcp_nextcloud.cli.manifest import walk
+from mcp_nextcloud.cli.tool_commands import TOOL_COMMANDS, all_commands, derived, is_write, needs_confirm, option
+from mcp_nextcloud.cli.tool_exec import SAFE_METHODS
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = toolspec.load()
@@ -83,14 +83,14 @@ def _writes(emulator: Emulator) -> int:
 
 def test_tool_snapshot_matches_the_registered_tools() -> None:
     assert toolspec.render(toolspec.live_tools()) == toolspec.SNAPSHOT.read_text(encoding="utf-8"), \
-        "server/cli/tools.json drifted from the tools: run python3 -m mcp_nextcloud.server.cli.toolspec --write"
+        "cli/tools.json drifted from the tools: run python3 -m mcp_nextcloud.cli.toolspec --write"
 
 
 def test_a_tool_command_builds_a_server_of_its_own_tool_module_alone() -> None:
     """A CLI tool call registers only the module that defines its tool (not the 23 others and their imports)."""
     from mcp_nextcloud.server.app import TOOL_MODULES, build_server
     from mcp_nextcloud.server.context import ServerContext
-    from mcp_nextcloud.server.cli.tool_exec import _server
+    from mcp_nextcloud.cli.tool_exec import _server
 
     ctx = ServerContext(account=None, index=None)
     whole = {t.name for t in build_server(ctx)._tool_manager.list_tools()}
@@ -436,7 +436,7 @@ def test_serve_http_says_nothing_about_serving_when_the_port_is_taken(world: Any
 def test_demo_json_and_what_to_try_next() -> None:
     import io
 
-    from mcp_nextcloud.server.demo import NEXT_STEPS, run
+    from mcp_nextcloud.cli.demo import NEXT_STEPS, run
 
     out = io.StringIO()
     assert run(query="quota", out=out, as_json=True) == 0

@@ -18,7 +18,7 @@ from mcp_nextcloud.indexer.local.desktop_config import RemotePathError
 from mcp_nextcloud.indexer.store.roots import FolderOverlap
 from mcp_nextcloud.indexer.store.schema import SchemaTooNew
 from mcp_nextcloud.reader.document import ReaderCode, ReaderError
-from mcp_nextcloud.server.cli.errors import EXIT_CODES, EXIT_FAILED, EXIT_USAGE, CliError, failure_of, report
+from mcp_nextcloud.cli.errors import EXIT_CODES, EXIT_FAILED, EXIT_USAGE, CliError, failure_of, report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,7 +127,7 @@ def test_the_exit_codes_are_documented_in_the_root_help() -> None:
 
 
 def test_an_unknown_command_named_to_manifest_or_help_is_a_json_failure(capsys: pytest.CaptureFixture[str]) -> None:
-    from mcp_nextcloud.server.cli import main
+    from mcp_nextcloud.cli import main
 
     for argv in (["manifest", "--command", "no-such"], ["help", "no-such", "--json"]):
         assert main([*argv, "--json"] if argv[0] == "manifest" else argv) == EXIT_USAGE

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcp_nextcloud.indexer.jobs.pool import IN_PROCESS
-from mcp_nextcloud.server.cli import main
+from mcp_nextcloud.cli import main
 
 
 @pytest.fixture

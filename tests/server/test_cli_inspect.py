@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 
-from mcp_nextcloud.server.cli import main
+from mcp_nextcloud.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -118,7 +118,7 @@ def test_unreadable_file_exit_2(capsys, fixture_bad: Path) -> None:
 def test_a_reader_refusal_names_the_file_once(capsys) -> None:
     """The reader's cause may not name the file (an encrypted PDF): inspect names it, once."""
     from mcp_nextcloud.reader.document import ReaderCode, ReaderError
-    from mcp_nextcloud.server.cli.inspect import _unreadable
+    from mcp_nextcloud.cli.inspect import _unreadable
 
     args = argparse.Namespace(json=True)
     for err in (ReaderError("encrypted PDF", "ask the owner for an unencrypted copy", code=ReaderCode.ENCRYPTED),

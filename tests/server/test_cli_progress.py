@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 
-from mcp_nextcloud.server.cli.progress import FilesProgress
+from mcp_nextcloud.cli.progress import FilesProgress
 
 
 class _Terminal(io.StringIO):

@@ -1,6 +1,6 @@
 """grep and inspect processes end without the interpreter's teardown, and lose nothing by it.
 
-`server.cli.process_main` (the console script and `python -m mcp_nextcloud`) ends a
+`cli.process_main` (the console script and `python -m mcp_nextcloud`) ends a
 QUICK_EXIT command's process with os._exit once its atexit handlers ran and its
 output is flushed. These run real processes and check what a caller sees:
 every byte of a long answer through a pipe, the exit codes, the atexit
@@ -48,7 +48,7 @@ def test_a_long_answer_arrives_whole_through_a_pipe(index: Path) -> None:
 def test_exit_codes_are_the_commands(index: Path, tmp_path: Path) -> None:
     missing = _run("grep", "zzzunfindable", "--index", str(index))
     in_process = _run("grep", "zzzunfindable", "--index", str(index),
-                      code="import sys; from mcp_nextcloud.server.cli import main; sys.exit(main(sys.argv[1:]))")
+                      code="import sys; from mcp_nextcloud.cli import main; sys.exit(main(sys.argv[1:]))")
     assert missing.returncode == in_process.returncode
     assert missing.stdout.startswith(b"0 file(s) match") and in_process.stdout.startswith(b"0 file(s) match")
     unreadable = _run("inspect", str(tmp_path / "nothing.pdf"))
@@ -59,7 +59,7 @@ def test_exit_codes_are_the_commands(index: Path, tmp_path: Path) -> None:
 def test_atexit_handlers_still_run(index: Path) -> None:
     code = ("import atexit, sys\n"
             "atexit.register(lambda: print('handler ran', file=sys.stderr))\n"
-            "from mcp_nextcloud.server.cli import process_main\n"
+            "from mcp_nextcloud.cli import process_main\n"
             "sys.exit(process_main())\n")
     done = _run("grep", "quarterly", "--index", str(index), code=code)
     assert done.returncode == 0

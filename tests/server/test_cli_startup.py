@@ -1,7 +1,7 @@
 """What the client entry point loads, and the CLI's help: an index with an example per command.
 
-Every command is a client of the index service (server/cli/service.py): what a call pays for in its own
-process is the entry point and the hand-over (server/cli/service_client.py). That is checked here, in a fresh
+Every command is a client of the index service (service/daemon.py): what a call pays for in its own
+process is the entry point and the hand-over (service/client.py). That is checked here, in a fresh
 interpreter (this test process has long since imported everything); the libraries below the service import
 what they need like any library. tests/server/test_cli_service.py checks a whole call answered by the service.
 """
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from mcp_nextcloud.server.cli import build_parser, iter_commands
+from mcp_nextcloud.cli import build_parser, iter_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 # The hand-over's own imports: C modules of the interpreter's library, no Python module of the stdlib.
-CLIENT = {"mcp_nextcloud", "mcp_nextcloud.server", "mcp_nextcloud.server.cli",
-          "mcp_nextcloud.server.cli.service_client", "_socket", "_sha256", "_sha2"}
+CLIENT = {"mcp_nextcloud", "mcp_nextcloud.service", "mcp_nextcloud.cli",
+          "mcp_nextcloud.service.client", "_socket", "_sha256", "_sha2"}
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -30,13 +30,13 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_entry_point_and_the_hand_over_import_only_the_client() -> None:
-    """The console script's module, server.cli and the service's address: nothing of argparse, json, the
+    """The console script's module, cli and the service's address: nothing of argparse, json, the
     libraries or the MCP stack (a call the service answers imports only these)."""
     code = ("import json, os, sys\n"
             "before = set(sys.modules)\n"
             "import mcp_nextcloud\n"
-            "import mcp_nextcloud.server.cli\n"
-            "from mcp_nextcloud.server.cli import service_client\n"
+            "import mcp_nextcloud.cli\n"
+            "from mcp_nextcloud.service import client as service_client\n"
             "name = service_client.service_name(['grep', 'x', '--index', 'a.db'], os.environ)\n"
             "assert service_client.forwarded(['grep', 'x']) and not service_client.forwarded(['serve'])\n"
             "print(json.dumps(sorted(set(sys.modules) - before)))\n")
@@ -51,7 +51,7 @@ def test_the_entry_point_and_the_hand_over_import_only_the_client() -> None:
 def test_library_levels_are_set_when_a_chatty_library_loads(fixture_docs: Path) -> None:
     """pdfminer, loaded after quiet_libraries() for a damaged PDF, is quiet all the same."""
     code = ("import sys\n"
-            "from mcp_nextcloud.server.cli.logs import quiet_libraries\n"
+            "from mcp_nextcloud.cli.logs import quiet_libraries\n"
             "quiet_libraries()\n"
             "from mcp_nextcloud.reader import extract\n"
             f"doc = extract(open({str(fixture_docs.parent / 'bad' / 'damaged.pdf')!r}, 'rb').read(), 'damaged.pdf')\n"
@@ -111,7 +111,7 @@ def test_the_cli_keeps_url_logging_libraries_quiet_and_libraries_set_no_levels()
     code = ("import logging, mcp_nextcloud.nextcloud.http, mcp_nextcloud.reader.formats.pdf\n"
             "names = ('httpx', 'httpcore', 'pdfminer')\n"
             "assert all(logging.getLogger(n).level == logging.NOTSET for n in names)\n"
-            "from mcp_nextcloud.server.cli.logs import quiet_libraries\n"
+            "from mcp_nextcloud.cli.logs import quiet_libraries\n"
             "logging.getLogger('pdfminer').setLevel(logging.DEBUG)  # a level the user chose stays\n"
             "quiet_libraries()\n"
             "assert logging.getLogger('httpx').level == logging.WARNING\n"

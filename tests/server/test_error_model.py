@@ -14,7 +14,7 @@ from mcp import Client
 from mcp_nextcloud.nextcloud.errors import (Category, ErrorCode, FaultError, MisuseError, NextcloudError, NotFoundError,
                                             RefusedError, error_for, no_credentials)
 from mcp_nextcloud.reader.document import DEFAULT_LIMITS, ReaderCode, ReaderError
-from mcp_nextcloud.server.cli.errors import person_text
+from mcp_nextcloud.cli.errors import person_text
 from mcp_nextcloud.server.errors import ToolFailure, as_tool_failure, from_nextcloud, from_reader, misuse, refused
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 
-from mcp_nextcloud.server.cli import main
+from mcp_nextcloud.cli import main
 
 HANG_S = 300.0
 

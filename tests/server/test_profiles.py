@@ -210,7 +210,7 @@ def test_two_folders_list_both_and_nothing_else(jail_ctx: Any) -> None:
 # -- read-only and the allowlist, in both identities ------------------------------------------------------
 
 def test_read_only_lists_and_allows_only_read_only_tools(jail_ctx: Any) -> None:
-    from mcp_nextcloud.server.cli import toolspec
+    from mcp_nextcloud.cli import toolspec
 
     specs = toolspec.load()
     readonly = Profile(name="reader", read_only=True)

@@ -5,7 +5,7 @@ import io
 import json
 
 from mcp_nextcloud.reader.ocr import engine as ocr_engine
-from mcp_nextcloud.server.demo import run
+from mcp_nextcloud.cli.demo import run
 
 
 def _blocks(text: str) -> list[tuple[str, str]]:

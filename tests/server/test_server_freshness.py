@@ -147,7 +147,7 @@ def test_grep_in_an_existing_folder_with_nothing_indexed_points_at_tools(small, 
 
 def test_tool_answers_never_carry_cli_steps():
     from mcp_nextcloud.nextcloud.errors import error_for, no_credentials
-    from mcp_nextcloud.server.cli.errors import person_text
+    from mcp_nextcloud.cli.errors import person_text
     from mcp_nextcloud.server.errors import from_nextcloud
 
     for err in (error_for("webdav", 401), no_credentials()):

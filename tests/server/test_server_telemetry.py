@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import uuid
 
-from mcp_nextcloud.server.cli import main as cli_main
+from mcp_nextcloud.cli import main as cli_main
 from mcp_nextcloud.server.telemetry import CallLog, format_table
 
 

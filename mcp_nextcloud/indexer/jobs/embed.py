@@ -25,11 +25,13 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable
 
+from mcp_nextcloud.indexer.store import embed_registry
 from mcp_nextcloud.indexer.jobs import embed_windows as ew
 from mcp_nextcloud.indexer.store import vectors
 from mcp_nextcloud.indexer.store.index import Index
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 from mcp_nextcloud.indexer.store.vectors import Window
+from mcp_nextcloud.environment import environ
 
 log = logging.getLogger(__name__)
 
@@ -258,32 +260,24 @@ class Builder:
         self.index.writer().call(write)
 
 
-_builders: dict[str, Builder] = {}
-_builders_lock = threading.Lock()
-
-
 def builder_for(index: Index) -> Builder:
-    """The process's builder of this index (one per database path)."""
+    """The process's builder of this index (one per database path; indexer/store/embed_registry.py keeps them)."""
     key = str(Path(index.path).resolve())
-    with _builders_lock:
-        b = _builders.get(key)
+    with _for_lock:
+        b = embed_registry.get(key)
         if b is None or b.index is not index:
             b = Builder(index)
-            _builders[key] = b
+            embed_registry.put(key, b)
         return b
 
 
-def building_any() -> bool:
-    """Whether a builder of this process is embedding now (a long-lived process waits for it before it exits)."""
-    with _builders_lock:
-        return any(b.building for b in _builders.values())
+_for_lock = threading.Lock()
+building_any = embed_registry.building_any
 
 
 def forget(index: Index) -> None:
     """Stop and drop this index's builder (the index is closing)."""
-    key = str(Path(index.path).resolve())
-    with _builders_lock:
-        b = _builders.pop(key, None)
+    b = embed_registry.pop(str(Path(index.path).resolve()))
     if b is not None:
         b.stop()
 
@@ -316,9 +310,8 @@ def build_detached(index_path: Path) -> BuildReport | None:
 
 def _enabled() -> bool:
     """MCP_NEXTCLOUD_MEANING=0 turns the builder off (a machine too slow for it; grep then says words only)."""
-    import os
 
-    return os.environ.get("MCP_NEXTCLOUD_MEANING", "1") != "0"
+    return environ().get("MCP_NEXTCLOUD_MEANING", "1") != "0"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,6 +56,13 @@ def record_account(writer: Any, account: Any) -> None:
         writer.set_meta(ACCOUNT, f"{account.user} on {getattr(account, 'url', '')}")
 
 
+def other_account(index: Any, account: Any) -> str | None:
+    """The account an index's remote part comes from, when it is not `account` (None: the same, or none yet)."""
+    recorded = index.get_meta(ACCOUNT)
+    mine = f"{account.user} on {getattr(account, 'url', '')}"
+    return recorded if recorded and recorded != mine else None
+
+
 def record_failure(writer: Any, exc: BaseException, *, at: float) -> None:
     """Remember why a sync stopped: the error table's parts (so each front end can word it), or a safe summary."""
     if isinstance(exc, NextcloudError):

@@ -17,7 +17,6 @@ import os
 import stat
 from pathlib import Path
 
-from platformdirs import user_data_dir
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -30,7 +29,9 @@ DATA_DIR_NAME = "mcp-nextcloud"
 
 
 def default_data_dir() -> Path:
-    return Path(user_data_dir(DATA_DIR_NAME))
+    from mcp_nextcloud.environment import user_dir
+
+    return user_dir("data")
 
 
 def private_folder(folder: Path | str) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 import time
 import zlib
@@ -24,6 +23,7 @@ from mcp_nextcloud.reader.document import Document
 from mcp_nextcloud.reader.normalize import NormalizedText
 
 from mcp_nextcloud.indexer.models import FileRecord, Root
+from mcp_nextcloud.indexer.store import embed_registry
 from mcp_nextcloud.indexer.store.filemodes import secure_database
 from mcp_nextcloud.indexer.store.location import default_index_path
 # Re-exported: other modules import these names from indexer.store.
@@ -131,9 +131,10 @@ class Index:
 
     def close(self) -> None:
         """Finish and stop the writer (what was queued is committed), then close every reader connection."""
-        embedding = sys.modules.get("mcp_nextcloud.indexer.jobs.embed")  # a builder exists only where it was loaded
-        if embedding is not None and not self._closed:
-            embedding.forget(self)   # first: the builder's last write lands while the writer still runs
+        if not self._closed:   # first: the builder's last write lands while the writer still runs
+            builder = embed_registry.pop(str(Path(self.path).resolve()))
+            if builder is not None:
+                builder.stop()
         with self._writer_lock:
             if self._closed:
                 return

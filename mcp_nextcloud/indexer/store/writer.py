@@ -13,6 +13,7 @@ shutdown is deterministic.
 """
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from concurrent.futures import Future
@@ -126,23 +127,34 @@ class IndexWriter:
         """
         done: list[tuple[_Task, tuple[bool, Any]]] = []
         task: _Task | None = first
-        tx.con.execute("BEGIN IMMEDIATE")
+        current: _Task | None = None      # the task under way when SQLite itself fails (not the task's own error)
         try:
+            tx.con.execute("BEGIN IMMEDIATE")
             while task is not None and task is not _EMPTY and not task.alone:
+                current = task
                 if done:
                     outcome = _in_savepoint(task, tx)
                 else:
                     outcome = _attempt(task, tx)
                     if not outcome[0]:   # undo the first function alone, carry on in a fresh transaction
-                        tx.con.execute("ROLLBACK")
+                        if tx.con.in_transaction:   # (SQLite ended it itself on a full disk or an I/O error)
+                            tx.con.execute("ROLLBACK")
                         tx.con.execute("BEGIN IMMEDIATE")
                 done.append((task, outcome))
+                current = None
                 task = self._next_queued() if len(done) < self.max_batch else _EMPTY
             tx.con.execute("COMMIT")
-        except BaseException as exc:  # the COMMIT failed (disk full, I/O): nothing of this batch is stored
-            if tx.con.in_transaction:
-                tx.con.execute("ROLLBACK")
-            done = [(t, (False, exc)) for t, _ in done]
+        except BaseException as exc:  # BEGIN, a rollback or the COMMIT failed (disk full, I/O): nothing is stored
+            with contextlib.suppress(apsw.Error):
+                if tx.con.in_transaction:
+                    tx.con.execute("ROLLBACK")
+            # Every task of the batch fails with the cause, the one under way too: none is run again (a task is
+            # run once; running it again would find its Future already running and loop on that forever).
+            failed = [t for t, _ in done]
+            if current is not None or not done:   # failed under a task, or at BEGIN (before the first ran)
+                failed.append(current or first)
+                task = _EMPTY                     # what is queued behind it runs in the next batch
+            done = [(t, (False, exc)) for t in failed]
         _resolve(done)
         return self._queue.get() if task is _EMPTY else task
 
@@ -279,6 +291,8 @@ def _in_savepoint(task: _Task, tx: WriteTx) -> tuple[bool, Any]:
     try:
         result = task.fn(tx)
     except Exception as exc:  # the caller gets it from its Future
+        if not tx.con.in_transaction:
+            raise    # SQLite rolled the whole transaction back (disk full, I/O): the batch fails with this cause
         tx.con.execute("ROLLBACK TO task")
         tx.con.execute("RELEASE task")
         return False, exc

@@ -37,7 +37,7 @@ from ._common import PagedText
 from .pdfium import PASSWORD_ERROR, PdfFile, PdfiumError, count_chars, page_text, pdfium_c
 from .pdf_accents import LIGATURES, Box, has_accent_candidates, recompose
 
-# pdfminer logs a warning per damaged object; the application keeps it quiet (server/cli/logs.py).
+# pdfminer logs a warning per damaged object; the application keeps it quiet (cli/logs.py).
 # pdfminer.six is imported by the fallback functions that use it: most PDFs never need the second engine,
 # and every extraction process would otherwise carry its modules (its memory counts against the per-file cap).
 # PDFium is not thread-safe (pypdfium2 docs): in-process callers on several threads take turns.

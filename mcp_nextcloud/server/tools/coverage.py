@@ -10,7 +10,6 @@ hands in what it learned.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from mcp_nextcloud.indexer.remote.marks import SyncFailure
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import AGENT, ToolFailure, agent_text
+from mcp_nextcloud.environment import environ
 
 NOT_EVIDENCE = "a missing hit is not evidence that no file contains it"
 COLD_START_RETRY_S = 30
@@ -89,7 +89,7 @@ def _running_sync(ctx: ServerContext) -> Any:
 def credentials_from_environment(ctx: ServerContext) -> bool:
     """True when the account's app password came from the environment (an MCP host's configuration)."""
     password = getattr(ctx.account, "app_password", None)
-    return bool(password) and os.environ.get("NEXTCLOUD_APP_PASSWORD") == password
+    return bool(password) and environ().get("NEXTCLOUD_APP_PASSWORD") == password
 
 
 HOST_CONFIG_ACTION = ("This server takes its app password from the MCP host's configuration "

@@ -1,0 +1,133 @@
+"""The CLI's parsers: argparse, plus a record of the sub-commands and arguments (argparse keeps them private).
+
+A group's parser makes its sub-commands with `add_commands(...)` (argparse's
+`add_subparsers` arguments) and gets a `Subcommands`, whose `add_parser(...)`
+is argparse's; the root help and `iter_commands` read what it recorded. Each
+parser also records the arguments declared on it: `mcp-nextcloud manifest` is
+generated from these records, the very objects argparse parses with, so the
+manifest cannot describe an option the parser does not have.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable, NoReturn
+
+from mcp_nextcloud.cli.console import columns, stderr, stdout
+
+
+class Formatter(argparse.HelpFormatter):
+    """argparse's help layout, told the terminal's width: left to find it, argparse imports shutil for it
+    at every add_argument (~2 ms a call)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        # argparse's own default: the terminal's width less 2.
+        super().__init__(prog, indent_increment, max_help_position,
+                         columns() - 2 if width is None else width)
+
+
+class RawDescriptionFormatter(Formatter, argparse.RawDescriptionHelpFormatter):
+    """argparse.RawDescriptionHelpFormatter (a description kept as written), told the width like Formatter."""
+
+
+class Declared:
+    """One argument as declared: its flags, and argparse's own action (type, default, choices, help)."""
+
+    __slots__ = ("flags", "action", "repeatable")
+
+    def __init__(self, flags: tuple[str, ...], action: argparse.Action, repeatable: bool = False) -> None:
+        self.flags = flags
+        self.action = action
+        self.repeatable = repeatable
+
+
+class UsageError(Exception):
+    """Arguments argparse could not parse: which command, argparse's message, and the usage line."""
+
+    def __init__(self, prog: str, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.prog, self.message, self.usage = prog, message, usage
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser that remembers its sub-commands and their summaries.
+
+    argparse keeps them only in private attributes; recording them as they are
+    added (through the public `add_subparsers().add_parser`) lets the root help
+    and `iter_commands` walk the tree without touching those.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
+        self.commands: list[tuple[str, str, CommandParser]] = []
+        self.arguments: list[Declared] = []
+        self.manifest_extra: dict[str, Any] = {}    # what a command adds to its manifest entry (e.g. a schema)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """argparse's help and version text: to the command line's own streams (cli/console.py)."""
+        if message:
+            (stderr() if file is sys.stderr else stdout()).write(message)
+
+    def error(self, message: str) -> NoReturn:
+        """A usage error raised, not printed: `cli.root.parse` words it (JSON with --json)."""
+        raise UsageError(self.prog, message, self.format_usage())
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.dest != "help":
+            self.arguments.append(Declared(tuple(args), action, kwargs.get("action") == "append"))
+        return action
+
+    def add_commands(self, **kwargs: Any) -> Subcommands:
+        """`add_subparsers(**kwargs)`, recording each command added through the result."""
+        kwargs.setdefault("parser_class", CommandParser)
+        return Subcommands(self.add_subparsers(**kwargs), self.commands)
+
+    def help_command(self) -> Callable[[argparse.Namespace], int]:
+        """A `func` for a group run without an action: print this parser's help, exit 0."""
+        def show(_args: argparse.Namespace) -> int:
+            self.print_help()
+            return 0
+        return show
+
+
+class Subcommands:
+    """What `add_commands` returns: argparse's sub-parsers action, with `add_parser` recording each command."""
+
+    def __init__(self, action: Any, commands: list[tuple[str, str, CommandParser]]) -> None:
+        self._action = action
+        self._commands = commands
+
+    def add_parser(self, name: str, **options: Any) -> CommandParser:
+        child = self._action.add_parser(name, **options)
+        self._commands.append((name, options.get("help") or "", child))
+        return child
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._action, name)
+
+
+class RootParser(CommandParser):
+    """Root help as an index: one line per command; a group names its actions on its line."""
+
+    def format_help(self) -> str:
+        rows = []
+        for name, summary, child in self.commands:
+            actions = ", ".join(sub for sub, _, _ in child.commands)
+            rows.append((name, f"{summary} ({actions})" if actions else summary))
+        width = max(len(name) for name, _ in rows) + 3
+        listing = "\n".join(f"    {name.ljust(width)}{summary}" for name, summary in rows)
+        return (f"{self.format_usage()}\n{self.description}\n\n"
+                "options:\n  -h, --help  show this help message and exit\n\n"
+                f"commands:\n  COMMAND\n{listing}\n\n{self.epilog}\n")
+
+
+def iter_commands(parser: CommandParser, prefix: str = "") -> list[tuple[str, CommandParser]]:
+    """Every command and sub-command as ("index sync", its parser), depth first, in help order."""
+    out: list[tuple[str, CommandParser]] = []
+    for name, _, child in parser.commands:
+        out.append((f"{prefix}{name}", child))
+        out.extend(iter_commands(child, f"{prefix}{name} "))
+    return out

@@ -1,0 +1,283 @@
+"""`serve`'s tool work in the index service: the service's side (ToolHost) and serve's side (ServiceTools).
+
+`serve` keeps the MCP protocol (sessions, tools/list, the HTTP transport and
+its bearer tokens, the profile) in its own process and hands each tools/call
+to the service: the tool runs there, on the service's one context (index,
+Nextcloud client, extraction pool, call log), under the serve's profile and
+with the serve's environment (credentials, settings), and its CallToolResult
+or ToolFailure comes back as it was raised. A serve also stays attached (one
+open connection), so the service lives as long as it does and syncs in the
+background for it: with two serves on one index, one sync.
+
+The context belongs to one account: a call whose credentials name another
+account than the one the service's context (and so its index) serves is
+refused with the cause. The background sync is supervised: a start that fails
+is retried with backoff while a serve wants it, and `service status` says why.
+
+Results cross the socket pickled: both ends are this user's processes running
+the same code (the peer and the code stamp are checked before every request).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import pickle
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp_nextcloud import environment
+from mcp_nextcloud.service import loading
+from mcp_nextcloud.service.client import EXIT, PROTOCOL, Frames, ServiceGone, connect, env_field, netstring, pack
+from mcp_nextcloud.service.requests import Attach, CancelToken, Channel, ToolCall
+
+ATTACH_RETRY_SECONDS = 1.0
+BACKOFF_FIRST_S, BACKOFF_MAX_S = 1.0, 60.0
+
+
+class OtherAccount(Exception):
+    """A call for another account than the one this service's index serves."""
+
+
+# -- the service's side --------------------------------------------------------------------------------------
+class ToolHost:
+    """The service's MCP server and context (one account), built on first need; runs serves' calls."""
+
+    def __init__(self, resources: Any, log: Any) -> None:
+        self.resources, self.log = resources, log
+        self._lock = threading.Lock()
+        self.ctx: Any = None
+        self.server: Any = None
+        self.index_path: Path | None = None
+        self.interval: float | None = None
+        self.sync_state: dict[str, Any] = {"state": "off"}
+        self._supervisor: threading.Thread | None = None
+
+    def _ready(self, index_path: str, env: dict[str, str]) -> Any:
+        """The server for the account env names; built on the first call (under the one loading lock)."""
+        loading.need("tools")
+        from mcp_nextcloud.nextcloud.config import load_account
+        from mcp_nextcloud.nextcloud.errors import no_credentials
+
+        with environment.using(env):
+            account = load_account()
+        if account is None:
+            raise no_credentials()
+        with self._lock:
+            if self.server is None:
+                self._build(index_path, account, env)
+            elif (self.ctx.account.url, self.ctx.account.user) != (account.url, account.user):
+                raise OtherAccount(f"the index {self.index_path} serves {self.ctx.account.user} at "
+                                   f"{self.ctx.account.url}, not {account.user} at {account.url}: give this "
+                                   "account its own index (--index or MCP_NEXTCLOUD_INDEX)")
+            else:
+                self.ctx.account = account if account != self.ctx.account else self.ctx.account
+                self.ctx.index = self.resources.kept.open(self.index_path)   # reopened when the file was replaced
+            return self.server
+
+    def _build(self, index_path: str, account: Any, env: dict[str, str]) -> None:
+        from mcp_nextcloud.indexer.index import Index
+        from mcp_nextcloud.server import faultlog
+        from mcp_nextcloud.server.app import build_server
+        from mcp_nextcloud.server.context import ServerContext, Settings
+        from mcp_nextcloud.server.telemetry import default_telemetry_path, open_call_log
+
+        path = Path(index_path)
+        with environment.using(env):
+            if not path.exists():
+                Index.open(path).close()     # created as serve creates it (folder 0700, file 0600)
+            log, _ = open_call_log(default_telemetry_path())
+            faultlog.install(default_telemetry_path().parent, stderr=False)   # faults.log, as serve's
+            settings = Settings.from_env()
+        index = self.resources.kept.open(path)
+        from mcp_nextcloud.indexer.remote.marks import other_account
+
+        owner = other_account(index, account)
+        if owner is not None:
+            raise OtherAccount(f"the index {path} holds the files of {owner}, not of {account.user} at "
+                               f"{account.url}: give this account its own index (--index or MCP_NEXTCLOUD_INDEX)")
+        self.index_path = path
+        self.ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings)
+        self.server = build_server(self.ctx)
+
+    def call(self, request: ToolCall, channel: Channel, cancel: CancelToken) -> None:
+        """One tool call for a serve: the pickled outcome (a result, or the exception to raise there)."""
+        channel.answer(self._outcome(request))
+
+    def _outcome(self, request: ToolCall) -> bytes:
+        try:
+            server = self._ready(request.index, request.env)
+            import anyio
+
+            from mcp_nextcloud.server import profile
+
+            self._resume_sync()
+            with environment.using(request.env), profile.using(_profile(request.profile)):
+                result = anyio.run(lambda: server.call_tool(request.name, request.arguments))
+            return pickle.dumps(("ok", result))
+        except Exception as exc:   # a ToolFailure (or a NextcloudError before the server exists) goes back as is
+            with contextlib.suppress(Exception):
+                return pickle.dumps(("raise", type(exc), str(exc), dict(vars(exc))))
+            return pickle.dumps(("raise", RuntimeError, f"{type(exc).__name__}: {exc}", {}))
+
+    # -- the background sync, supervised --
+    def attach(self, request: Attach, channel: Channel, cancel: CancelToken) -> None:
+        """A serve attaches: answer at once; the background sync starts (and is retried) in the supervisor."""
+        channel.answer(b"attached")
+        if request.interval > 0:
+            with self._lock:
+                if self.interval is None or request.interval < self.interval:
+                    self.interval = request.interval
+                    if self.ctx is not None and self.ctx.background is not None:
+                        self.ctx.background.interval_s = request.interval
+                start = self._supervisor is None or not self._supervisor.is_alive()
+                if start:
+                    self._supervisor = threading.Thread(target=self._supervise, args=(request,),
+                                                        name="sync-supervisor", daemon=True)
+            if start:
+                self._supervisor.start()     # type: ignore[union-attr]
+
+    def _supervise(self, request: Attach) -> None:
+        """Start the background sync; on failure, say why (status, log) and try again with backoff."""
+        delay = BACKOFF_FIRST_S
+        while True:
+            try:
+                self._ready(request.index, request.env)
+                self._start_sync()
+                self.sync_state = {"state": "running", "since": round(time.time())}
+                return
+            except Exception as exc:
+                cause = f"{type(exc).__name__}: {exc}"
+                self.sync_state = {"state": "failed", "at": round(time.time()), "cause": cause,
+                                   "nextTryInSeconds": delay}
+                self.log(f"background sync not started ({cause}); trying again in {delay:g} s")
+            time.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX_S)
+
+    def _start_sync(self) -> None:
+        import dataclasses
+
+        with self._lock:
+            interval = self.interval or 0
+            if not interval or self.ctx.background is not None:
+                return
+            self.ctx.settings = dataclasses.replace(self.ctx.settings, sync_interval_s=interval)
+        self.ctx.start_background_sync()
+
+    def _resume_sync(self) -> None:
+        """A call while a serve wants a background sync that is not running: start it now, not 'later'."""
+        if self.interval and self.ctx is not None and self.ctx.background is None:
+            with contextlib.suppress(Exception):
+                self._start_sync()
+                self.sync_state = {"state": "running", "since": round(time.time())}
+
+    def syncing(self) -> bool:
+        return self.ctx is not None and self.ctx.background is not None
+
+    def close(self) -> None:
+        if self.ctx is not None:
+            self.ctx.index = None                # the kept index outlives the context: closed by its owner
+            self.ctx.close()
+
+
+def _profile(chosen: dict[str, Any]) -> Any:
+    from mcp_nextcloud.server.profile import Profile
+
+    folders = chosen.get("folders")
+    tools = chosen.get("tools")
+    return Profile(name=chosen.get("name", "default"), folders=tuple(folders) if folders is not None else None,
+                   read_only=bool(chosen.get("readOnly")), tools=frozenset(tools) if tools is not None else None)
+
+
+# -- serve's side --------------------------------------------------------------------------------------------
+class ServiceTools:
+    """A serve's link to the service: tool calls, and the attachment that keeps the service (and its sync)."""
+
+    def __init__(self, name: str, index_path: Path, interval: float, env: dict[str, str]) -> None:
+        self.name, self.index = name, str(index_path.absolute())
+        self.interval = interval
+        self.env = env_field(env)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._sock: Any = None
+
+    def call(self, tool: str, arguments: dict[str, Any], chosen: Any, *, read_only: bool = False) -> Any:
+        """The tool's CallToolResult from the service, or the exception it raised there (raised here).
+
+        A read the service's end interrupted is asked once more (a new service answers it); a write is not:
+        its outcome is unknown, and the answer says so."""
+        fields = ["tool", self.env, self.index, tool, json.dumps(arguments), json.dumps(chosen.describe())]
+        try:
+            payload = self._request(fields)
+        except ServiceGone:
+            if not read_only:
+                raise RuntimeError("the index service ended during this call (stopped or killed); the outcome "
+                                   "is unknown: read the state before repeating it") from None
+            try:
+                payload = self._request(fields)
+            except ServiceGone:
+                raise RuntimeError("the index service ended twice during this read; try the call again") from None
+        outcome = pickle.loads(payload)
+        if outcome[0] == "ok":
+            return outcome[1]
+        cls, message, attrs = outcome[1:]
+        exc = cls.__new__(cls)
+        Exception.__init__(exc, message)
+        exc.__dict__.update(attrs)
+        raise exc
+
+    def _request(self, fields: list[str]) -> bytes:
+        """The answer; ServiceGone when the service ended after taking the call."""
+        for _ in range(3):   # a stale service exits on the first: the second starts the current one
+            sock = connect(self.name)
+            try:
+                sock.settimeout(None)
+                sock.sendall(netstring(pack([PROTOCOL, *fields])))
+                try:
+                    taken = sock.recv(1)
+                except ConnectionError:
+                    taken = b""
+                if taken != b"+":
+                    continue                 # it was exiting as we connected: nothing ran, a new one answers
+                tag, payload = Frames(sock).read()
+                if tag == EXIT:
+                    return payload
+            except ConnectionError:
+                raise ServiceGone("the service closed the connection") from None
+            finally:
+                sock.close()
+        raise RuntimeError("the index service did not take the call")
+
+    # -- attachment --
+    def attach(self) -> None:
+        """Stay attached in a daemon thread; reattach (starting a new service) when it went away."""
+        self._thread = threading.Thread(target=self._hold, name="service-attach", daemon=True)
+        self._thread.start()
+
+    def _hold(self) -> None:
+        while not self._stop.is_set():
+            try:
+                sock = connect(self.name)
+                self._sock = sock
+                sock.settimeout(None)
+                sock.sendall(netstring(pack([PROTOCOL, "attach", self.env, self.index, str(self.interval)])))
+                if sock.recv(1) != b"+":
+                    raise ServiceGone("closed")
+                tag, _ = Frames(sock).read()
+                if tag != EXIT:
+                    raise ServiceGone("not attached")
+                while sock.recv(1 << 10):
+                    pass
+            except (OSError, ServiceGone, ValueError):
+                pass
+            finally:
+                with contextlib.suppress(Exception):
+                    self._sock.close()
+            self._stop.wait(ATTACH_RETRY_SECONDS)
+
+    def close(self) -> None:
+        self._stop.set()
+        with contextlib.suppress(Exception):
+            self._sock.shutdown(2)
+        time.sleep(0)

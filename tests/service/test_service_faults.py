@@ -1,0 +1,138 @@
+"""The index service under the faults a host meets: the first tool call at once, kill -9 mid-call and mid-sync,
+a read interrupted by the service's end, many calls on one service (no descriptor kept per call).
+
+Real processes: `serve` under the SDK's stdio client, the CLI as `python -m mcp_nextcloud`, the service the
+process they start; the emulator is the Nextcloud.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_nextcloud.fixtures.emulator.server import Emulator
+from tests.helpers import wait_for
+from tests.service.procs import ROOT, _alive, _cli, _log_of, _status
+
+TRIALS = 20
+pytestmark = pytest.mark.timeout(900)   # 20 fresh services, each with a serve: ~10 s a trial on a loaded machine
+
+
+def _gone(pid: int) -> None:
+    wait_for(lambda: not _alive(pid), what=f"the end of service {pid}")
+
+
+def _serve_params(env: dict[str, str], interval: str = "1") -> Any:
+    from mcp import StdioServerParameters
+
+    return StdioServerParameters(command=sys.executable, args=["-m", "mcp_nextcloud", "serve", "--interval", interval],
+                                 env=env, cwd=str(ROOT))
+
+
+def test_the_first_tool_call_at_once_never_keeps_the_background_sync_from_starting(env: dict[str, str]) -> None:
+    """20 times: a fresh service, a serve, a files_grep the moment the session is up; the sync starts each time."""
+    from mcp import Client
+
+    started = 0
+    for trial in range(TRIALS):
+        async def go(trial: int = trial) -> Any:
+            async with Client(_serve_params(env), mode="legacy") as client:
+                first = await client.call_tool("files_grep", {"query": "install"})
+                await anyio.to_thread.run_sync(
+                    lambda: wait_for(lambda: _status(env).get("sync", {}).get("state") == "running", timeout=60,
+                                     step=0.2, what=f"the background sync of trial {trial}"))
+                return first
+
+        first = anyio.run(go)
+        assert not first.is_error or "never been synced" not in first.content[0].text
+        started += 1
+        pid = _status(env)["pid"]
+        assert _cli(env, "service", "stop").returncode == 0
+        _gone(pid)
+    assert started == TRIALS
+    assert "not started" not in _log_of(env)
+
+
+def test_kill_9_during_calls_loses_nothing_and_the_next_call_recovers(env: dict[str, str]) -> None:
+    """A service killed while a sync runs and while greps run: every grep answers (a read is asked again of a
+    new service), the index is whole, and the next sync completes."""
+    assert _cli(env, "index", "sync", "--wait", "60").returncode == 0
+    expected = _cli(env, "grep", "install", "--json", "--limit", "3")
+    for _ in range(3):
+        pid = _status(env)["pid"]
+        os.kill(pid, signal.SIGKILL)
+        _gone(pid)
+        again = _cli(env, "grep", "install", "--json", "--limit", "3")
+        assert again.returncode == 0 and json.loads(again.stdout)["items"] == json.loads(expected.stdout)["items"]
+    # Killed while a sync job runs in it: the next sync finishes what was left.
+    job = _cli(env, "index", "sync", "--full", "--json", "--wait", "0")
+    pid = _status(env)["pid"]
+    os.kill(pid, signal.SIGKILL)
+    _gone(pid)
+    done = _cli(env, "index", "sync", "--wait", "120", "--json")
+    assert done.returncode == 0, (job.stdout, done.stdout, done.stderr)
+    status = json.loads(_cli(env, "index", "status", "--json").stdout)
+    assert status["files"] >= 10
+
+
+def test_a_read_the_service_ended_is_asked_again_a_write_is_not(env: dict[str, str], emulator: Emulator) -> None:
+    """serve's files_grep while the service is killed answers (asked of a new service); a write says its outcome
+    is unknown."""
+    from mcp import Client
+
+    assert _cli(env, "index", "sync", "--wait", "60").returncode == 0
+
+    async def go() -> list[Any]:
+        async with Client(_serve_params(env, "0"), mode="legacy") as client:
+            await client.call_tool("nextcloud_whoami", {})
+            out = []
+            for name, args, slow in (("files_read", {"path": "/Documents/notes.txt"}, "PROPFIND"),
+                                     ("files_write", {"path": "/Documents/killed.txt", "content": "x"}, "PUT")):
+                emulator.faults.add(method=slow, delay=3.0)   # the call is in flight in the service when it dies
+                results: list[Any] = []
+                async with anyio.create_task_group() as tg:
+                    async def call(name: str = name, args: dict[str, Any] = args, into: list[Any] = results) -> None:
+                        into.append(await client.call_tool(name, args))
+
+                    tg.start_soon(call)
+                    await anyio.sleep(1.0)
+                    os.kill(_status(env)["pid"], signal.SIGKILL)
+                out.append(results[0])
+                emulator.faults.clear()
+            return out
+
+    read, write = anyio.run(go)
+    assert not read.is_error, read.content[0].text
+    assert write.is_error and "outcome is unknown" in write.content[0].text
+
+
+def test_calls_keep_no_descriptor_behind(env: dict[str, str]) -> None:
+    """300 greps on one service: its open descriptors stay bounded (one reader per worker, not one per call)."""
+    assert _cli(env, "index", "sync", "--wait", "60").returncode == 0
+    pid = _status(env)["pid"]
+
+    def fds() -> int:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+
+    from mcp_nextcloud.service.client import forward
+
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        for _ in range(20):
+            forward(["grep", "install", "--limit", "1", "--json"])
+        before = fds()
+        for _ in range(300):
+            forward(["grep", "install", "--limit", "1", "--json"])
+        after = fds()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    assert after <= before + 2, (before, after)
+    assert _status(env)["pid"] == pid
