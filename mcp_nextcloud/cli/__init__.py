@@ -46,12 +46,26 @@ def main(argv: list[str] | None = None) -> int:
     from mcp_nextcloud.service.client import forward
 
     argv = sys.argv[1:] if argv is None else argv
+    problem = undecodable(argv)
+    if problem is not None:
+        sys.stderr.write(f"mcp-nextcloud: {problem}\n")
+        return 2
     answered = forward(argv)
     if answered is not None:
         return answered
     from mcp_nextcloud.cli.root import run_command
 
     return run_command(argv)
+
+
+def undecodable(argv: list[str]) -> str | None:
+    """What is wrong with an argument that is not UTF-8 (Python keeps its bytes as U+DC80..U+DCFF), or None."""
+    for number, arg in enumerate(argv, 1):
+        for index, char in enumerate(arg):
+            if "\udc80" <= char <= "\udcff":
+                return (f"argument {number} is not valid UTF-8 (byte 0x{ord(char) - 0xDC00:02X} at character "
+                        f"{index}); give it in UTF-8 (a name in another encoding: rename it, or name its folder)")
+    return None
 
 
 def process_main() -> int:

@@ -305,8 +305,15 @@ class Service:
 
     def _code_changed(self) -> bool:
         """Whether our code changed since the start: the folders at every call, every file at most each second."""
-        if folder_stamp(self.folders) != self.folder_times:
-            return True
+        folders = folder_stamp(self.folders)
+        if folders != self.folder_times:
+            # A folder changes when an entry is added or removed: a replaced .py, or only a __pycache__ made
+            # by the first import from it (a fresh checkout). The files decide.
+            if code_stamp() != self.stamp:
+                return True
+            with self._lock:
+                self.folder_times = folders
+            return False
         now = time.monotonic()
         with self._lock:
             if now - self._stamped < STAMP_EVERY_SECONDS:

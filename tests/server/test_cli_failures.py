@@ -135,3 +135,17 @@ def test_an_unknown_command_named_to_manifest_or_help_is_a_json_failure(capsys: 
         error = json.loads(out)["error"]
         assert error["code"] == "unknown_command" and "no-such" in error["cause"] and "--help" in error["action"]
         assert stderr == ""
+
+
+@pytest.mark.parametrize("switch", ["0", "1"])
+def test_an_argument_that_is_not_utf8_is_named_not_the_codec(tmp_path: Path, switch: str) -> None:
+    """A name in Latin-1 from an old script: one line naming the argument and the byte, exit 2, nothing run."""
+
+    env = {**os.environ, "MCP_NEXTCLOUD_SERVICE": switch, "XDG_RUNTIME_DIR": str(tmp_path),
+           "MCP_NEXTCLOUD_INDEX": str(tmp_path / "i.db")}
+    done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "grep", os.fsdecode(b"caf\xe9")],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("mcp-nextcloud: argument 2 is not valid UTF-8 (byte 0xE9 at character 3); give it "
+                                   "in UTF-8 (a name in another encoding: rename it, or name its folder)")
+    assert "codec" not in done.stderr and not (tmp_path / "mcp-nextcloud").exists()

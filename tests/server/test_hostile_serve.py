@@ -177,3 +177,48 @@ def test_http_body_limit_agrees_with_the_write_cap(world, http):
     assert huge.status_code == 413
     message = huge.json()["error"]["message"]
     assert "files_write accepts at most 5 MiB" in message
+
+
+def _raw_request(url: str, head: bytes, body: bytes, wait_s: float) -> tuple[bytes, float]:
+    """Send the head and the start of a body on a raw socket; what the server answers within wait_s, and when."""
+    import socket
+    from urllib.parse import urlparse
+
+    where = urlparse(url)
+    with socket.create_connection((where.hostname, where.port), timeout=wait_s) as sock:
+        t0 = time.monotonic()
+        sock.sendall(head + body)
+        answer = b""
+        try:
+            while b"\r\n\r\n" not in answer:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+        except TimeoutError:
+            pass
+        return answer, time.monotonic() - t0
+
+
+def test_http_refuses_a_caller_without_the_token_before_reading_its_body(http):
+    """A request without the token that announces 30 MiB and sends 1 KiB: 401 at once, the body never awaited."""
+    url, _, _ = http
+    head = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 31457280\r\n\r\n")
+    answer, took = _raw_request(url, head, b"{" + b" " * 1024, wait_s=10)
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+    assert took < 5
+
+
+def test_http_ends_a_body_that_never_completes(http):
+    """With the token, a body that stops half-way is answered 408 after the body deadline, naming it."""
+    from mcp_nextcloud.server.http_limits import BODY_SECONDS
+
+    url, token_file, _ = http
+    token = token_file.read_text().strip()
+    head = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\n"
+            b"Authorization: Bearer " + token.encode() + b"\r\nContent-Length: 4096\r\n\r\n")
+    answer, took = _raw_request(url, head, b"{" + b" " * 100, wait_s=BODY_SECONDS + 20)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert BODY_SECONDS - 1 <= took < BODY_SECONDS + 15

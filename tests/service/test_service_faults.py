@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 import anyio
@@ -136,3 +137,53 @@ def test_calls_keep_no_descriptor_behind(env: dict[str, str]) -> None:
         os.environ.update(saved)
     assert after <= before + 2, (before, after)
     assert _status(env)["pid"] == pid
+
+
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_a_damaged_index_is_one_line_for_every_command(env: dict[str, str], tmp_path: Any, switch: str) -> None:
+    """whoami, files, grep and index sync on a file that is no index: one line naming the file and what to do, no
+    traceback, in the service and in the command's own process alike; the service keeps answering after."""
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(os.urandom(64 * 1024))
+    env = {**env, "MCP_NEXTCLOUD_INDEX": str(damaged), "MCP_NEXTCLOUD_SERVICE": switch}
+    for argv in (["whoami"], ["files", "search"], ["grep", "x"], ["index", "sync", "--wait", "5"]):
+        done = _cli(env, *argv)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, (argv, done.stderr[-500:])
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "damaged or not an index" in lines[0] and str(damaged) in lines[0], lines
+    damaged.unlink()   # the cause gone: the same service builds the index
+    assert _cli(env, "index", "sync", "--wait", "60").returncode == 0
+
+
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_a_lone_surrogate_in_a_tool_argument_is_answered_over_stdio(env: dict[str, str], switch: str) -> None:
+    """Valid JSON, invalid Unicode: the SDK's reader drops such a request; serve answers it, naming the field."""
+    import select
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--interval", "0"], cwd=str(ROOT),
+                            env={**env, "MCP_NEXTCLOUD_SERVICE": switch}, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}}
+        proc.stdin.write((json.dumps(init) + "\n").encode())
+        proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"files_grep",'
+                         b'"arguments":{"query":"a\\ud800b"}}}\n')
+        proc.stdin.flush()
+        answers = []
+        deadline = time.monotonic() + 60
+        while len(answers) < 2 and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 1)
+            if ready:
+                answers.append(json.loads(proc.stdout.readline()))
+        assert [a.get("id") for a in answers] == [1, 2], answers
+        error = answers[1]["error"]
+        assert error["code"] == -32602 and "params.arguments.query" in error["message"]
+        assert "U+D800" in error["message"]
+    finally:
+        proc.kill()
+        proc.wait()
