@@ -187,3 +187,67 @@ def test_a_lone_surrogate_in_a_tool_argument_is_answered_over_stdio(env: dict[st
     finally:
         proc.kill()
         proc.wait()
+
+
+def _steady_answer(text: str) -> str:
+    import re
+
+    text = re.sub(r'"([A-Za-z]*(Ms|At|Seconds|Age))":("[^"]*"|[0-9.e+-]+)', r'"\1":_', text)
+    return re.sub(r"[0-9.]+ ms\b", "_ ms", text)
+
+
+def test_two_serves_and_a_cli_loop_answer_as_their_own_processes_would(env: dict[str, str]) -> None:
+    """Two serves and a CLI loop on one service for 20 s: every answer equals the one the same call gets when it
+    runs in its own process (MCP_NEXTCLOUD_SERVICE=0), and one service answered them all."""
+    from mcp import Client
+
+    calls = [("files_grep", {"query": "install", "limit": 3}), ("files_read", {"path": "/Documents/notes.txt"}),
+             ("contacts_search", {"query": "elodie"})]
+    commands = [["grep", "install", "--json", "--limit", "3"], ["files", "search", "--json", "--limit", "3"]]
+    alone = {**env, "MCP_NEXTCLOUD_SERVICE": "0"}
+    assert _cli(alone, "index", "sync", "--wait", "60").returncode == 0
+
+    async def tool_answers(environment: dict[str, str], seconds: float) -> list[tuple[str, str]]:
+        out = []
+        async with Client(_serve_params(environment, "0"), mode="legacy") as client:
+            deadline = time.monotonic() + seconds
+            while True:
+                for name, args in calls:
+                    result = await client.call_tool(name, args)
+                    out.append((name, _steady_answer(result.content[0].text)))
+                if time.monotonic() > deadline:
+                    return out
+
+    expected_tools = dict(anyio.run(tool_answers, alone, 0))
+    expected_cli = {tuple(c): _steady_answer(_cli(alone, *c).stdout) for c in commands}
+    wrong: list[Any] = []
+
+    async def both() -> list[tuple[str, str]]:
+        answers: list[tuple[str, str]] = []
+
+        async def one() -> None:
+            answers.extend(await tool_answers(env, 20))
+
+        async def cli_loop() -> None:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                for c in commands:
+                    got = await anyio.to_thread.run_sync(lambda c=c: _cli(env, *c))
+                    if _steady_answer(got.stdout) != expected_cli[tuple(c)]:
+                        wrong.append((c, got.stdout[:200], got.stderr[-200:]))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one)
+            tg.start_soon(one)
+            tg.start_soon(cli_loop)
+        return answers
+
+    answers = anyio.run(both)
+    wrong += [(name, text[:200]) for name, text in answers if text != expected_tools[name]]
+    if wrong:
+        import difflib
+        name = wrong[0][0]
+        got = next(t for n, t in answers if n == name and t != expected_tools[name])
+        print("\n".join(difflib.unified_diff(expected_tools[name].split(","), got.split(","), lineterm="")))
+    assert len(answers) >= 2 * len(calls) and not wrong, wrong[:3]
+    assert _log_of(env).count("listening at") == 1
