@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from benchmarks.conftest import report
 from mcp_nextcloud.fixtures.emulator.server import Emulator
@@ -86,6 +87,7 @@ def _service_pid(env: dict[str, str]) -> int | None:
         return None
 
 
+@pytest.mark.timeout(3600)   # 2,000 whole-process calls: minutes on 2 shared cores
 def test_service_survives_kill_9_among_mixed_calls(tmp_path: Path) -> None:
     runtime = Path(tempfile.mkdtemp(prefix="svcc", dir="/tmp"))
     figures: dict[str, Any] = {"calls": CALLS, "kills": KILLS}

@@ -17,6 +17,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 APP = "mcp-nextcloud"
+# The variables a caller's work runs with when the index service runs it (they travel with each call,
+# service/client.py): every NEXTCLOUD_* and MCP_NEXTCLOUD_*, the user's folders, locale and zone.
+CARRIED_PREFIXES = ("NEXTCLOUD_", "MCP_NEXTCLOUD_")
+CARRIED = ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TZ",
+           "LANG", "LC_ALL", "LC_CTYPE", "LC_TIME", "NO_COLOR")
 _ENV: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar("mcp_nextcloud_env", default=None)
 
 # The XDG base folders (Linux and the BSDs): variable, default under $HOME.
@@ -28,6 +33,22 @@ def environ() -> Mapping[str, str]:
     """The variables of the work running in this context (a request's, else the process's)."""
     env = _ENV.get()
     return os.environ if env is None else env
+
+
+def carried(name: str) -> bool:
+    """Whether a variable is the caller's (it travels with a call) rather than the process's."""
+    return name.startswith(CARRIED_PREFIXES) or name in CARRIED
+
+
+def for_child() -> dict[str, str]:
+    """The environment of a process this work starts: the process's own, with this work's carried variables
+    in place of the process's (another caller's credentials never reach it)."""
+    env = _ENV.get()
+    if env is None:
+        return dict(os.environ)
+    child = {k: v for k, v in os.environ.items() if not carried(k)}
+    child.update(env)
+    return child
 
 
 @contextlib.contextmanager

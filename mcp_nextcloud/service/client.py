@@ -51,10 +51,6 @@ READ_ONLY = ("grep", "inspect", "help", "manifest", "report")
 NO_INDEX = ("help", "manifest", "-h", "--help", "--version")
 COMMANDS = ("inspect", "index", "grep", "jobs", "login", "serve", "report", "demo", "token", "whoami", "files",
             "deck", "calendar", "contacts", "meet", "talk", "tasks", "mail", "service")
-# The variables a call brings to the service besides NEXTCLOUD_* and MCP_NEXTCLOUD_* (folders, locale, zone):
-# its code reads them through mcp_nextcloud.environment, never from the service's own process.
-CARRIED = ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TZ",
-           "LANG", "LC_ALL", "LC_CTYPE", "LC_TIME", "NO_COLOR")
 UNSET = "\0"
 PRIVATE_MODE = 0o700
 START_SECONDS = 15.0    # a service that does not listen within this is broken: the call runs here
@@ -136,9 +132,11 @@ def service_name(argv: list[str], env: "Mapping[str, str]", cwd: str = "") -> st
 
 
 def env_field(env: "Mapping[str, str]") -> str:
-    """The caller's variables that travel with a call: one field of packed KEY=VALUE fields."""
-    carried = [f"{k}={v}" for k, v in env.items() if k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_")) or k in CARRIED]
-    return pack(carried).decode("utf-8", "surrogatepass")
+    """The caller's variables that travel with a call (mcp_nextcloud.environment decides which): one field of
+    packed KEY=VALUE fields. The service's code reads them through that module, never its own process's."""
+    from mcp_nextcloud.environment import carried
+
+    return pack([f"{k}={v}" for k, v in env.items() if carried(k)]).decode("utf-8", "surrogatepass")
 
 
 def socket_path(name: str) -> str:

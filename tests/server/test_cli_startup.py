@@ -20,7 +20,8 @@ from mcp_nextcloud.cli import build_parser, iter_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 # The hand-over's own imports: C modules of the interpreter's library, no Python module of the stdlib.
-CLIENT = {"mcp_nextcloud", "mcp_nextcloud.service", "mcp_nextcloud.cli",
+CLIENT = {"mcp_nextcloud", "mcp_nextcloud.service", "mcp_nextcloud.cli", "mcp_nextcloud.environment",
+          "contextvars", "_contextvars",
           "mcp_nextcloud.service.client", "_socket", "_sha256", "_sha2"}
 
 

@@ -200,7 +200,8 @@ def test_the_client_imports_only_the_hand_over(env: dict[str, str]) -> None:
                           env=env, timeout=60)
     rc, loaded = eval(done.stdout.strip().splitlines()[-1])
     assert rc == 0 and "manual" in done.stdout
-    assert set(loaded) <= {"mcp_nextcloud", "mcp_nextcloud.cli", "mcp_nextcloud.service",
+    assert set(loaded) <= {"mcp_nextcloud", "mcp_nextcloud.cli", "mcp_nextcloud.service", "mcp_nextcloud.environment",
+                           "contextvars", "_contextvars",
                            "mcp_nextcloud.service.client", "_socket",
                            "_sha256", "_sha2"}, loaded
 

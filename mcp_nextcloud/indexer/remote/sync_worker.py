@@ -22,7 +22,7 @@ from mcp_nextcloud.indexer.jobs.run import JobHandle, run_job
 from mcp_nextcloud.indexer.jobs.store import QUEUED, Job, JobStore, jobs_path_for
 from mcp_nextcloud.indexer.remote.sync import DEFAULT_MAX_FILE_BYTES, sync
 from mcp_nextcloud.indexer.store.index import Index
-from mcp_nextcloud.environment import environ
+from mcp_nextcloud.environment import for_child
 
 SYNC_KIND = "sync"
 
@@ -88,7 +88,7 @@ def spawn(job_id: str, index_path: Path, *, store: JobStore | None = None,
     if max_file_bytes is not None:
         cmd += ["--max-file-bytes", str(int(max_file_bytes))]
     root = str(Path(__file__).resolve().parents[3])   # the folder that holds mcp_nextcloud/
-    child_env = dict(environ() if env is None else env)
+    child_env = for_child() if env is None else dict(env)
     # The worker must import this very checkout, wherever the CLI was started from.
     child_env["PYTHONPATH"] = root + (os.pathsep + child_env["PYTHONPATH"] if child_env.get("PYTHONPATH") else "")
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
