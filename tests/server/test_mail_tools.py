@@ -90,11 +90,44 @@ def test_empty_search_says_it_is_not_proof(mcall: Any, ok: Any) -> None:
     data = ok(mcall("mail_search", {"subject": "zebra quartet"}))
     assert data["messages"] == [] and data["truncated"] is False
     assert "not proof" in data["hint"].lower() or "no proof" in data["hint"].lower()
-    assert data["mailboxes"] == ["INBOX"]
+    assert data["mailboxes"] == ["INBOX"] and data["syncedAt"] in data["hint"]
+
+
+def test_a_mailbox_mail_never_synced_is_synced_once_and_listed(world: Any, mcall: Any, ok: Any) -> None:
+    """Real Mail answers 500 to listing Archive/Junk/Trash until one sync with init (issue 35, 1)."""
+    before = len(world.emulator.requests)
+    data = ok(mcall("mail_search", {"mailbox": "Trash"}))
+    assert data["messages"] == [] and data["mailboxes"] == ["Trash"] and "warnings" not in data
+    asked = [(m, p.rsplit("/", 1)[-1], status) for m, p, status in world.emulator.requests[before:]
+             if "/mailboxes/" in p]
+    # a sync without init is 428 for a mailbox Mail never synced, then one with init; the listing then works
+    assert asked == [("POST", "sync", 428), ("POST", "sync", 200), ("GET", "messages", 200)], asked
+
+
+def test_the_client_lists_an_unsynced_mailbox_after_its_500(world: Any, ctx: Any) -> None:
+    """The client's own answer to Mail's 500 for a mailbox it never synced: one sync with init, one listing."""
+    mail = ctx.client().mail
+    account = mail.accounts()[0]
+    junk = next(b for b in mail.mailboxes(account.id) if b.name == "Junk")
+    before = len(world.emulator.requests)
+    assert mail.messages(junk.id, limit=5) == []
+    asked = [(m, p, status) for m, p, status in world.emulator.requests[before:]]
+    assert [(m, status) for m, _, status in asked] == [("GET", 500), ("POST", 200), ("GET", 200)], asked
+
+
+def test_mail_delivered_after_the_last_sync_is_found_by_the_next_search(world: Any, mcall: Any, ok: Any) -> None:
+    """A search asks Mail to sync first (deliver.sh --no-sync on the real server; issue 35, 4)."""
+    from mcp_nextcloud.fixtures.emulator.mail import mail_state
+
+    mail_state(world.emulator.state).deliver("alice@example.invalid", subject="Arrived just now", body="Fresh.",
+                                             sender={"label": "Bob", "email": "bob@example.invalid"}, synced=False)
+    data = ok(mcall("mail_search", {"subject": "Arrived just now"}))
+    assert [m["subject"] for m in data["messages"]] == ["Arrived just now"]
+    assert "arrived in the mailbox" in data["hint"] and "synced" in data["hint"]
 
 
 def test_search_misuse_names_the_fix(mcall: Any, err: Any) -> None:
-    text = err(mcall("mail_search", {"mailbox": "Archive"}))
+    text = err(mcall("mail_search", {"mailbox": "Projects"}))
     assert "INBOX" in text and "Do not retry" in text
     assert "cursor" in err(mcall("mail_search", {"subject": "budget", "cursor": "bm9wZQ"}))
     assert "ISO date" in err(mcall("mail_search", {"after": "last tuesday"}))
@@ -199,8 +232,25 @@ def test_draft_is_saved_once_and_lands_in_drafts(world: Any, mcall: Any, ok: Any
     saved = ok(mcall("mail_draft", {"id": data["id"], "token": token}))
     again = ok(mcall("mail_draft", {"id": data["id"], "token": token}))
     assert saved["draft"] == again["draft"] and saved["sent"] is False
+    assert "Drafts mailbox" in saved["hint"] and "five minutes" not in saved["hint"]   # moved to IMAP at once
+    moves = [p for m, p, _ in world.emulator.requests if m == "POST" and "/drafts/move/" in p]
+    assert len(moves) == 1
     drafts = ok(mcall("mail_search", {"mailbox": "Drafts", "subject": "Draft me"}))["messages"]
     assert len(drafts) == 1
+    assert ok(mcall("mail_read", {"id": drafts[0]["id"]}))["body"] == "Not yet."   # bodyPlain, not a dropped body
+
+
+def test_a_refused_recipient_is_said_once_and_never_as_a_retry(world: Any, mcall: Any, ok: Any) -> None:
+    """Mail's 500 for a recipient its mail server refuses (issue 35, 3): nothing sent, the addresses named."""
+    data, token = _compose(mcall, ok, subject="To a stranger", to=["bob@example.invalid", "nobody@example.invalid"],
+                           typedByUser=["nobody@example.invalid"])
+    before = _sends(world)
+    result = mcall("mail_send", {"id": data["id"], "token": token, "recipients": data["recipients"]})
+    assert result.is_error and result.structured_content["error"]["retry"] is False
+    text = result.content[0].text
+    assert "sent it to no one" in text and "nobody@example.invalid" in text and "Most likely" in text
+    assert "fails the same way" in text and text.endswith("Do not retry.") and "Retry once" not in text
+    assert _sends(world) == before + 1
 
 
 def _mail_context(emu: Emulator) -> tuple[Any, Any]:

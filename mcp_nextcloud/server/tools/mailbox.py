@@ -1,8 +1,11 @@
 """The reading side of the mail tools: Mail accounts and mailboxes, search, one message, people.
 
-Mail answers from its own local copy of the mailbox, synced from IMAP in the
-background, so an empty search is never proof that a message does not exist:
-every empty answer says so, and says which mailboxes it covered. Searching is
+Mail answers from its own local copy of the mailbox, synced from IMAP by a
+background job (and whenever its web page asks), so a search first asks Mail
+to sync the mailboxes it covers (at most every SYNC_TTL_S) and every answer
+says when that was: an empty search is still never proof that a message does
+not exist. Mail dates a message by its arrival in the mailbox (IMAP
+INTERNALDATE), not by its Date header; `after`/`before` filter on that date. Searching is
 done with Mail's `key:value` filters (bare words are ignored by Mail, so free
 text is always sent as `subject:` or `body:`); a message body is sliced and
 searched like a file (reader.page / reader.find).
@@ -14,6 +17,7 @@ import binascii
 import datetime as dt
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +26,8 @@ from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
 
 ACCOUNTS_TTL_S = 60.0
-NOT_PROOF = ("Mail searches its local copy of the mailbox, which syncs in the background: no result is not "
-             "proof that no such message exists.")
+SYNC_TTL_S = 10.0     # a burst of searches (pages of one search) asks Mail to sync once
+NOT_PROOF = ("Mail searches its own copy of the mailbox: no result is not proof that no such message exists.")
 PREVIEW_CHARS = 120
 READ_CHARS = 8_000
 
@@ -152,6 +156,25 @@ def message_entry(msg: Any, mailbox: str) -> dict[str, Any]:
             "preview": preview[:PREVIEW_CHARS] + ("…" if len(preview) > PREVIEW_CHARS else "") or None}
 
 
+def synced_at(ctx: ServerContext, box: Any) -> tuple[float, str | None]:
+    """Ask Mail to fetch what arrived in `box` since its last sync (at most every SYNC_TTL_S): when that
+    sync ended, and a warning when it failed or is not complete (the listing is then Mail's older copy)."""
+    from mcp_nextcloud.nextcloud.errors import NextcloudError
+
+    def go() -> tuple[float, str | None]:
+        try:
+            done = ctx.client().mail.sync(box.id)
+        except NextcloudError as exc:
+            return time.time(), (f"Mail could not sync {box.name} with the mail server just now ({exc.cause}): "
+                                 "this list is what Mail saw at its last sync, which may be old. Search again "
+                                 "in a few minutes.")
+        if not done.complete:
+            return time.time(), (f"Mail is still fetching {box.name} from the mail server: this list may be "
+                                 "incomplete. Search again in a minute.")
+        return time.time(), None
+    return ctx.cached(f"mail:sync:{box.id}", SYNC_TTL_S, go)
+
+
 def search(ctx: ServerContext, filters: SearchFilters, *, mailbox: str, limit: int,
            cursor: str | None) -> dict[str, Any]:
     """Newest messages first across the named mailbox of every account, `limit` at most, with a cursor."""
@@ -160,7 +183,12 @@ def search(ctx: ServerContext, filters: SearchFilters, *, mailbox: str, limit: i
     box_ids = [box.id for _, box in pairs]
     before = read_cursor(cursor, box_ids, mail_filters) if cursor else None
     found: list[tuple[Any, str]] = []
+    warnings: list[str] = []
+    synced = time.time()
     for _, box in pairs:
+        when, warning = synced_at(ctx, box)
+        synced = min(synced, when)
+        warnings += [warning] if warning else []
         try:
             msgs = ctx.client().mail.messages(box.id, limit=limit + 1, filters=mail_filters, cursor=before)
         except Exception as exc:
@@ -170,14 +198,25 @@ def search(ctx: ServerContext, filters: SearchFilters, *, mailbox: str, limit: i
     shown = found[:limit]
     more = len(found) > limit
     out: dict[str, Any] = {"messages": [message_entry(m, name) for m, name in shown], "truncated": more,
-                           "mailboxes": sorted({name for _, name in found} or {box.name for _, box in pairs})}
+                           "mailboxes": sorted({name for _, name in found} or {box.name for _, box in pairs}),
+                           "syncedAt": iso_time(synced)}
     if more:
         out["nextCursor"] = make_cursor(box_ids, mail_filters, shown[-1][0].date)
-    if not shown:
-        out["hint"] = NOT_PROOF + " Try fewer or other filters, or another mailbox (Sent, Drafts)."
-    else:
-        out["hint"] = "mail_read(id) reads a message. " + NOT_PROOF
+    out["hint"] = _search_hint(bool(shown), iso_time(synced) or "")
+    if warnings:
+        out["warnings"] = warnings
     return out
+
+
+def _search_hint(found: bool, synced: str) -> str:
+    """What a listing covers: Mail's copy as synced at `synced`; dates are arrivals."""
+    covered = (f"Mail's copy was synced with the mail server at {synced}; mail that arrives later is listed by a "
+               "search after it.")
+    if found:
+        return ("mail_read(id) reads a message. Dates are when each message arrived in the mailbox. "
+                + covered + " " + NOT_PROOF)
+    return (NOT_PROOF + " " + covered + " Mail matches the words as written: try fewer or other filters, "
+            "another spelling, or another mailbox (Sent, Drafts, Archive).")
 
 
 def read(ctx: ServerContext, message_id: int, *, offset: int, limit: int | None, find: str | None) -> dict[str, Any]:
