@@ -141,8 +141,16 @@ class Mail:
                             aliases=[str(x.get("email") or "") for x in a.get("aliases") or [] if isinstance(x, dict)])
                 for a in self._call("GET", "/account/list", path="mail accounts") or []]
 
-    def mailboxes(self, account_id: int) -> list[Mailbox]:
-        data = self._call("GET", "/ocs/mailboxes", path="mailboxes", params={"accountId": int(account_id)})
+    def mailboxes(self, account_id: int, *, refresh: bool = False) -> list[Mailbox]:
+        """The account's mailboxes as Mail knows them. Mail refreshes its folder list from IMAP at most every two
+        hours; `refresh` asks it to do so now (the web UI's forceSync), e.g. for a folder made elsewhere."""
+        if refresh:
+            resp = self._t.request("GET", WEB + "/mailboxes", source=SOURCE, path="mailboxes",
+                                   params={"accountId": int(account_id), "forceSync": "true"})
+            body = self._t.json(resp, source=SOURCE, path="mailboxes")
+            data = body.get("mailboxes") if isinstance(body, dict) else None
+        else:
+            data = self._call("GET", "/ocs/mailboxes", path="mailboxes", params={"accountId": int(account_id)})
         out = []
         for m in data or []:
             special = m.get("specialUse") or []

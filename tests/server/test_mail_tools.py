@@ -104,6 +104,15 @@ def test_a_mailbox_mail_never_synced_is_synced_once_and_listed(world: Any, mcall
     assert asked == [("POST", "sync", 428), ("POST", "sync", 200), ("GET", "messages", 200)], asked
 
 
+def test_a_folder_mail_does_not_list_yet_is_found_after_a_folder_refresh(world: Any, mcall: Any, ok: Any) -> None:
+    """Mail refreshes its folder list every two hours: the search asks it to refresh before saying 'no such'."""
+    from mcp_nextcloud.fixtures.emulator.mail import mail_state
+
+    mail_state(world.emulator.state).create_folder("alice@example.invalid", "Clients 2026")
+    data = ok(mcall("mail_search", {"mailbox": "clients 2026"}))
+    assert data["mailboxes"] == ["Clients 2026"] and data["messages"] == []
+
+
 def test_the_client_lists_an_unsynced_mailbox_after_its_500(world: Any, ctx: Any) -> None:
     """The client's own answer to Mail's 500 for a mailbox it never synced: one sync with init, one listing."""
     mail = ctx.client().mail
@@ -128,7 +137,7 @@ def test_mail_delivered_after_the_last_sync_is_found_by_the_next_search(world: A
 
 def test_search_misuse_names_the_fix(mcall: Any, err: Any) -> None:
     text = err(mcall("mail_search", {"mailbox": "Projects"}))
-    assert "INBOX" in text and "Do not retry" in text
+    assert "INBOX" in text and "Do not retry" in text and "just refreshed" in text
     assert "cursor" in err(mcall("mail_search", {"subject": "budget", "cursor": "bm9wZQ"}))
     assert "ISO date" in err(mcall("mail_search", {"after": "last tuesday"}))
     ok_cursor = json.loads(mcall("mail_search", {"sender": "bob", "limit": 1}).content[0].text)["nextCursor"]

@@ -102,29 +102,43 @@ def _missing_message(exc: Exception, message_id: int) -> Exception | None:
     return None
 
 
-def _mailboxes(ctx: ServerContext, account: Any) -> list[Any]:
+def _mailboxes(ctx: ServerContext, account: Any, *, refresh: bool = False) -> list[Any]:
+    key = f"mail:boxes:{account.id}"
     try:
-        return list(ctx.cached(f"mail:boxes:{account.id}", ACCOUNTS_TTL_S,
-                               lambda: ctx.client().mail.mailboxes(account.id)))
+        if refresh:
+            boxes = ctx.client().mail.mailboxes(account.id, refresh=True)
+            ctx.cached(key, 0.0, lambda: boxes)   # the refreshed list replaces the cached one
+            return list(boxes)
+        return list(ctx.cached(key, ACCOUNTS_TTL_S, lambda: ctx.client().mail.mailboxes(account.id)))
     except Exception as exc:
         raise _failure(exc) from None
 
 
 def pick_mailboxes(ctx: ServerContext, name: str) -> list[tuple[Any, Any]]:
-    """(account, mailbox) pairs named `name` ("INBOX", "Sent", "Drafts" or a folder name) in every account."""
+    """(account, mailbox) pairs named `name` ("INBOX", "Sent", "Drafts" or a folder name) in every account.
+
+    Mail refreshes its folder list from IMAP only every two hours: a name it does not know yet is looked up
+    again after asking it to refresh the list, before the answer says there is no such mailbox."""
+    pairs, seen = _named(ctx, name, refresh=False)
+    if not pairs:
+        pairs, seen = _named(ctx, name, refresh=True)
+    if not pairs:
+        raise misuse(f"No mailbox named {name!r} (Mail's folder list was just refreshed from the mail server). "
+                     f"Mailboxes here: {', '.join(sorted(set(seen))[:20])}.", status="unknown_mailbox")
+    return pairs
+
+
+def _named(ctx: ServerContext, name: str, *, refresh: bool) -> tuple[list[tuple[Any, Any]], list[str]]:
     wanted = name.strip().casefold()
     pairs, seen = [], []
     for account in mail_accounts(ctx):
-        for box in _mailboxes(ctx, account):
+        for box in _mailboxes(ctx, account, refresh=refresh):
             seen.append(box.name)
             roles = [s.casefold() for s in box.special_use]
             if box.name.casefold() == wanted or wanted in roles or (wanted == "inbox" and "inbox" in roles):
                 pairs.append((account, box))
                 break
-    if not pairs:
-        raise misuse(f"No mailbox named {name!r}. Mailboxes here: {', '.join(sorted(set(seen))[:20])}.",
-                     status="unknown_mailbox")
-    return pairs
+    return pairs, seen
 
 
 def make_cursor(boxes: list[int], filters: dict[str, str], before_ts: int) -> str:
