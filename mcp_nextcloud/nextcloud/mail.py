@@ -59,6 +59,8 @@ class Message:
     preview: str = ""
     body: str | None = None
     flags: dict[str, Any] = field(default_factory=dict)
+    from_text: str = ""     # names and addresses of the sender, as Mail listed them
+    to_text: str = ""       # names and addresses of the To and Cc recipients
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,11 @@ def _addresses(value: Any) -> list[str]:
     return [a for a in out if a]
 
 
+def _people_text(*groups: Any) -> str:
+    return " ".join(f"{a.get('label') or ''} {a.get('email') or ''}" if isinstance(a, dict) else str(a)
+                    for group in groups for a in group or [])
+
+
 def message_from_json(d: dict[str, Any]) -> Message:
     sender = _addresses(d.get("from"))
     return Message(id=int(d.get("databaseId") or d.get("id") or 0), mailbox_id=int(d.get("mailboxId") or 0),
@@ -111,7 +118,8 @@ def message_from_json(d: dict[str, Any]) -> Message:
                    to=_addresses(d.get("to")), date=int(d.get("dateInt") or d.get("date") or 0),
                    preview=str(d.get("previewText") or ""),
                    body=d.get("body") if isinstance(d.get("body"), str) else None,
-                   flags=flags if isinstance(flags := d.get("flags"), dict) else {})
+                   flags=flags if isinstance(flags := d.get("flags"), dict) else {},
+                   from_text=_people_text(d.get("from")), to_text=_people_text(d.get("to"), d.get("cc")))
 
 
 def build_filter(filters: Mapping[str, str] | None) -> str:
@@ -168,7 +176,9 @@ class Mail:
         A mailbox Mail has never synced answers 500 (its cache is empty): it is synced once with init and
         listed again; any other 500 stays an error.
         """
-        params: dict[str, Any] = {"limit": max(1, min(int(limit), 100))}
+        # view=singleton: Mail's default (threaded) lists only the newest message of each thread, whatever
+        # the filter matched, so an older message of a thread could never be found.
+        params: dict[str, Any] = {"limit": max(1, min(int(limit), 100)), "view": "singleton"}
         flt = build_filter(filters)
         if flt:
             params["filter"] = flt

@@ -333,3 +333,24 @@ def test_a_send_whose_answer_was_lost_is_never_sent_twice() -> None:
         assert "mailbox='Sent'" in first.content[0].text
         assert not second.is_error and json.loads(second.content[0].text)["alreadySent"] is True
         assert sum(1 for m, p, _ in emu.requests if m == "POST" and p == SEND_PATH) == 1
+
+
+def test_accents_threads_and_bodies_are_found_the_way_a_person_spells_them(world: Any, mcall: Any, ok: Any) -> None:
+    """Mail compares subject/sender letter for letter and refuses a non-ASCII body word; the tool matches
+    insensitive to case and accents, and lists an older message of a thread (view=singleton)."""
+    from mcp_nextcloud.fixtures.emulator.mail import mail_state
+
+    state = mail_state(world.emulator.state)
+    first = state.deliver("alice@example.invalid", subject="Réunion du comité Zéphyr", body="Le café est prêt.",
+                          sender={"label": "Élodie Martin", "email": "elodie.martin@example.invalid"})
+    state.deliver("alice@example.invalid", subject="Re: Réunion du comité Zéphyr", body="Merci",
+                  sender={"label": "Bob", "email": "bob@example.invalid"}, thread=f"<msg-{first.id}@example.invalid>")
+    for spelled in ("réunion du comité zéphyr", "RÉUNION DU COMITÉ ZÉPHYR"):
+        got = ok(mcall("mail_search", {"subject": spelled}))
+        assert [m["subject"] for m in got["messages"]] == ["Re: Réunion du comité Zéphyr", "Réunion du comité Zéphyr"]
+    by = ok(mcall("mail_search", {"sender": "élodie", "subject": "zéphyr"}))
+    assert [m["subject"] for m in by["messages"]] == ["Réunion du comité Zéphyr"]   # the older one of the thread
+    body = ok(mcall("mail_search", {"body": "café est prêt"}))
+    assert [m["subject"] for m in body["messages"]] == ["Réunion du comité Zéphyr"]
+    plain = ok(mcall("mail_search", {"subject": "zephyr"}))
+    assert plain["messages"] == [] and "accents" in plain["hint"]

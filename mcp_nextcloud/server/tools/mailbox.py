@@ -14,64 +14,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import hashlib
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
+from mcp_nextcloud.server.tools.mail_filters import SearchFilters, matches
 
 ACCOUNTS_TTL_S = 60.0
 SYNC_TTL_S = 10.0     # a burst of searches (pages of one search) asks Mail to sync once
+MAIL_PAGE = 100       # what is asked of Mail when the result is narrowed here (Mail's own maximum)
 NOT_PROOF = ("Mail searches its own copy of the mailbox: no result is not proof that no such message exists.")
 PREVIEW_CHARS = 120
 READ_CHARS = 8_000
-
-
-@dataclass(frozen=True)
-class SearchFilters:
-    """What mail_search was asked, in Mail's terms."""
-
-    sender: str | None = None
-    to: str | None = None
-    subject: str | None = None
-    body: str | None = None
-    after: str | None = None
-    before: str | None = None
-    unread: bool | None = None
-
-    def to_mail(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for key, value in (("from", self.sender), ("to", self.to), ("subject", self.subject), ("body", self.body)):
-            if value:
-                out[key] = value.strip()
-        if self.after:
-            out["start"] = str(_epoch(self.after, "after"))
-        if self.before:
-            out["end"] = str(_epoch(self.before, "before", end_of_day=True))
-        if self.unread is not None:
-            out["is" if self.unread else "not"] = "unread"
-        return out
-
-
-def _epoch(value: str, name: str, *, end_of_day: bool = False) -> int:
-    """An ISO date or date-time (UTC unless it says otherwise) as unix seconds."""
-    try:
-        if len(value) == 10:
-            day = dt.date.fromisoformat(value)
-            moment = dt.datetime.combine(day, dt.time.max if end_of_day else dt.time.min, dt.timezone.utc)
-        else:
-            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=dt.timezone.utc)
-    except ValueError:
-        raise misuse(f"{name} must be an ISO date like 2026-01-31 (or a date-time with its zone).",
-                     status="bad_date") from None
-    return int(moment.timestamp())
 
 
 def mail_accounts(ctx: ServerContext) -> list[Any]:
@@ -199,24 +157,35 @@ def search(ctx: ServerContext, filters: SearchFilters, *, mailbox: str, limit: i
     found: list[tuple[Any, str]] = []
     warnings: list[str] = []
     synced = time.time()
+    asked = MAIL_PAGE if filters.narrowed_here() else limit + 1
+    scanned_to: int | None = None     # the oldest date Mail listed, when it had more than was asked
     for _, box in pairs:
         when, warning = synced_at(ctx, box)
         synced = min(synced, when)
         warnings += [warning] if warning else []
         try:
-            msgs = ctx.client().mail.messages(box.id, limit=limit + 1, filters=mail_filters, cursor=before)
+            msgs = ctx.client().mail.messages(box.id, limit=asked, filters=mail_filters, cursor=before)
         except Exception as exc:
             raise _failure(exc) from None
-        found.extend((m, box.name) for m in msgs)
+        if len(msgs) >= asked > limit + 1:
+            oldest = min(m.date for m in msgs)
+            scanned_to = oldest if scanned_to is None else max(scanned_to, oldest)
+        found.extend((m, box.name) for m in msgs if matches(filters, m))
     found.sort(key=lambda pair: (pair[0].date, pair[0].id), reverse=True)
+    if scanned_to is not None:   # beyond the oldest scanned date, matches are on the next page
+        found = [pair for pair in found if pair[0].date >= scanned_to]
     shown = found[:limit]
-    more = len(found) > limit
+    more = len(found) > limit or scanned_to is not None
     out: dict[str, Any] = {"messages": [message_entry(m, name) for m, name in shown], "truncated": more,
                            "mailboxes": sorted({name for _, name in found} or {box.name for _, box in pairs}),
                            "syncedAt": iso_time(synced)}
     if more:
-        out["nextCursor"] = make_cursor(box_ids, mail_filters, shown[-1][0].date)
-    out["hint"] = _search_hint(bool(shown), iso_time(synced) or "")
+        last = shown[-1][0].date if len(found) > limit else scanned_to
+        out["nextCursor"] = make_cursor(box_ids, mail_filters, int(last or 0))
+    out["hint"] = _search_hint(bool(shown), iso_time(synced) or "") + filters.caveat(bool(shown) or more)
+    if more and not shown:
+        out["hint"] = ("No match among the newest messages Mail listed; pass nextCursor to look further back. "
+                       + out["hint"])
     if warnings:
         out["warnings"] = warnings
     return out
@@ -229,8 +198,8 @@ def _search_hint(found: bool, synced: str) -> str:
     if found:
         return ("mail_read(id) reads a message. Dates are when each message arrived in the mailbox. "
                 + covered + " " + NOT_PROOF)
-    return (NOT_PROOF + " " + covered + " Mail matches the words as written: try fewer or other filters, "
-            "another spelling, or another mailbox (Sent, Drafts, Archive).")
+    return (NOT_PROOF + " " + covered + " Try fewer or other filters, or another mailbox (Sent, Drafts, "
+            "Archive).")
 
 
 def read(ctx: ServerContext, message_id: int, *, offset: int, limit: int | None, find: str | None) -> dict[str, Any]:
