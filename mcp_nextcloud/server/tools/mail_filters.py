@@ -3,11 +3,14 @@
 Mail matches `subject:`, `from:` and `to:` in its database letter for letter:
 case is ignored for unaccented letters only, so "élodie" does not find
 "Élodie" and "reunion" does not find "Réunion". `body:` goes to the IMAP
-server, which refuses a non-ASCII word (Mail answers 500) and, for Dovecot,
-matches "cafe" in "café". So a value with accented letters is sent to Mail as
-its longest run without them ("Élodie" -> "lodie") and the messages are then
-matched here, insensitive to case and accents; a body is sent folded to
-ASCII; and an empty answer to an unaccented value says the accents matter.
+server: Mail's IMAP library refuses a non-ASCII word (Mail answers 500), and
+Dovecot compares accents exactly too ("pret" does not find "prêt"). So a value
+with accented letters is sent to Mail as its longest run without them
+("Élodie" -> "lodie", "Thé aussi" -> "aussi") and the messages are matched
+here, insensitive to case and accents: on their names and subject, and for a
+body on Mail's preview of it (a message whose preview cannot confirm it is
+kept and named in a warning); an empty answer to an unaccented value says the
+accents matter.
 """
 from __future__ import annotations
 
@@ -52,13 +55,14 @@ class SearchFilters:
     def _people_fields(self) -> tuple[tuple[str, str | None], ...]:
         return (("from", self.sender), ("to", self.to), ("subject", self.subject))
 
+    def _text_fields(self) -> tuple[tuple[str, str | None], ...]:
+        return (*self._people_fields(), ("body", self.body))
+
     def to_mail(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        for key, value in self._people_fields():
+        for key, value in self._text_fields():
             if value and mail_part(value):
                 out[key] = mail_part(value)
-        if self.body and fold(self.body):
-            out["body"] = unidecode(self.body).strip()   # the IMAP server refuses non-ASCII; Dovecot folds accents
         if self.after:
             out["start"] = str(_epoch(self.after, "after"))
         if self.before:
@@ -69,14 +73,18 @@ class SearchFilters:
 
     def narrowed_here(self) -> bool:
         """Whether some value is matched here after Mail (it has accented letters Mail would compare exactly)."""
-        return any(value and not value.strip().isascii() for _, value in self._people_fields())
+        return any(value and not value.strip().isascii() for _, value in self._text_fields())
+
+    def body_unconfirmed(self, msg: Any) -> bool:
+        """An accented body value that Mail's preview of `msg` does not show (Mail matched only a part of it)."""
+        return bool(self.body and not self.body.strip().isascii() and fold(self.body) not in fold(msg.preview))
 
     def caveat(self, found: bool) -> str:
         """What an empty answer may owe to Mail's exact matching of unaccented words."""
-        plain = [v.strip() for _, v in self._people_fields() if v and v.strip().isascii() and v.strip()]
+        plain = [v.strip() for _, v in self._text_fields() if v and v.strip().isascii() and v.strip()]
         if found or not plain:
             return ""
-        return (" Mail compares subject, sender and recipient letter for letter, accents included: "
+        return (" Mail compares words letter for letter, accents included: "
                 f"{plain[0]!r} does not find the same word written with accents; search again with the accents "
                 "(they are then ignored), or with a part of the word that has none.")
 

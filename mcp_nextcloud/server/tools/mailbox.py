@@ -183,6 +183,12 @@ def search(ctx: ServerContext, filters: SearchFilters, *, mailbox: str, limit: i
         last = shown[-1][0].date if len(found) > limit else scanned_to
         out["nextCursor"] = make_cursor(box_ids, mail_filters, int(last or 0))
     out["hint"] = _search_hint(bool(shown), iso_time(synced) or "") + filters.caveat(bool(shown) or more)
+    unconfirmed = [m.id for m, _ in shown if filters.body_unconfirmed(m)]
+    if unconfirmed:
+        warnings.append(f"Mail cannot search a body for accented letters: messages {unconfirmed} contain "
+                        f"{mail_filters['body']!r} but their preview does not show {filters.body!r}; "
+                        f"mail_read(id, find={filters.body!r}) confirms one.")
+        out["warnings"] = warnings
     if more and not shown:
         out["hint"] = ("No match among the newest messages Mail listed; pass nextCursor to look further back. "
                        + out["hint"])
