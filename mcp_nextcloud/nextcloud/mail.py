@@ -61,6 +61,7 @@ class Message:
     flags: dict[str, Any] = field(default_factory=dict)
     from_text: str = ""     # names and addresses of the sender, as Mail listed them
     to_text: str = ""       # names and addresses of the To and Cc recipients
+    attachments: list[dict[str, Any]] = field(default_factory=list)   # {name, type, size} of each attached file
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,9 @@ def message_from_json(d: dict[str, Any]) -> Message:
                    preview=str(d.get("previewText") or ""),
                    body=d.get("body") if isinstance(d.get("body"), str) else None,
                    flags=flags if isinstance(flags := d.get("flags"), dict) else {},
-                   from_text=_people_text(d.get("from")), to_text=_people_text(d.get("to"), d.get("cc")))
+                   from_text=_people_text(d.get("from")), to_text=_people_text(d.get("to"), d.get("cc")),
+                   attachments=[{"name": str(a.get("fileName") or ""), "type": str(a.get("mime") or ""),
+                                 "size": a.get("size")} for a in d.get("attachments") or [] if isinstance(a, dict)])
 
 
 def build_filter(filters: Mapping[str, str] | None) -> str:

@@ -354,3 +354,11 @@ def test_accents_threads_and_bodies_are_found_the_way_a_person_spells_them(world
     assert [m["subject"] for m in body["messages"]] == ["Réunion du comité Zéphyr"]
     plain = ok(mcall("mail_search", {"subject": "zephyr"}))
     assert plain["messages"] == [] and "accents" in plain["hint"]
+
+
+def test_read_names_the_attached_files(mcall: Any, ok: Any) -> None:
+    msg = ok(mcall("mail_search", {"subject": "budget"}))["messages"][0]
+    data = ok(mcall("mail_read", {"id": msg["id"]}))
+    assert data["attachments"] == [{"name": "attachment.pdf", "type": "application/pdf", "size": 1024}]
+    other = ok(mcall("mail_search", {"subject": "maintenance"}))["messages"][0]
+    assert "attachments" not in ok(mcall("mail_read", {"id": other["id"]}))

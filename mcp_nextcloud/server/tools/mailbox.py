@@ -217,6 +217,8 @@ def read(ctx: ServerContext, message_id: int, *, offset: int, limit: int | None,
     doc = _body_document(msg.body or "")
     head = {"id": msg.id, "subject": msg.subject, "from": msg.sender, "to": msg.to,
             "date": iso_time(msg.date), "unread": not bool(msg.flags.get("seen", False))}
+    if msg.attachments:   # named so the model knows they exist; their content is not read here
+        head["attachments"] = [{k: v for k, v in a.items() if v not in (None, "")} for a in msg.attachments]
     if find is not None:
         return {**head, **_find(doc, find, offset, limit or 10)}
     from mcp_nextcloud import reader
