@@ -352,6 +352,10 @@ def test_accents_threads_and_bodies_are_found_the_way_a_person_spells_them(world
     assert [m["subject"] for m in by["messages"]] == ["Réunion du comité Zéphyr"]   # the older one of the thread
     body = ok(mcall("mail_search", {"body": "café est prêt"}))
     assert [m["subject"] for m in body["messages"]] == ["Réunion du comité Zéphyr"]
+    both = ok(mcall("mail_search", {"body": "café", "subject": "budget"}))   # Mail alone would OR the two
+    assert both["messages"] == []
+    both = ok(mcall("mail_search", {"body": "prêt", "subject": "comité"}))
+    assert [m["subject"] for m in both["messages"]] == ["Réunion du comité Zéphyr"]
     plain = ok(mcall("mail_search", {"subject": "zephyr"}))
     assert plain["messages"] == [] and "accents" in plain["hint"]
 

@@ -10,7 +10,9 @@ with accented letters is sent to Mail as its longest run without them
 here, insensitive to case and accents: on their names and subject, and for a
 body on Mail's preview of it (a message whose preview cannot confirm it is
 kept and named in a warning); an empty answer to an unaccented value says the
-accents matter.
+accents matter. Given both `subject:` and `body:`, Mail answers messages that
+match either (MessageMapper: "a combination of both results"); mail_search means
+both, so the subject is then matched here.
 """
 from __future__ import annotations
 
@@ -58,10 +60,14 @@ class SearchFilters:
     def _text_fields(self) -> tuple[tuple[str, str | None], ...]:
         return (*self._people_fields(), ("body", self.body))
 
+    def _subject_here(self) -> bool:
+        """Mail ORs a subject with a body; both given, the subject is matched here instead."""
+        return bool(self.subject and self.body and self.subject.strip() and mail_part(self.body))
+
     def to_mail(self) -> dict[str, str]:
         out: dict[str, str] = {}
         for key, value in self._text_fields():
-            if value and mail_part(value):
+            if value and mail_part(value) and not (key == "subject" and self._subject_here()):
                 out[key] = mail_part(value)
         if self.after:
             out["start"] = str(_epoch(self.after, "after"))
@@ -73,7 +79,7 @@ class SearchFilters:
 
     def narrowed_here(self) -> bool:
         """Whether some value is matched here after Mail (it has accented letters Mail would compare exactly)."""
-        return any(value and not value.strip().isascii() for _, value in self._text_fields())
+        return self._subject_here() or any(value and not value.strip().isascii() for _, value in self._text_fields())
 
     def body_unconfirmed(self, msg: Any) -> bool:
         """An accented body value that Mail's preview of `msg` does not show (Mail matched only a part of it)."""
@@ -94,7 +100,8 @@ def matches(filters: SearchFilters, msg: Any) -> bool:
     fields = {"from": getattr(msg, "from_text", msg.sender), "to": getattr(msg, "to_text", " ".join(msg.to)),
               "subject": msg.subject}
     for key, value in filters._people_fields():
-        if value and not value.strip().isascii() and fold(value) not in fold(fields[key]):
+        here = not (value or "").strip().isascii() or (key == "subject" and filters._subject_here())
+        if value and here and fold(value) not in fold(fields[key]):
             return False
     return True
 
