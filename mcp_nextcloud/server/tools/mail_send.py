@@ -155,6 +155,5 @@ def draft(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: 
         msg.draft_id, msg.draft_in_imap = saved.id, saved.in_imap
     hint = ("Saved as a draft in the Drafts mailbox; nothing was sent." if msg.draft_in_imap else
             "Saved as a draft in Mail; nothing was sent. It is not in the Drafts mailbox yet: Mail's background "
-            "job moves it there (every five minutes where the server runs its cron), and the user sees it in "
-            "Nextcloud Mail at once.")
+            "job moves it there (every five minutes where the server runs its cron).")
     return {"id": msg.id, "draft": msg.draft_id, "sent": False, "to": msg.to, "hint": hint}
