@@ -29,6 +29,19 @@ def mail_configured() -> bool:
     return all(os.environ.get(v) for v in MAIL_VARS) and DELIVER_SH.is_file()
 
 
+def mail_server_or_skip() -> MailServer:
+    """The --mail server of env.sh; the test skips where the live suite or its Mail servers are not configured."""
+    import pytest
+
+    from tests.live.conftest import live_configured
+
+    if not live_configured():
+        pytest.skip("live suite not configured")
+    if not mail_configured():
+        pytest.skip("no Mail servers: start the shared server with `start.sh ROOT --mail` (env.sh NC34_MAIL_*)")
+    return MailServer.from_env()
+
+
 @dataclass(frozen=True)
 class Mailbox:
     """One mail account of the --mail server: its address is also its IMAP login."""

@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.live.conftest import ServerAdmin, live_configured, plain_client
-from tests.live.mail_live import MailServer, mail_configured
+from tests.live.conftest import ServerAdmin, plain_client
+from tests.live.mail_live import MailServer, mail_server_or_skip
 
 TOOLS_JSON = Path(__file__).resolve().parents[2] / "mcp_nextcloud" / "server" / "cli" / "tools.json"
 OCS = "/ocs/v2.php/apps/mail"
@@ -31,12 +31,8 @@ LONG_NEEDLE_AT = 25_000
 
 @pytest.fixture(scope="module")
 def mail_server() -> MailServer:
-    """The --mail server's Dovecot and Postfix (skips where env.sh has no NC34_MAIL, or Mail does not answer)."""
-    if not live_configured():
-        pytest.skip("live suite not configured")
-    if not mail_configured():
-        pytest.skip("no Mail servers: start the shared server with `start.sh ROOT --mail` (env.sh NC34_MAIL_*)")
-    return MailServer.from_env()
+    """The --mail server's Dovecot and Postfix (skips where env.sh has no NC34_MAIL)."""
+    return mail_server_or_skip()
 
 
 @pytest.fixture(scope="module")

@@ -14,18 +14,13 @@ import anyio
 import pytest
 
 from mcp_nextcloud.server.tools.mail import PREVIEW_APP
-from tests.live.conftest import live_configured
-from tests.live.mail_live import MailServer, mail_configured
+from tests.live.mail_live import MailServer, mail_server_or_skip
 from tests.server.test_mail_apps_browser import _artifacts, _chromium, _render
 
 
 @pytest.fixture
 def mail_server() -> MailServer:
-    if not live_configured():
-        pytest.skip("live suite not configured")
-    if not mail_configured():
-        pytest.skip("no Mail servers: start the shared server with `start.sh ROOT --mail` (env.sh NC34_MAIL_*)")
-    return MailServer.from_env()
+    return mail_server_or_skip()
 
 
 def _press(button: str, done: str, shot: str) -> Any:
