@@ -366,3 +366,17 @@ def test_read_names_the_attached_files(mcall: Any, ok: Any) -> None:
     assert data["attachments"] == [{"name": "attachment.pdf", "type": "application/pdf", "size": 1024}]
     other = ok(mcall("mail_search", {"subject": "maintenance"}))["messages"][0]
     assert "attachments" not in ok(mcall("mail_read", {"id": other["id"]}))
+
+
+def test_a_send_mail_keeps_to_retry_is_never_sent_again_from_the_preview(world: Any, mcall: Any, ok: Any) -> None:
+    """Mail's 500 '... will be retried': it is queued in Mail; a second press would be a second copy."""
+    from mcp_nextcloud.fixtures.emulator.mail import mail_state
+
+    mail_state(world.emulator.state).smtp_over_quota = 1
+    data, token = _compose(mcall, ok, subject="Queued in Mail")
+    before = _sends(world)
+    args = {"id": data["id"], "token": token, "recipients": data["recipients"]}
+    first = mcall("mail_send", args)
+    assert first.is_error and first.structured_content["error"]["retry"] is False
+    assert "queued in Mail" in first.content[0].text and "will not send it again" in first.content[0].text
+    assert ok(mcall("mail_send", args))["alreadySent"] is True and _sends(world) == before + 1
