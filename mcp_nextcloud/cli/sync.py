@@ -21,7 +21,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_RUNNING = 0, 1, 2, 75   # 75 = EX_TEMPFAI
 
 
 def register_sync(index_subparsers: Subcommands) -> None:
-    """Add `sync` under `mcp-nextcloud index` (called by server/cli_index.py)."""
+    """Add `sync` under `mcp-nextcloud index` (called by cli/index.py)."""
     p = index_subparsers.add_parser(
         "sync", help="sync the Nextcloud account into the index (a background job)",
         description="Queue a sync of the configured Nextcloud account into the index and start it in the "

@@ -90,12 +90,54 @@ def test_empty_search_says_it_is_not_proof(mcall: Any, ok: Any) -> None:
     data = ok(mcall("mail_search", {"subject": "zebra quartet"}))
     assert data["messages"] == [] and data["truncated"] is False
     assert "not proof" in data["hint"].lower() or "no proof" in data["hint"].lower()
-    assert data["mailboxes"] == ["INBOX"]
+    assert data["mailboxes"] == ["INBOX"] and data["syncedAt"] in data["hint"]
+
+
+def test_a_mailbox_mail_never_synced_is_synced_once_and_listed(world: Any, mcall: Any, ok: Any) -> None:
+    """Real Mail answers 500 to listing Archive/Junk/Trash until one sync with init (issue 35, 1)."""
+    before = len(world.emulator.requests)
+    data = ok(mcall("mail_search", {"mailbox": "Trash"}))
+    assert data["messages"] == [] and data["mailboxes"] == ["Trash"] and "warnings" not in data
+    asked = [(m, p.rsplit("/", 1)[-1], status) for m, p, status in world.emulator.requests[before:]
+             if "/mailboxes/" in p]
+    # a sync without init is 428 for a mailbox Mail never synced, then one with init; the listing then works
+    assert asked == [("POST", "sync", 428), ("POST", "sync", 200), ("GET", "messages", 200)], asked
+
+
+def test_a_folder_mail_does_not_list_yet_is_found_after_a_folder_refresh(world: Any, mcall: Any, ok: Any) -> None:
+    """Mail refreshes its folder list every two hours: the search asks it to refresh before saying 'no such'."""
+    from mcp_nextcloud.fixtures.emulator.mail import mail_state
+
+    mail_state(world.emulator.state).create_folder("alice@example.invalid", "Clients 2026")
+    data = ok(mcall("mail_search", {"mailbox": "clients 2026"}))
+    assert data["mailboxes"] == ["Clients 2026"] and data["messages"] == []
+
+
+def test_the_client_lists_an_unsynced_mailbox_after_its_500(world: Any, ctx: Any) -> None:
+    """The client's own answer to Mail's 500 for a mailbox it never synced: one sync with init, one listing."""
+    mail = ctx.client().mail
+    account = mail.accounts()[0]
+    junk = next(b for b in mail.mailboxes(account.id) if b.name == "Junk")
+    before = len(world.emulator.requests)
+    assert mail.messages(junk.id, limit=5) == []
+    asked = [(m, p, status) for m, p, status in world.emulator.requests[before:]]
+    assert [(m, status) for m, _, status in asked] == [("GET", 500), ("POST", 200), ("GET", 200)], asked
+
+
+def test_mail_delivered_after_the_last_sync_is_found_by_the_next_search(world: Any, mcall: Any, ok: Any) -> None:
+    """A search asks Mail to sync first (deliver.sh --no-sync on the real server; issue 35, 4)."""
+    from mcp_nextcloud.fixtures.emulator.mail import mail_state
+
+    mail_state(world.emulator.state).deliver("alice@example.invalid", subject="Arrived just now", body="Fresh.",
+                                             sender={"label": "Bob", "email": "bob@example.invalid"}, synced=False)
+    data = ok(mcall("mail_search", {"subject": "Arrived just now"}))
+    assert [m["subject"] for m in data["messages"]] == ["Arrived just now"]
+    assert "arrived in the mailbox" in data["hint"] and "synced" in data["hint"]
 
 
 def test_search_misuse_names_the_fix(mcall: Any, err: Any) -> None:
-    text = err(mcall("mail_search", {"mailbox": "Archive"}))
-    assert "INBOX" in text and "Do not retry" in text
+    text = err(mcall("mail_search", {"mailbox": "Projects"}))
+    assert "INBOX" in text and "Do not retry" in text and "just refreshed" in text
     assert "cursor" in err(mcall("mail_search", {"subject": "budget", "cursor": "bm9wZQ"}))
     assert "ISO date" in err(mcall("mail_search", {"after": "last tuesday"}))
     ok_cursor = json.loads(mcall("mail_search", {"sender": "bob", "limit": 1}).content[0].text)["nextCursor"]
@@ -199,8 +241,25 @@ def test_draft_is_saved_once_and_lands_in_drafts(world: Any, mcall: Any, ok: Any
     saved = ok(mcall("mail_draft", {"id": data["id"], "token": token}))
     again = ok(mcall("mail_draft", {"id": data["id"], "token": token}))
     assert saved["draft"] == again["draft"] and saved["sent"] is False
+    assert "Drafts mailbox" in saved["hint"] and "five minutes" not in saved["hint"]   # moved to IMAP at once
+    moves = [p for m, p, _ in world.emulator.requests if m == "POST" and "/drafts/move/" in p]
+    assert len(moves) == 1
     drafts = ok(mcall("mail_search", {"mailbox": "Drafts", "subject": "Draft me"}))["messages"]
     assert len(drafts) == 1
+    assert ok(mcall("mail_read", {"id": drafts[0]["id"]}))["body"] == "Not yet."   # bodyPlain, not a dropped body
+
+
+def test_a_refused_recipient_is_said_once_and_never_as_a_retry(world: Any, mcall: Any, ok: Any) -> None:
+    """Mail's 500 for a recipient its mail server refuses (issue 35, 3): nothing sent, the addresses named."""
+    data, token = _compose(mcall, ok, subject="To a stranger", to=["bob@example.invalid", "nobody@example.invalid"],
+                           typedByUser=["nobody@example.invalid"])
+    before = _sends(world)
+    result = mcall("mail_send", {"id": data["id"], "token": token, "recipients": data["recipients"]})
+    assert result.is_error and result.structured_content["error"]["retry"] is False
+    text = result.content[0].text
+    assert "sent it to no one" in text and "nobody@example.invalid" in text and "Most likely" in text
+    assert "fails the same way" in text and text.endswith("Do not retry.") and "Retry once" not in text
+    assert _sends(world) == before + 1
 
 
 def _mail_context(emu: Emulator) -> tuple[Any, Any]:
@@ -274,3 +333,50 @@ def test_a_send_whose_answer_was_lost_is_never_sent_twice() -> None:
         assert "mailbox='Sent'" in first.content[0].text
         assert not second.is_error and json.loads(second.content[0].text)["alreadySent"] is True
         assert sum(1 for m, p, _ in emu.requests if m == "POST" and p == SEND_PATH) == 1
+
+
+def test_accents_threads_and_bodies_are_found_the_way_a_person_spells_them(world: Any, mcall: Any, ok: Any) -> None:
+    """Mail compares subject/sender letter for letter and refuses a non-ASCII body word; the tool matches
+    insensitive to case and accents, and lists an older message of a thread (view=singleton)."""
+    from mcp_nextcloud.fixtures.emulator.mail import mail_state
+
+    state = mail_state(world.emulator.state)
+    first = state.deliver("alice@example.invalid", subject="Réunion du comité Zéphyr", body="Le café est prêt.",
+                          sender={"label": "Élodie Martin", "email": "elodie.martin@example.invalid"})
+    state.deliver("alice@example.invalid", subject="Re: Réunion du comité Zéphyr", body="Merci",
+                  sender={"label": "Bob", "email": "bob@example.invalid"}, thread=f"<msg-{first.id}@example.invalid>")
+    for spelled in ("réunion du comité zéphyr", "RÉUNION DU COMITÉ ZÉPHYR"):
+        got = ok(mcall("mail_search", {"subject": spelled}))
+        assert [m["subject"] for m in got["messages"]] == ["Re: Réunion du comité Zéphyr", "Réunion du comité Zéphyr"]
+    by = ok(mcall("mail_search", {"sender": "élodie", "subject": "zéphyr"}))
+    assert [m["subject"] for m in by["messages"]] == ["Réunion du comité Zéphyr"]   # the older one of the thread
+    body = ok(mcall("mail_search", {"body": "café est prêt"}))
+    assert [m["subject"] for m in body["messages"]] == ["Réunion du comité Zéphyr"]
+    both = ok(mcall("mail_search", {"body": "café", "subject": "budget"}))   # Mail alone would OR the two
+    assert both["messages"] == []
+    both = ok(mcall("mail_search", {"body": "prêt", "subject": "comité"}))
+    assert [m["subject"] for m in both["messages"]] == ["Réunion du comité Zéphyr"]
+    plain = ok(mcall("mail_search", {"subject": "zephyr"}))
+    assert plain["messages"] == [] and "accents" in plain["hint"]
+
+
+def test_read_names_the_attached_files(mcall: Any, ok: Any) -> None:
+    msg = ok(mcall("mail_search", {"subject": "budget"}))["messages"][0]
+    data = ok(mcall("mail_read", {"id": msg["id"]}))
+    assert data["attachments"] == [{"name": "attachment.pdf", "type": "application/pdf", "size": 1024}]
+    other = ok(mcall("mail_search", {"subject": "maintenance"}))["messages"][0]
+    assert "attachments" not in ok(mcall("mail_read", {"id": other["id"]}))
+
+
+def test_a_send_mail_keeps_to_retry_is_never_sent_again_from_the_preview(world: Any, mcall: Any, ok: Any) -> None:
+    """Mail's 500 '... will be retried': it is queued in Mail; a second press would be a second copy."""
+    from mcp_nextcloud.fixtures.emulator.mail import mail_state
+
+    mail_state(world.emulator.state).smtp_over_quota = 1
+    data, token = _compose(mcall, ok, subject="Queued in Mail")
+    before = _sends(world)
+    args = {"id": data["id"], "token": token, "recipients": data["recipients"]}
+    first = mcall("mail_send", args)
+    assert first.is_error and first.structured_content["error"]["retry"] is False
+    assert "queued in Mail" in first.content[0].text and "will not send it again" in first.content[0].text
+    assert ok(mcall("mail_send", args))["alreadySent"] is True and _sends(world) == before + 1

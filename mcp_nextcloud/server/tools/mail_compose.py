@@ -45,6 +45,7 @@ class Composed:
     created: float = field(default_factory=time.monotonic)
     sent: bool = False
     draft_id: int | None = None
+    draft_in_imap: bool = False
 
     @property
     def recipients_digest(self) -> str:

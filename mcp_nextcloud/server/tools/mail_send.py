@@ -11,8 +11,9 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from mcp_nextcloud.nextcloud.errors import Category
 from mcp_nextcloud.server.context import ServerContext
-from mcp_nextcloud.server.errors import misuse, refused
+from mcp_nextcloud.server.errors import ToolFailure, misuse, refused
 from mcp_nextcloud.server.tools import people
 from mcp_nextcloud.server.tools.mail_compose import TOKEN_META_KEY, Composed, ComposedStore, rate_limited
 from mcp_nextcloud.server.tools.mailbox import _failure, is_known, mail_accounts
@@ -94,21 +95,52 @@ def send(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: s
                 "hint": "This message was sent already; it was not sent again."}
     store.check_rate(owner)
     try:
-        ctx.client().mail.send(msg.account_id, msg.sender, msg.to, msg.subject, msg.body, cc=msg.cc, bcc=msg.bcc)
+        done = ctx.client().mail.send(msg.account_id, msg.sender, msg.to, msg.subject, msg.body, cc=msg.cc,
+                                      bcc=msg.bcc)
     except NextcloudError as exc:
         if exc.status == 429:
             raise rate_limited(None) from None
         if exc.code is ErrorCode.UNKNOWN_OUTCOME:
             msg.sent = True   # never risk a second copy: the Sent mailbox tells what happened
             raise refused("The connection failed after the message was handed to Mail: it may or may not have "
-                          f"been sent. Check with mail_search(mailbox='Sent', subject={msg.subject[:60]!r}) once "
-                          "Mail has synced; this preview will not send it again.",
+                          f"been sent. Check with mail_search(mailbox='Sent', subject={msg.subject[:60]!r}); "
+                          "this preview will not send it again.",
                           status="unknown_outcome") from None
+        if exc.status == 500:
+            raise _not_sent(msg, exc.detail or "") from None
         raise _failure(exc) from None
     msg.sent = True
     store.record_send(owner)
-    return {"id": msg.id, "sent": True, "to": msg.to, "subject": msg.subject,
-            "hint": "Sent. It appears in the Sent mailbox once Mail has synced (mail_search mailbox=Sent)."}
+    out = {"id": msg.id, "sent": True, "to": msg.to, "subject": msg.subject,
+           "hint": "Sent. mail_search(mailbox='Sent') lists the copy in the Sent mailbox."}
+    if not done.copied:
+        out["hint"] = ("Sent, but Mail could not copy it to the Sent mailbox yet; Mail copies it there itself "
+                       "later. Do not send it again.")
+    return out
+
+
+def _not_sent(msg: Composed, said: str) -> ToolFailure:
+    """Mail's 500 for a send, as what it means: Mail keeps it to try again itself, or the mail server refused it.
+
+    Mail's answer does not name the refused address (its log does); a refused recipient fails the whole
+    SMTP transaction, so nothing went to anyone, and the same addresses are refused again on every send.
+    """
+    if "will be retried" in said:
+        msg.sent = True   # Mail's outbox sends it later: a second send would be a second copy
+        return refused("Mail could not hand the message to the mail server now and keeps it in its outbox; Mail "
+                       "sends it again by itself. Tell the user it is queued in Mail, not sent yet; this preview "
+                       "will not send it again.", status="queued_in_mail")
+    typed = [a for a in msg.unverified if a in [*msg.to, *msg.cc, *msg.bcc]]
+    everyone = ", ".join([*msg.to, *msg.cc, *msg.bcc])
+    suspects = (f" Most likely {', '.join(typed)}: typed by the user and unknown to Mail and the contacts."
+                if typed else "")
+    cause = ("Mail could not send this message and sent it to no one. It gives no reason (HTTP 500); that is "
+             "its answer when the mail server refuses a recipient (an unknown mailbox, or a domain the server "
+             f"will not relay to), which it then refuses on every send. Recipients: {everyone}.{suspects}")
+    action = ("Sending this preview again fails the same way: check the addresses with the user (mail_contacts), "
+              "then mail_compose again. If every address is right, tell the user to look at Mail's outbox in "
+              "Nextcloud, where Mail keeps the failed message")
+    return ToolFailure(cause, action, category=Category.REFUSED, status="recipient_refused")
 
 
 def draft(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: str) -> dict[str, Any]:
@@ -116,9 +148,12 @@ def draft(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: 
     msg = store.take(composed_id, owner_of(ctx), token, None)
     if msg.draft_id is None:
         try:
-            msg.draft_id = ctx.client().mail.save_draft(msg.account_id, msg.subject, msg.body, msg.to,
-                                                        cc=msg.cc, bcc=msg.bcc)
+            saved = ctx.client().mail.save_draft(msg.account_id, msg.subject, msg.body, msg.to,
+                                                 cc=msg.cc, bcc=msg.bcc)
         except Exception as exc:
             raise _failure(exc) from None
-    return {"id": msg.id, "draft": msg.draft_id, "sent": False, "to": msg.to,
-            "hint": "Saved as a draft in Mail (Drafts mailbox); nothing was sent."}
+        msg.draft_id, msg.draft_in_imap = saved.id, saved.in_imap
+    hint = ("Saved as a draft in the Drafts mailbox; nothing was sent." if msg.draft_in_imap else
+            "Saved as a draft in Mail; nothing was sent. It is not in the Drafts mailbox yet: Mail's background "
+            "job moves it there (every five minutes where the server runs its cron).")
+    return {"id": msg.id, "draft": msg.draft_id, "sent": False, "to": msg.to, "hint": hint}

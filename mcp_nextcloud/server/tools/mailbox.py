@@ -1,8 +1,11 @@
 """The reading side of the mail tools: Mail accounts and mailboxes, search, one message, people.
 
-Mail answers from its own local copy of the mailbox, synced from IMAP in the
-background, so an empty search is never proof that a message does not exist:
-every empty answer says so, and says which mailboxes it covered. Searching is
+Mail answers from its own local copy of the mailbox, synced from IMAP by a
+background job (and whenever its web page asks), so a search first asks Mail
+to sync the mailboxes it covers (at most every SYNC_TTL_S) and every answer
+says when that was: an empty search is still never proof that a message does
+not exist. Mail dates a message by its arrival in the mailbox (IMAP
+INTERNALDATE), not by its Date header; `after`/`before` filter on that date. Searching is
 done with Mail's `key:value` filters (bare words are ignored by Mail, so free
 text is always sent as `subject:` or `body:`); a message body is sliced and
 searched like a file (reader.page / reader.find).
@@ -11,63 +14,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass
+import time
 from typing import Any
 
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
+from mcp_nextcloud.server.tools.mail_filters import SearchFilters, matches
 
 ACCOUNTS_TTL_S = 60.0
-NOT_PROOF = ("Mail searches its local copy of the mailbox, which syncs in the background: no result is not "
-             "proof that no such message exists.")
+SYNC_TTL_S = 10.0     # a burst of searches (pages of one search) asks Mail to sync once
+MAIL_PAGE = 100       # what is asked of Mail when the result is narrowed here (Mail's own maximum)
+NOT_PROOF = ("Mail searches its own copy of the mailbox: no result is not proof that no such message exists.")
 PREVIEW_CHARS = 120
 READ_CHARS = 8_000
-
-
-@dataclass(frozen=True)
-class SearchFilters:
-    """What mail_search was asked, in Mail's terms."""
-
-    sender: str | None = None
-    to: str | None = None
-    subject: str | None = None
-    body: str | None = None
-    after: str | None = None
-    before: str | None = None
-    unread: bool | None = None
-
-    def to_mail(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for key, value in (("from", self.sender), ("to", self.to), ("subject", self.subject), ("body", self.body)):
-            if value:
-                out[key] = value.strip()
-        if self.after:
-            out["start"] = str(_epoch(self.after, "after"))
-        if self.before:
-            out["end"] = str(_epoch(self.before, "before", end_of_day=True))
-        if self.unread is not None:
-            out["is" if self.unread else "not"] = "unread"
-        return out
-
-
-def _epoch(value: str, name: str, *, end_of_day: bool = False) -> int:
-    """An ISO date or date-time (UTC unless it says otherwise) as unix seconds."""
-    try:
-        if len(value) == 10:
-            day = dt.date.fromisoformat(value)
-            moment = dt.datetime.combine(day, dt.time.max if end_of_day else dt.time.min, dt.timezone.utc)
-        else:
-            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=dt.timezone.utc)
-    except ValueError:
-        raise misuse(f"{name} must be an ISO date like 2026-01-31 (or a date-time with its zone).",
-                     status="bad_date") from None
-    return int(moment.timestamp())
 
 
 def mail_accounts(ctx: ServerContext) -> list[Any]:
@@ -98,29 +60,43 @@ def _missing_message(exc: Exception, message_id: int) -> Exception | None:
     return None
 
 
-def _mailboxes(ctx: ServerContext, account: Any) -> list[Any]:
+def _mailboxes(ctx: ServerContext, account: Any, *, refresh: bool = False) -> list[Any]:
+    key = f"mail:boxes:{account.id}"
     try:
-        return list(ctx.cached(f"mail:boxes:{account.id}", ACCOUNTS_TTL_S,
-                               lambda: ctx.client().mail.mailboxes(account.id)))
+        if refresh:
+            boxes = ctx.client().mail.mailboxes(account.id, refresh=True)
+            ctx.cached(key, 0.0, lambda: boxes)   # the refreshed list replaces the cached one
+            return list(boxes)
+        return list(ctx.cached(key, ACCOUNTS_TTL_S, lambda: ctx.client().mail.mailboxes(account.id)))
     except Exception as exc:
         raise _failure(exc) from None
 
 
 def pick_mailboxes(ctx: ServerContext, name: str) -> list[tuple[Any, Any]]:
-    """(account, mailbox) pairs named `name` ("INBOX", "Sent", "Drafts" or a folder name) in every account."""
+    """(account, mailbox) pairs named `name` ("INBOX", "Sent", "Drafts" or a folder name) in every account.
+
+    Mail refreshes its folder list from IMAP only every two hours: a name it does not know yet is looked up
+    again after asking it to refresh the list, before the answer says there is no such mailbox."""
+    pairs, seen = _named(ctx, name, refresh=False)
+    if not pairs:
+        pairs, seen = _named(ctx, name, refresh=True)
+    if not pairs:
+        raise misuse(f"No mailbox named {name!r} (Mail's folder list was just refreshed from the mail server). "
+                     f"Mailboxes here: {', '.join(sorted(set(seen))[:20])}.", status="unknown_mailbox")
+    return pairs
+
+
+def _named(ctx: ServerContext, name: str, *, refresh: bool) -> tuple[list[tuple[Any, Any]], list[str]]:
     wanted = name.strip().casefold()
     pairs, seen = [], []
     for account in mail_accounts(ctx):
-        for box in _mailboxes(ctx, account):
+        for box in _mailboxes(ctx, account, refresh=refresh):
             seen.append(box.name)
             roles = [s.casefold() for s in box.special_use]
             if box.name.casefold() == wanted or wanted in roles or (wanted == "inbox" and "inbox" in roles):
                 pairs.append((account, box))
                 break
-    if not pairs:
-        raise misuse(f"No mailbox named {name!r}. Mailboxes here: {', '.join(sorted(set(seen))[:20])}.",
-                     status="unknown_mailbox")
-    return pairs
+    return pairs, seen
 
 
 def make_cursor(boxes: list[int], filters: dict[str, str], before_ts: int) -> str:
@@ -152,6 +128,25 @@ def message_entry(msg: Any, mailbox: str) -> dict[str, Any]:
             "preview": preview[:PREVIEW_CHARS] + ("…" if len(preview) > PREVIEW_CHARS else "") or None}
 
 
+def synced_at(ctx: ServerContext, box: Any) -> tuple[float, str | None]:
+    """Ask Mail to fetch what arrived in `box` since its last sync (at most every SYNC_TTL_S): when that
+    sync ended, and a warning when it failed or is not complete (the listing is then Mail's older copy)."""
+    from mcp_nextcloud.nextcloud.errors import NextcloudError
+
+    def go() -> tuple[float, str | None]:
+        try:
+            done = ctx.client().mail.sync(box.id)
+        except NextcloudError as exc:
+            return time.time(), (f"Mail could not sync {box.name} with the mail server just now ({exc.cause}): "
+                                 "this list is what Mail saw at its last sync, which may be old. Search again "
+                                 "in a few minutes.")
+        if not done.complete:
+            return time.time(), (f"Mail is still fetching {box.name} from the mail server: this list may be "
+                                 "incomplete. Search again in a minute.")
+        return time.time(), None
+    return ctx.cached(f"mail:sync:{box.id}", SYNC_TTL_S, go)
+
+
 def search(ctx: ServerContext, filters: SearchFilters, *, mailbox: str, limit: int,
            cursor: str | None) -> dict[str, Any]:
     """Newest messages first across the named mailbox of every account, `limit` at most, with a cursor."""
@@ -160,24 +155,57 @@ def search(ctx: ServerContext, filters: SearchFilters, *, mailbox: str, limit: i
     box_ids = [box.id for _, box in pairs]
     before = read_cursor(cursor, box_ids, mail_filters) if cursor else None
     found: list[tuple[Any, str]] = []
+    warnings: list[str] = []
+    synced = time.time()
+    asked = MAIL_PAGE if filters.narrowed_here() else limit + 1
+    scanned_to: int | None = None     # the oldest date Mail listed, when it had more than was asked
     for _, box in pairs:
+        when, warning = synced_at(ctx, box)
+        synced = min(synced, when)
+        warnings += [warning] if warning else []
         try:
-            msgs = ctx.client().mail.messages(box.id, limit=limit + 1, filters=mail_filters, cursor=before)
+            msgs = ctx.client().mail.messages(box.id, limit=asked, filters=mail_filters, cursor=before)
         except Exception as exc:
             raise _failure(exc) from None
-        found.extend((m, box.name) for m in msgs)
+        if len(msgs) >= asked > limit + 1:
+            oldest = min(m.date for m in msgs)
+            scanned_to = oldest if scanned_to is None else max(scanned_to, oldest)
+        found.extend((m, box.name) for m in msgs if matches(filters, m))
     found.sort(key=lambda pair: (pair[0].date, pair[0].id), reverse=True)
+    if scanned_to is not None:   # beyond the oldest scanned date, matches are on the next page
+        found = [pair for pair in found if pair[0].date >= scanned_to]
     shown = found[:limit]
-    more = len(found) > limit
+    more = len(found) > limit or scanned_to is not None
     out: dict[str, Any] = {"messages": [message_entry(m, name) for m, name in shown], "truncated": more,
-                           "mailboxes": sorted({name for _, name in found} or {box.name for _, box in pairs})}
+                           "mailboxes": sorted({name for _, name in found} or {box.name for _, box in pairs}),
+                           "syncedAt": iso_time(synced)}
     if more:
-        out["nextCursor"] = make_cursor(box_ids, mail_filters, shown[-1][0].date)
-    if not shown:
-        out["hint"] = NOT_PROOF + " Try fewer or other filters, or another mailbox (Sent, Drafts)."
-    else:
-        out["hint"] = "mail_read(id) reads a message. " + NOT_PROOF
+        last = shown[-1][0].date if len(found) > limit else scanned_to
+        out["nextCursor"] = make_cursor(box_ids, mail_filters, int(last or 0))
+    out["hint"] = _search_hint(bool(shown), iso_time(synced) or "") + filters.caveat(bool(shown) or more)
+    unconfirmed = [m.id for m, _ in shown if filters.body_unconfirmed(m)]
+    if unconfirmed:
+        warnings.append(f"Mail cannot search a body for accented letters: messages {unconfirmed} contain "
+                        f"{mail_filters['body']!r} but their preview does not show {filters.body!r}; "
+                        f"mail_read(id, find={filters.body!r}) confirms one.")
+        out["warnings"] = warnings
+    if more and not shown:
+        out["hint"] = ("No match among the newest messages Mail listed; pass nextCursor to look further back. "
+                       + out["hint"])
+    if warnings:
+        out["warnings"] = warnings
     return out
+
+
+def _search_hint(found: bool, synced: str) -> str:
+    """What a listing covers: Mail's copy as synced at `synced`; dates are arrivals."""
+    covered = (f"Mail's copy was synced with the mail server at {synced}; mail that arrives later is listed by a "
+               "search after it.")
+    if found:
+        return ("mail_read(id) reads a message. Dates are when each message arrived in the mailbox. "
+                + covered + " " + NOT_PROOF)
+    return (NOT_PROOF + " " + covered + " Try fewer or other filters, or another mailbox (Sent, Drafts, "
+            "Archive).")
 
 
 def read(ctx: ServerContext, message_id: int, *, offset: int, limit: int | None, find: str | None) -> dict[str, Any]:
@@ -189,6 +217,8 @@ def read(ctx: ServerContext, message_id: int, *, offset: int, limit: int | None,
     doc = _body_document(msg.body or "")
     head = {"id": msg.id, "subject": msg.subject, "from": msg.sender, "to": msg.to,
             "date": iso_time(msg.date), "unread": not bool(msg.flags.get("seen", False))}
+    if msg.attachments:   # named so the model knows they exist; their content is not read here
+        head["attachments"] = [{k: v for k, v in a.items() if v not in (None, "")} for a in msg.attachments]
     if find is not None:
         return {**head, **_find(doc, find, offset, limit or 10)}
     from mcp_nextcloud import reader
