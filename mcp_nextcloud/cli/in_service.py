@@ -58,12 +58,15 @@ class CommandLines:
                               columns=request.columns, env=request.env, cancel=cancel, resources=self.resources)
         argv = request.argv
         try:
-            if argv and argv[0] not in LEAN_COMMANDS:
-                loading.need("tools")
             with console.running(con):
                 parser = self.parser(argv[0] if argv else None)
                 try:
-                    return run_parsed(parser, parse(parser, argv))
+                    args = parse(parser, argv)
+                    if getattr(args, "repeatable", False):
+                        channel.repeatable()     # a read: the caller may ask again if this service ends
+                    if argv and argv[0] not in LEAN_COMMANDS:
+                        loading.need("tools")    # whole, under the one lock, before the command imports any of it
+                    return run_parsed(parser, args)
                 except SystemExit as exc:            # argparse: --help, a usage error
                     return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except rq.Cancelled:

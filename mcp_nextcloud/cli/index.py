@@ -448,7 +448,7 @@ def register(subparsers: Subcommands) -> None:
                         epilog="Example: mcp-nextcloud index status --json")
     add_json(p)
     add_index(p)
-    p.set_defaults(func=_guarded(_cmd_status))
+    p.set_defaults(func=_guarded(_cmd_status), repeatable=True)
 
     p = isub.add_parser("remove", help="remove a local folder (or --account: the synced account) from the index",
                         epilog="Example: mcp-nextcloud index remove ~/Documents/old-notes")
@@ -483,4 +483,4 @@ def register(subparsers: Subcommands) -> None:
                    help="only these hit fields (path and fileId always kept), e.g. passages")
     add_json(g, "{items, page, total, tookMs}: the hits as files_grep returns them")
     add_index(g)
-    g.set_defaults(func=_guarded(_cmd_grep))
+    g.set_defaults(func=_guarded(_cmd_grep), repeatable=True)

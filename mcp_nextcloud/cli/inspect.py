@@ -38,7 +38,7 @@ def register(subparsers: Subcommands) -> None:
                    "with --outline, expand the section holding this offset")
     p.add_argument("--limit", type=int, default=None, help="slice size in characters, or the number of matches")
     add_json(p, "instead of the readable view")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, repeatable=True)
 
 
 def _fail(args: argparse.Namespace, message: str, code: str = "unreadable", action: str | None = None) -> int:

@@ -36,7 +36,7 @@ def register(subparsers: Subcommands) -> None:
                        epilog="Example: mcp-nextcloud jobs status 5f2c9a1e7b30 --json")
     s.add_argument("id", metavar="ID", help="job id, as `index sync` or `jobs list` printed it")
     common(s)
-    s.set_defaults(func=_status)
+    s.set_defaults(func=_status, repeatable=True)
 
     w = sub.add_parser("wait", help="wait (bounded) for a job to finish; may answer still running",
                        description="Wait up to --timeout seconds. Exit code 0 succeeded, 1 failed, cancelled or "
@@ -62,7 +62,7 @@ def register(subparsers: Subcommands) -> None:
     ls = sub.add_parser("list", help="the most recent jobs", epilog="Example: mcp-nextcloud jobs list --limit 5")
     ls.add_argument("--limit", type=int, default=20, help="how many (default 20)")
     common(ls)
-    ls.set_defaults(func=_list)
+    ls.set_defaults(func=_list, repeatable=True)
 
     p.set_defaults(func=p.help_command())
 

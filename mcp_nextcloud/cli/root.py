@@ -117,6 +117,12 @@ def run_parsed(parser: RootParser, args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=stderr())
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`| head`): normal in a pipeline, not an error to report.
+        # Point stdout at /dev/null so the interpreter's final flush does not complain either.
+        if stdout() is sys.stdout:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:
         if not _is_index_failure(exc):
             raise
@@ -128,12 +134,6 @@ def run_parsed(parser: RootParser, args: argparse.Namespace) -> int:
 
         where = index_file(getattr(args, "index", None))
         return report(CliError(index_problem(where, exc), status="index_unusable"), getattr(args, "json", False))
-    except BrokenPipeError:
-        # The reader of our output went away (`| head`): normal in a pipeline, not an error to report.
-        # Point stdout at /dev/null so the interpreter's final flush does not complain either.
-        if stdout() is sys.stdout:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
 
 
 def _is_index_failure(exc: BaseException) -> bool:

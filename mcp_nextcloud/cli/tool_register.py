@@ -37,7 +37,8 @@ def register(subparsers: Subcommands) -> None:
                              epilog=rules + "Example: mcp-nextcloud " + " ".join(_quote(a) for a in cmd.example),
                              formatter_class=RawDescriptionFormatter)
         _declare(p, cmd, spec)
-        p.set_defaults(func=tool_run.runner(cmd))
+        # A read may be asked again when the index service ended during it (service/client.py).
+        p.set_defaults(func=tool_run.runner(cmd), repeatable=not is_write(spec))
     batch.register(groups["deck"])
 
 

@@ -13,7 +13,8 @@ import socket
 import threading
 from collections.abc import Iterator
 
-from mcp_nextcloud.service.client import DECLINED, ERR, EXIT, OUT, STDIN, Frames, ServiceGone, netstring, unpack
+from mcp_nextcloud.service.client import (DECLINED, ERR, EXIT, OUT, REPEATABLE, STDIN, Frames, ServiceGone, netstring,
+                                          unpack)
 from mcp_nextcloud.service.requests import Cancelled, CancelToken
 
 SMALL_REQUEST = 1 << 20   # a command line; a tool call may be larger (_request_limit)
@@ -61,6 +62,10 @@ class Connection:
 
     def exit(self, code: int) -> None:
         self.send(EXIT, str(code).encode())
+
+    def repeatable(self) -> None:
+        """Tell the caller the request is a read: asked again of a new service if this one ends during it."""
+        self.send(REPEATABLE, b"")
 
     def decline(self, why: str) -> None:
         self.send(DECLINED, why.encode("utf-8", "replace"))

@@ -56,8 +56,9 @@ PRIVATE_MODE = 0o700
 START_SECONDS = 15.0    # a service that does not listen within this is broken: the call runs here
 TAKEN = b"+"            # the service's first byte: it took the call
 # Frames from the service: a tag byte, then a netstring. o/e: output, i: send stdin, x: the exit code (last),
-# b: busy (another call holds it), s: stale code (it exits), d: declined (run the call here).
-OUT, ERR, STDIN, EXIT, BUSY, STALE, DECLINED = b"o", b"e", b"i", b"x", b"b", b"s", b"d"
+# b: busy (another call holds it), s: stale code (it exits), d: declined (run the call here), r: the command is
+# a read (asked again of a new service when this one ends before answering).
+OUT, ERR, STDIN, EXIT, BUSY, STALE, DECLINED, REPEATABLE = b"o", b"e", b"i", b"x", b"b", b"s", b"d", b"r"
 
 
 class ServiceGone(Exception):
@@ -366,7 +367,7 @@ def _converse(sock: "_socket.socket", request: bytes, argv: list[str]) -> int:
     except OSError:
         raise _Stale() from None     # it closed as we connected: nothing ran
     frames = Frames(sock)
-    printed = False
+    printed = repeatable = False
     try:
         taken = sock.recv(1)
     except ConnectionError:
@@ -385,12 +386,14 @@ def _converse(sock: "_socket.socket", request: bytes, argv: list[str]) -> int:
             elif tag == STDIN:
                 data = sys.stdin.buffer.read() if sys.stdin is not None else b""
                 sock.sendall(netstring(data))
+            elif tag == REPEATABLE:
+                repeatable = True
             elif tag == STALE:
                 raise _Stale()
             elif tag in (BUSY, DECLINED):
                 raise _RunHere()
     except (ServiceGone, ConnectionError):
-        if not printed and argv and argv[0] in READ_ONLY:
+        if not printed and (repeatable or (argv and argv[0] in READ_ONLY)):
             raise _Stale() from None     # a read: asking a new service again is safe
         sys.stderr.write("mcp-nextcloud: the index service ended during this call (it was stopped or killed); "
                          "the outcome is unknown: check the state (a read) before repeating the call\n")
