@@ -14,6 +14,7 @@ Run with `python3 -m pytest -q -s benchmarks/test_service_chaos_bench.py`.
 from __future__ import annotations
 
 import json
+from collections import Counter
 import os
 import re
 import shutil
@@ -117,6 +118,7 @@ def test_service_survives_kill_9_among_mixed_calls(tmp_path: Path) -> None:
     starts = logs.count("listening at")
     deaths = max(0, starts - 1 - kills) + logs.count("request failed")
     figures.update({"answers": answered, "kill -9s done": kills, "service starts": starts,
+                    "wrong answers by call": dict(Counter(str(w[0]) for w in wrong)),
                     "wrong answers (first 3)": wrong[:3],
                     "load average (1 min, shared machine)": round(os.getloadavg()[0], 2)})
     report("service_chaos", figures, [("service deaths", deaths, 0, "<="), ("wrong answers", len(wrong), 0, "<="),
