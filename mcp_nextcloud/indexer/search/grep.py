@@ -269,7 +269,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     # Files holding an excluded word are left out whole; only when there are too many to list does the
     # exclusion fall back to FTS5's NOT, chunk by chunk (costly with common words, and weaker).
     tiers = pq.tiers(negate=capped)
-    if not all(ranked_cheaply(t.expr) for t in tiers):
+    if not all(ranked_cheaply(t.expr) for t in tiers if not t.rest):
         notes.append("a long query: files matching it are listed newest first, not by relevance")
     # Several words: the broadest tier (all of them, at word starts) first, without bm25 (cheap); its
     # window bounds the narrower tiers' walks, which matters for phrases of common words (FTS5 checks
@@ -404,6 +404,9 @@ def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str,
 
 def _forms_note(pq: ParsedQuery, page: list[_Pick]) -> list[str]:
     """Say which other forms of the words matched, when a hit on this page holds only those."""
+    if any(p.tier.rest for p in page):
+        return ["the last files hold only rarer, longer words starting with the query's words; they follow the "
+                "ranked ones (quote a word to match it exactly)"]
     if not any(p.tier.forms for p in page):
         return []
     shown = [f"'{t.text}' ({', '.join(t.forms[:4])}{', ...' if len(t.forms) > 4 else ''})"

@@ -21,8 +21,10 @@ from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 
 RANK_WINDOW = 2000           # matching chunks ranked by bm25 at most (the newest); widened when a page needs it
 # bm25 first counts the rows of every phrase in the expression (a walk of each
-# posting list), so an expression with more phrases than this is not ranked:
-# its files come newest first.
+# posting list), so no ranked expression holds more phrases than this: query.py
+# cuts a tier's word-start expansion and word forms to the words closest to the
+# typed one (the full expansion follows as a last tier that only adds files).
+# Only a very long query (over this many terms) is still listed newest first.
 MAX_RANKED_PHRASES = 12
 
 
@@ -86,9 +88,14 @@ class TopFiles(NamedTuple):
     scan: Scan
 
 
+def phrases(expr: str) -> int:
+    """How many FTS5 phrases `expr` (built by query.py) holds: quoted strings, those joined by " + " being one."""
+    return expr.count('"') // 2 - expr.count('" + "')
+
+
 def ranked_cheaply(expr: str) -> bool:
     """Whether bm25 over `expr` stays within the budget (see MAX_RANKED_PHRASES)."""
-    return expr.count('"') // 2 <= MAX_RANKED_PHRASES
+    return phrases(expr) <= MAX_RANKED_PHRASES
 
 
 def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[int] | frozenset = frozenset(),
