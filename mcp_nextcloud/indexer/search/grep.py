@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from mcp_nextcloud.indexer.models import iso_time
-from mcp_nextcloud.indexer.search import semantic
+from mcp_nextcloud.indexer.search import answer, score, semantic
 from mcp_nextcloud.indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from mcp_nextcloud.indexer.search.query import ParsedQuery, Tier, expand, parse
 from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES
@@ -239,6 +239,9 @@ class _Pick(NamedTuple):
     tier: Tier
     chunks: int = 1              # matching chunks of the file its tier's scan saw (2+: `more` needs no probe)
     match: str | None = None     # hybrid answers: "words", "meaning" (no tier match: a window's passage) or "both"
+    band: int = 0                # the index of its tier among the query's tiers (0: the best)
+    sim: float | None = None     # hybrid answers: the cosine of its best window, when meaning found it
+    windows: tuple[tuple[int, float], ...] = ()   # a meaning hit's best windows (rowid, cosine): answer.py
 
 
 class _Ranking(NamedTuple):
@@ -248,6 +251,7 @@ class _Ranking(NamedTuple):
     windowed: bool               # only the newest RANK_WINDOW matching chunks of a tier were ranked
     broad: Scan                  # the broadest tier's scan: every hit's chunks are in it
     notes: list[str]
+    tiers: int = 1               # how many tiers the query has (score.words' bands)
 
 
 def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
@@ -285,7 +289,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
         last = k == len(tiers) - 1
         top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks},
                         floor=None if last else floor)
-        picks += [_Pick(r, tier, top.scan.per_file.get(r.fid, 1)) for r in top.files]
+        picks += [_Pick(r, tier, top.scan.per_file.get(r.fid, 1), band=k) for r in top.files]
         seen |= top.scan.per_file.keys()
         windowed |= not top.scan.complete
         if last and broad is None:
@@ -295,7 +299,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     total, estimate = count_files(broad, excluded)
     # Windows differ per tier: a file seen matching a narrower tier matches the broad one too.
     total = max(total, len((seen | broad.per_file.keys()) - excluded))
-    return _Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes)
+    return _Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes, len(tiers))
 
 
 def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult,
@@ -332,9 +336,10 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
         pg = pages.get(fid, [0])
         folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         if pick.match == "meaning":
-            shown = semantic.passage(con, rid, start, text, pg)
+            chosen = answer.choose(con, pq.raw, list(pick.windows or [(rid, pick.sim or 0.0)]), pg)
+            shown = chosen.passage if chosen is not None else None
             result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
-                                       size=rec.size, score=round(-pick.ranked.best, 4),
+                                       size=rec.size, score=_score(pick, ranking.tiers),
                                        # No word matched: `more` and `phrase` say nothing here (match does).
                                        passages=[shown] if shown else [], more=False, phrase=True,
                                        source=rec.source, folder=folder, match="meaning"))
@@ -350,16 +355,24 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
             p.ocr = ocr[fid].get(str(p.page))
         more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
-                                   size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
+                                   size=rec.size, score=_score(pick, ranking.tiers), passages=found.passages,
                                    more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder,
                                    match=pick.match))
+
+
+def _score(pick: _Pick, tiers: int) -> float:
+    """The hit's place on score.py's 0-1 scale."""
+    if pick.match == "meaning" and pick.sim is not None:
+        return score.meaning(pick.sim, semantic.FLOOR)
+    w = score.words(pick.band, tiers, pick.ranked.best)
+    return score.both(w, score.meaning(pick.sim, semantic.FLOOR)) if pick.sim is not None else w
 
 
 MEANING_COUNTED = 50     # files meaning ranks for a hybrid total (semantic.py keeps only the close ones)
 _MEANING_TIER = Tier("", False, "word_start")   # a meaning hit matched no keyword tier (its passage is its window)
 
 
-def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str, fargs: list, want: int,
+def _with_meaning(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, filt: str, fargs: list, want: int,
                   result: GrepResult) -> _Ranking:
     """The keyword ranking fused with the files found by meaning (semantic.py); the answer says how much it covered.
 
@@ -372,34 +385,64 @@ def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str,
     result.meaning = cover.to_dict()
     try:
         # Past the page too (up to MEANING_COUNTED files): the total and `truncated` count what meaning found.
-        found = semantic.search(index, con, query, filt, fargs, max(want, MEANING_COUNTED))
+        found = semantic.search(index, con, semantic.meaning_text(pq), filt, fargs, max(want, MEANING_COUNTED))
     except ModelUnavailable as exc:
         result.mode = "words"
         result.meaning_warnings.append(f"meaning search did not run: {exc}")
         return ranking
-    if cover.files < cover.of:
+    if cover.complete < cover.of:
         result.meaning_warnings.append(
-            f"meaning search covers {cover.files} of {cover.of} indexed files so far (it is built in the background "
+            f"meaning search covers {cover.complete} of {cover.of} indexed files so far (it is built in the background "
             "after the keyword index); the others were searched by their words only")
+    found, said = _identifiers_first(con, pq, found)
+    ranking = ranking._replace(notes=ranking.notes + said)
     by_file = {p.ranked.fid: p for p in ranking.picks}
     sims = {h.fid: h for h in found}
-    in_meaning = set(sims)
+    if not found:
+        near = "; the hits below hold the words" if ranking.picks else ""
+        note = f"{semantic.NOTHING_CLOSE}: no indexed text is related to the question{near}"
+        return ranking._replace(notes=[*ranking.notes, note])
     # Files holding the words as the phrase lead in keyword order: such a query was meant as words, and its
     # answer stays what it was (meaning only adds after them). The rest is fused.
-    lead = [p._replace(match="both" if p.ranked.fid in in_meaning else "words")
-            for p in ranking.picks if p.tier.phrase]
+    lead = [_with_sim(p, sims) for p in ranking.picks if p.tier.phrase]
     taken = {p.ranked.fid for p in lead}
     picks: list[_Pick] = lead[:want]
     fused = semantic.fuse([p.ranked.fid for p in ranking.picks if p.ranked.fid not in taken],
                           [h.fid for h in found if h.fid not in taken])
-    for fid, match in fused[:max(0, want - len(picks))]:
+    for fid, _match in fused[:max(0, want - len(picks))]:
         if fid in by_file:
-            picks.append(by_file[fid]._replace(match=match))
+            picks.append(_with_sim(by_file[fid], sims))
         else:
             h = sims[fid]
-            picks.append(_Pick(Ranked(fid, -h.sim, h.rid), _MEANING_TIER, match="meaning"))
-    extra = sum(1 for h in found if h.fid not in by_file)
+            picks.append(_Pick(Ranked(fid, -h.sim, h.rid), _MEANING_TIER, match="meaning", sim=h.sim,
+                               windows=h.windows))
+    # The total counts files, once: those holding the words and those only meaning found (above the floor).
+    words = ranking.broad.per_file.keys() | by_file.keys()
+    extra = sum(1 for h in found if h.fid not in words)
     return ranking._replace(picks=picks, total=ranking.total + extra)
+
+
+def _identifiers_first(con, pq: ParsedQuery, found: list[semantic.SemHit]) -> tuple[list[semantic.SemHit], list[str]]:
+    """A question's identifiers (Node.js, 3.11) as a boost: the meaning hits holding them all first.
+
+    Said when no file holds them: the hits are then related to the rest of the question only.
+    """
+    ids = semantic.identifiers(pq)
+    if not ids:
+        return found, []
+    terms = [g[0] for g in pq.groups if g[0].text in ids]
+    holding, _capped = files_matching(con, " AND ".join(f"({t.start()})" for t in terms), NEG_CAP)
+    named = ", ".join(f"'{i}'" for i in ids)
+    if not holding & {h.fid for h in found}:
+        return found, [f"no file close in meaning holds {named}: the meaning hits are related to the rest of the "
+                       "question"]
+    return [h for h in found if h.fid in holding] + [h for h in found if h.fid not in holding], []
+
+
+def _with_sim(pick: _Pick, sims: dict[int, semantic.SemHit]) -> _Pick:
+    """A word hit in a hybrid answer: "both" with its cosine when meaning found it too, else "words"."""
+    h = sims.get(pick.ranked.fid)
+    return pick._replace(match="both", sim=h.sim) if h is not None else pick._replace(match="words")
 
 
 def _forms_note(pq: ParsedQuery, page: list[_Pick]) -> list[str]:
@@ -441,11 +484,13 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
         filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
         ranking = _rank(con, pq, filt, fargs, offset + limit)
         if meaning and semantic.wanted(pq):
-            ranking = _with_meaning(index, con, query, ranking, filt, fargs, offset + limit, result)
+            ranking = _with_meaning(index, con, pq, ranking, filt, fargs, offset + limit, result)
         page = ranking.picks[offset:offset + limit]
         total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate
         _hits(index, con, pq, ranking, page, result, passages)
+        for h, sc in zip(result.hits, score.non_increasing([h.score for h in result.hits]), strict=True):
+            h.score = sc
         result.notes = pq.notes + ranking.notes + _forms_note(pq, page)
         # Past an estimated total there may be more: a full page means "ask for the next one".
         if offset + len(page) < total or (estimate and len(page) == limit):
