@@ -117,6 +117,9 @@ def test_a_question_with_an_identifier_keeps_its_meaning(built: Index) -> None:
     other = built.grep("Wie erzeuge ich in Deno.js kryptografisch sichere Zufallsbytes?")
     assert other.mode == "hybrid" and other.hits
     assert any("'Deno.js'" in n for n in other.notes)
+    # A query of many words that is keyword-only for its operators says it dropped meaning.
+    quoted = built.grep('"random bytes" with the crypto module')
+    assert quoted.mode == "words" and semantic.WORDS_ONLY in quoted.notes
 
 
 def test_a_file_the_builder_has_not_finished_is_no_meaning_hit(index: Index, put_text) -> None:
@@ -127,3 +130,17 @@ def test_a_file_the_builder_has_not_finished_is_no_meaning_hit(index: Index, put
     # The builder's own mark of a file whose windows are not all in (its head window comes first).
     index.writer().call(lambda tx: tx.con.execute("UPDATE vector_files SET done = 0"))
     assert semantic.search(index, con, "run a command every night", "", [], 5) == []
+
+
+def test_a_question_naming_something_no_file_mentions_needs_a_closer_match(built: Index, monkeypatch) -> None:
+    con = built.conn()
+    question = "how do I copy my files to a disk on a zeppelin"
+    assert semantic.absent_words(con, parse(con, question)) == []      # a small index: no evidence of absence
+    monkeypatch.setattr(semantic, "ABSENT_MIN_CHARS", 0)
+    assert semantic.absent_words(con, parse(con, question)) == ["zeppelin"]
+    res = built.grep(question)
+    meaning = [h for h in res.hits if h.match == "meaning"]
+    assert meaning or any("'zeppelin'" in n and semantic.NOTHING_CLOSE in n for n in res.notes)
+    for h in meaning:       # only what reaches the stricter floor is shown
+        fid = built.get_file(path=h.path).id
+        assert semantic.judge(built, con, question, [fid])[fid] >= semantic.ABSENT_FLOOR

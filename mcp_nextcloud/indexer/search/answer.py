@@ -18,6 +18,7 @@ Every passage is an exact slice of Document.text at an offset files_read accepts
 """
 from __future__ import annotations
 
+import bisect
 import re
 import zlib
 from typing import Any, NamedTuple
@@ -25,17 +26,40 @@ from typing import Any, NamedTuple
 from mcp_nextcloud.indexer.search.passages import MAX_PASSAGE, Passage
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 from mcp_nextcloud.reader.document import Document
-from mcp_nextcloud.reader.normalize import fold_words
 
 TOC_PENALTY = 0.03       # cosine a table-of-contents window loses (e5 cosines of related text differ by ~0.01-0.05)
-REGION_CHUNKS = 3        # a window stands for its chunk and the next two (embed_windows.CHUNKS_PER_WINDOW)
+REGION_CHUNKS = 2        # a window's region: its chunk and the next (the answer starts within ~6k characters)
+WINDOWS = 2              # a file's best windows re-scored (each region is read: a few ms for a page of hits)
 SPAN = 600               # characters a candidate span holds at most
-MIN_WORD = 3             # shorter question words are not looked for (articles, "le", "in")
+MIN_WORD = 4             # shorter question words are not looked for (articles, "les", "und", "how")
 
 _DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*[\divxlc]+\s*$|…\s*\d+\s*$", re.IGNORECASE)
 _PAGE_REFS = re.compile(r"[\w)]\s*,?\s+\d{1,4}(?:\s*[,–-]\s*\d{1,4})+\s*$")
 _NUMBERED = re.compile(r"^\s*(?:\d+\.)+\d*\.?\s+\S|^\s*[A-Z]\.\d+(?:\.\d+)*\.?\s+\S")
 _WORD = re.compile(r"\w+")
+_IDENT = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\b[A-Z][a-z]+[A-Z]\w*")
+
+
+def _marked(line: str) -> bool:
+    """A line of a table of contents or an index: dot leaders or page lists at its end, or a short numbered
+    heading. Cheap tests first: most lines of prose end with neither a digit nor a roman numeral."""
+    ln = line.strip()
+    if not ln:
+        return False
+    if ln[-1].isdigit() or ln[-1] in "ivxlcIVXLC":
+        tail = ln[-80:]      # the patterns sit at the line's end: long lines of prose cost no more
+        if _DOT_LEADER.search(tail) or _PAGE_REFS.search(tail):
+            return True
+    return len(ln) < 90 and (ln[0].isdigit() or ln[1:2] == ".") and _NUMBERED.search(ln) is not None
+
+
+def _toc(flags: list[bool], lengths: list[int]) -> bool:
+    """The table-of-contents rule over the non-empty lines of a piece (see looks_like_toc)."""
+    n = len(flags)
+    if n < 3:
+        return n > 0 and all(flags)
+    short = sum(1 for k in lengths if k < 40)
+    return sum(flags) * 5 >= n * 2 or (short * 4 >= n * 3 and n >= 6)
 
 
 def looks_like_toc(text: str) -> bool:
@@ -46,58 +70,85 @@ def looks_like_toc(text: str) -> bool:
     five of those, or three short lines in four, make a table of contents.
     """
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if len(lines) < 3:
-        return bool(lines) and all(_DOT_LEADER.search(ln) for ln in lines)
-    marked = sum(1 for ln in lines if _DOT_LEADER.search(ln) or _PAGE_REFS.search(ln)
-                 or (_NUMBERED.search(ln) and len(ln) < 90))
-    short = sum(1 for ln in lines if len(ln) < 40)
-    return marked * 5 >= len(lines) * 2 or (short * 4 >= len(lines) * 3 and len(lines) >= 6)
+    return _toc([_marked(ln) for ln in lines], [len(ln) for ln in lines])
 
 
 class Span(NamedTuple):
     start: int       # offset in the region text
     end: int
+    toc: bool        # reads as a table of contents
+
+
+def _lines(text: str, start: int):
+    """(offset, line) of text[start:], a line longer than SPAN cut at spaces into pieces of about SPAN."""
+    pos = start
+    for line in text[start:].splitlines(keepends=True):
+        while len(line) > SPAN:
+            cut = line.rfind(" ", SPAN // 2, SPAN)
+            cut = cut + 1 if cut != -1 else SPAN
+            yield pos, line[:cut]
+            pos, line = pos + cut, line[cut:]
+        yield pos, line
+        pos += len(line)
 
 
 def _spans(text: str, start: int) -> list[Span]:
-    """Paragraph-like spans of text[start:], each at most SPAN characters (cut at a line end or a space)."""
+    """Paragraph-like spans of text[start:] (a blank line ends one; at most about SPAN characters), each with
+    its table-of-contents verdict; every line is looked at once."""
     out: list[Span] = []
-    pos = start
-    n = len(text)
-    while pos < n:
-        while pos < n and text[pos].isspace():
-            pos += 1
-        if pos >= n:
-            break
-        para = text.find("\n\n", pos)
-        end = min(n if para == -1 else para, pos + SPAN)
-        if end < n and end - pos >= SPAN:
-            cut = max(text.rfind("\n", pos + SPAN // 3, end), text.rfind(" ", pos + SPAN // 3, end))
-            end = cut if cut > pos else end
-        out.append(Span(pos, end))
-        pos = end
+    flags: list[bool] = []
+    lengths: list[int] = []
+    a = None
+    end = start
+    for pos, line in _lines(text, start):
+        body = line.strip()
+        if body:
+            if a is None:
+                a = pos + len(line) - len(line.lstrip())
+            flags.append(_marked(body))
+            lengths.append(len(body))
+        end = pos + len(line)
+        if a is not None and (not body or end - a >= SPAN):
+            out.append(Span(a, end, _toc(flags, lengths)))
+            a, flags, lengths = None, [], []
+    if a is not None:
+        out.append(Span(a, end, _toc(flags, lengths)))
     return out
 
 
 def _weights(question: str) -> dict[str, float]:
-    """The question's words (folded) with a weight: longer words and identifiers weigh more."""
-    out: dict[str, float] = {}
-    for w in _WORD.findall(fold_words(question)):
-        if len(w) >= MIN_WORD:
-            out[w[:8]] = max(out.get(w[:8], 0.0), min(3.0, len(w) / 4) + (1.0 if any(c.isdigit() for c in w) else 0))
-    for w in re.findall(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\b[A-Z][a-z]+[A-Z]\w*", question):
-        key = fold_words(w)[:8]
-        out[key] = out.get(key, 1.0) + 1.5        # JSON, SQLite, IPv6: identifiers cross languages
+    """The question's words (lower case, cut to 8 letters: a word start) with a weight: longer words and
+    identifiers ("JSON", "SQLite", "IPv6": they cross languages) weigh more."""
+    weights: dict[str, float] = {}
+    for w in _WORD.findall(question.lower()):
+        if len(w) >= MIN_WORD and not w.isdigit():
+            key = w[:8]
+            weights[key] = max(weights.get(key, 0.0), min(3.0, len(w) / 4))
+    for w in _IDENT.findall(question):
+        key = w.lower()[:8]
+        weights[key] = weights.get(key, 1.0) + 1.5
+    return weights
+
+
+def _found(text: str, start: int, weights: dict[str, float]) -> list[tuple[int, str]]:
+    """(offset, word) of each question word at a word start in text[start:], in text order (str.find: C speed)."""
+    low = text.lower()
+    out: list[tuple[int, str]] = []
+    for w in weights:
+        pos = low.find(w, start)
+        while pos != -1:
+            if pos == 0 or not low[pos - 1].isalnum():
+                out.append((pos, w))
+            pos = low.find(w, pos + len(w))
+    out.sort()
     return out
 
 
-def _lexical(text: str, weights: dict[str, float]) -> float:
-    """The weights of the question's words found in `text` at word starts (each word counted once)."""
-    if not weights:
-        return 0.0
-    found = {w[:8] for w in _WORD.findall(fold_words(text)) if len(w) >= MIN_WORD}
-    starts = {f[:k] for f in found for k in range(MIN_WORD, min(8, len(f)) + 1)}
-    return sum(wt for w, wt in weights.items() if w in starts)
+def _lexical(found: list[tuple[int, str]], sp: Span, weights: dict[str, float]) -> float:
+    """The weights of the distinct question words found inside the span (`found` is in text order)."""
+    lo = bisect.bisect_left(found, (sp.start, ""))
+    hi = bisect.bisect_left(found, (sp.end, ""))
+    return sum(weights.get(w, 0.0) for w in {w for _, w in found[lo:hi]})
 
 
 class Region(NamedTuple):
@@ -141,6 +192,7 @@ def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: lis
     """The passage answering `question` among a file's best `windows` [(rowid, cosine)], or None."""
     from mcp_nextcloud.indexer.store import vectors
 
+    windows = windows[:WINDOWS]
     rows = vectors.window_rows(con, [rid for rid, _ in windows])
     regions = _regions(con, [(rid, *rows[rid]) for rid, _ in windows if rid in rows])
     if not regions:
@@ -151,21 +203,20 @@ def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: lis
         reg = regions.get(rid)
         if reg is None:
             continue
-        head = reg.text[reg.window:reg.window + reg.length]
-        toc = looks_like_toc(head)
-        for k, sp in enumerate(_spans(reg.text, reg.window)):
-            piece = reg.text[sp.start:sp.end]
-            if looks_like_toc(piece):
+        spans = _spans(reg.text, reg.window)
+        found = _found(reg.text, reg.window, weights)
+        # The window's cosine (less when its head reads as a table of contents), then the question's words;
+        # the first prose span of a window stands for it when no word is found.
+        base = sim - (TOC_PENALTY if looks_like_toc(reg.text[reg.window:reg.window + reg.length]) else 0.0)
+        for k, sp in enumerate(spans):
+            if sp.toc:
                 continue
-            # The window's cosine (less when it reads as a table of contents), then the question's words;
-            # the first prose span of a window stands for it when no word is found.
-            value = sim - (TOC_PENALTY if toc else 0.0) + 0.01 * _lexical(piece, weights) - 0.0001 * k
+            value = base + 0.01 * _lexical(found, sp, weights) - 0.0001 * k
             if best is None or value > best[0]:
                 best = (value, reg, sp)
     if best is None:   # nothing but tables of contents: the best window's head, as before
-        rid = windows[0][0]
-        reg = regions.get(rid) or next(iter(regions.values()))
-        best = (0.0, reg, Span(reg.window, min(len(reg.text), reg.window + reg.length)))
+        reg = regions.get(windows[0][0]) or next(iter(regions.values()))
+        best = (0.0, reg, Span(reg.window, min(len(reg.text), reg.window + reg.length), True))
     return Chosen(best[1].rid, _passage(best[1], best[2], pages))
 
 

@@ -385,7 +385,9 @@ def _with_meaning(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, filt:
     result.meaning = cover.to_dict()
     try:
         # Past the page too (up to MEANING_COUNTED files): the total and `truncated` count what meaning found.
-        found = semantic.search(index, con, semantic.meaning_text(pq), filt, fargs, max(want, MEANING_COUNTED))
+        absent = semantic.absent_words(con, pq)
+        found = semantic.search(index, con, semantic.meaning_text(pq), filt, fargs, max(want, MEANING_COUNTED),
+                                semantic.ABSENT_FLOOR if absent else semantic.FLOOR)
     except ModelUnavailable as exc:
         result.mode = "words"
         result.meaning_warnings.append(f"meaning search did not run: {exc}")
@@ -395,12 +397,17 @@ def _with_meaning(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, filt:
             f"meaning search covers {cover.complete} of {cover.of} indexed files so far (it is built in the background "
             "after the keyword index); the others were searched by their words only")
     found, said = _identifiers_first(con, pq, found)
-    ranking = ranking._replace(notes=ranking.notes + said)
+    floor = semantic.ABSENT_FLOOR if absent else semantic.FLOOR
+    ranking = _related_words(index, con, pq, ranking, floor)._replace(notes=ranking.notes + said)
     by_file = {p.ranked.fid: p for p in ranking.picks}
     sims = {h.fid: h for h in found}
     if not found:
+        if not cover.complete:
+            return ranking   # nothing embedded yet: the coverage warning says so, "nothing close" would not be true
         near = "; the hits below hold the words" if ranking.picks else ""
-        note = f"{semantic.NOTHING_CLOSE}: no indexed text is related to the question{near}"
+        among = "" if cover.complete >= cover.of else f" among the {cover.complete} files embedded so far"
+        why = f" (no indexed text mentions {', '.join(repr(w) for w in absent)})" if absent else ""
+        note = f"{semantic.NOTHING_CLOSE}: no indexed text is related to the question{among}{why}{near}"
         return ranking._replace(notes=[*ranking.notes, note])
     # Files holding the words as the phrase lead in keyword order: such a query was meant as words, and its
     # answer stays what it was (meaning only adds after them). The rest is fused.
@@ -420,6 +427,21 @@ def _with_meaning(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, filt:
     words = ranking.broad.per_file.keys() | by_file.keys()
     extra = sum(1 for h in found if h.fid not in words)
     return ranking._replace(picks=picks, total=ranking.total + extra)
+
+
+def _related_words(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, floor: float) -> _Ranking:
+    """A question's word hits that are related to it: a file holding its words (not as the phrase) whose every
+    window is embedded and none of them reaches the meaning floor is noise for a question, and is left out,
+    from the page and the total. Files not embedded yet cannot be judged and stay."""
+    words_only = [p.ranked.fid for p in ranking.picks if not p.tier.phrase]
+    counted = list(ranking.broad.per_file.keys()) if ranking.broad.complete else []
+    judged = semantic.judge(index, con, semantic.meaning_text(pq), list({*words_only, *counted}))
+    unrelated = {fid for fid, sim in judged.items() if sim < floor}
+    if not unrelated:
+        return ranking
+    picks = [p for p in ranking.picks if p.tier.phrase or p.ranked.fid not in unrelated]
+    gone = len(unrelated & set(counted)) if counted else len(ranking.picks) - len(picks)
+    return ranking._replace(picks=picks, total=max(len(picks), ranking.total - gone))
 
 
 def _identifiers_first(con, pq: ParsedQuery, found: list[semantic.SemHit]) -> tuple[list[semantic.SemHit], list[str]]:
@@ -485,6 +507,8 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
         ranking = _rank(con, pq, filt, fargs, offset + limit)
         if meaning and semantic.wanted(pq):
             ranking = _with_meaning(index, con, pq, ranking, filt, fargs, offset + limit, result)
+        elif meaning and semantic.words_only(pq):
+            ranking = ranking._replace(notes=[*ranking.notes, semantic.WORDS_ONLY])
         page = ranking.picks[offset:offset + limit]
         total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate

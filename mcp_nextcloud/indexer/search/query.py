@@ -23,6 +23,7 @@ form of theirs. The last is the broadest: every hit matches it.
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import weakref
@@ -58,18 +59,23 @@ def _quote(token: str) -> str:
 def closest(words: list[str], typed: str, n: int) -> list[str]:
     """The `n` of `words` closest to the `typed` word: the longest shared start, then the shortest.
 
-    "linear" keeps linearly before linearization, and of its other forms line before lin.
+    "linear" keeps linearly before linearization, and of its other forms line before lin. The order is
+    computed once per list (cached): tiers try several caps.
     """
     if len(words) <= n:
         return words
+    return _by_closeness(tuple(words), typed)[:n]
 
+
+@functools.lru_cache(maxsize=256)
+def _by_closeness(words: tuple[str, ...], typed: str) -> list[str]:
     def shared(w: str) -> int:
         k = 0
         while k < min(len(w), len(typed)) and w[k] == typed[k]:
             k += 1
         return k
 
-    return sorted(words, key=lambda w: (-shared(w), len(w), w))[:n]
+    return sorted(words, key=lambda w: (-shared(w), len(w), w))
 
 
 @dataclass(slots=True)
@@ -230,12 +236,18 @@ class ParsedQuery:
 
 
 def _cut(build: Callable[[int | None], str], budget: int) -> str:
-    """`build` with the largest per-term cap whose expression holds at most `budget` phrases (cap 1 at least)."""
-    for cap in range(MAX_EXPANSION, 1, -1):
-        expr = build(cap)
-        if phrases(expr) <= budget:
-            return expr
-    return build(1)
+    """`build` with the largest per-term cap whose expression holds at most `budget` phrases (cap 1 at least).
+
+    The phrase count grows with the cap, so the cap is found by bisection (a handful of builds).
+    """
+    lo, hi = 1, MAX_EXPANSION
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if phrases(build(mid)) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return build(lo)
 
 
 def _tokenizer(con: apsw.Connection):

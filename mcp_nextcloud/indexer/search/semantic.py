@@ -41,7 +41,10 @@ from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 QUESTION_WORDS = 3       # words that make a plain query a question
 CANDIDATES = 256         # best windows looked at first (more when filters leave too few files)
 MARGIN = 0.07            # files within this cosine of the best one are kept (e5 scores sit in 0.7..0.9)
-FLOOR = 0.78             # below this cosine nothing is related: calibrated, see the module docstring
+FLOOR = 0.80             # below this cosine nothing is related: calibrated, see the module docstring
+ABSENT_FLOOR = 0.86      # the floor when the question names something no indexed text mentions (`absent_words`)
+MIN_CONTENT = 4          # shorter words of a question are not checked against the vocabulary
+ABSENT_MIN_CHARS = 2_000_000   # an index this large knows the words of what it holds (a few manuals)
 NOTHING_CLOSE = "nothing close in meaning"
 K_RRF = 60               # reciprocal rank fusion's constant (Cormack et al.; flat enough for 10-50 hits)
 
@@ -69,6 +72,17 @@ def wanted(pq: ParsedQuery) -> bool:
     if len(words) - len(identifiers(pq)) < 2:
         return False
     return len(words) >= QUESTION_WORDS or (len(words) >= 2 and pq.raw.rstrip().endswith("?"))
+
+
+WORDS_ONLY = ("searched by its words only, not by meaning: quoted phrases, OR and -word ask for exact words "
+              "(write the question without them to search by meaning too)")
+
+
+def words_only(pq: ParsedQuery) -> bool:
+    """A query of QUESTION_WORDS words or more that is no question only for its operators: the answer says so."""
+    words = sum(len(g) for g in pq.groups) + len(pq.negated)
+    return words >= QUESTION_WORDS and not wanted(pq) and (not pq.plain or bool(pq.negated) or
+                                                          any(g[0].exact for g in pq.groups))
 
 
 def meaning_text(pq: ParsedQuery) -> str:
@@ -123,8 +137,42 @@ class SemHit(NamedTuple):
 WINDOWS_PER_FILE = 4     # a file's best windows handed to the passage chooser (answer.py)
 
 
-def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int) -> list[SemHit]:
-    """Up to `want` files related to `query`, best first, among files the filters `filt` allow."""
+def absent_words(con: Any, pq: ParsedQuery) -> list[str]:
+    """The question's words (MIN_CONTENT letters or more, identifiers aside) that no indexed word starts with
+    and that have no other indexed form: the question names something the files never mention.
+
+    Only in an index of ABSENT_MIN_CHARS characters or more (a small one lacks most words of any subject),
+    and when at least as many of the question's words are known (two at least): a question in a language
+    the files are not written in shares little vocabulary with them, and that says nothing of its subject.
+    """
+    from mcp_nextcloud.indexer.search.query import _VOCAB, words_starting
+    from mcp_nextcloud.indexer.search.wordforms import forms_of, index_languages
+
+    cache = _VOCAB.of(con)
+    if ("chars",) not in cache:
+        cache[("chars",)] = int(con.execute("SELECT coalesce(sum(chars), 0) FROM docs").fetchall()[0][0] or 0)
+    if cache[("chars",)] < ABSENT_MIN_CHARS:
+        return []
+    ids = set(identifiers(pq))
+    langs = index_languages(con)
+    absent, known = [], 0
+    for g in pq.groups:
+        t = g[0]
+        if t.text in ids or len(t.tokens) != 1 or len(t.tokens[0]) < MIN_CONTENT:
+            continue
+        if words_starting(con, t.tokens[0], 1)[0] or forms_of(con, t.tokens[0], langs):
+            known += 1
+        else:
+            absent.append(t.text.strip("?!.,;:"))
+    return absent if known >= max(2, len(absent)) else []
+
+
+def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int,
+           floor: float | None = None) -> list[SemHit]:
+    """Up to `want` files related to `query`, best first, among files the filters `filt` allow.
+
+    Kept: files at or above `floor` (FLOOR by default) and within MARGIN of the best one.
+    """
     m = _matrix(index, con)
     if m is None:
         return []
@@ -134,6 +182,8 @@ def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int
 
     _one_blas_thread()
     sims = m.vecs @ embed_query(query)
+    with _cache_lock:
+        _recent[str(index.path)] = (query, m.generation, sims)
     n = CANDIDATES
     while True:
         top = np.argpartition(-sims, min(n, len(sims)) - 1)[:n] if n < len(sims) else np.arange(len(sims))
@@ -151,8 +201,41 @@ def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int
         n *= 4
     if not hits:
         return []
-    floor = max(FLOOR, hits[0].sim - MARGIN)
-    return [h for h in hits if h.sim >= floor][:want]
+    cut = max(FLOOR if floor is None else floor, hits[0].sim - MARGIN)
+    return [h for h in hits if h.sim >= cut][:want]
+
+
+_recent: dict[str, tuple[str, int, Any]] = {}   # per index: the last question's cosines (judge reuses them)
+
+
+def judge(index: Index, con: Any, query: str, fids: list[int]) -> dict[int, float]:
+    """The best window cosine to `query` of each of `fids` whose windows are all embedded (others: absent).
+
+    For the keyword side of a question: a file holding the words but unrelated in meaning is noise there.
+    Reuses the cosines `search` just computed for the same question.
+    """
+    m = _matrix(index, con)
+    done = _allowed(con, fids, "", []) if m is not None else set()
+    if m is None or not done:
+        return {}
+    import numpy as np
+
+    with _cache_lock:
+        held = _recent.get(str(index.path))
+    if held is not None and held[0] == query and held[1] == m.generation:
+        sims = held[2]
+    else:
+        from mcp_nextcloud.indexer.embedding import embed_query
+
+        sims = m.vecs @ embed_query(query)
+    owners = m.ids >> CHUNK_BITS
+    rows = np.flatnonzero(np.isin(owners, np.fromiter(done, dtype=np.int64)))
+    out: dict[int, float] = {}
+    for i in rows.tolist():
+        fid, sim = int(owners[i]), float(sims[i])
+        if sim > out.get(fid, -2.0):
+            out[fid] = sim
+    return out
 
 
 def _allowed(con: Any, fids: list[int], filt: str, fargs: list) -> set[int]:
