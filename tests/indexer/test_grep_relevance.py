@@ -72,3 +72,19 @@ def test_a_quoted_phrase_of_two_words_is_ranked(index, put_text):
     res = index.grep('"configuration files"')
     assert [h.path for h in res.hits] == ["/manual.txt"] and res.hits[0].score > 0
     assert not any("not by relevance" in n for n in res.notes)
+
+
+def test_a_file_named_for_the_words_ranks_above_one_that_only_mentions_them(index, put_text):
+    """titles.py: a manual's section page on backups outranks a chapter that mentions backups more often."""
+    chapter = ("Disks and filesystems\nA new disk is partitioned with fdisk, formatted with mkfs and mounted "
+               "from /etc/fstab. Keep a backup before resizing a partition: a failed resize loses the data. "
+               "Quotas limit what each user may store; a backup of the quota files is not needed, a backup of the "
+               "partition table is.\n")
+    section = ("Making copies\nCopies of your files on another disk guard against a failed disk. rsync copies "
+               "what changed; run it every night. A backup you never restored is not a backup you can trust.\n")
+    w = index.writer()
+    put_text(w, "/manual/storage.txt", chapter)          # first: it wins every tie on its rowid
+    put_text(w, "/manual/backup.txt", section)
+    res = index.grep("backup")
+    assert [h.path for h in res.hits] == ["/manual/backup.txt", "/manual/storage.txt"]
+    assert res.hits[0].score >= res.hits[1].score

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from mcp_nextcloud.indexer.models import iso_time
-from mcp_nextcloud.indexer.search import answer, score, semantic
+from mcp_nextcloud.indexer.search import answer, score, semantic, titles
 from mcp_nextcloud.indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from mcp_nextcloud.indexer.search.query import ParsedQuery, Tier, expand, parse
 from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES
@@ -279,6 +279,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     # window bounds the narrower tiers' walks, which matters for phrases of common words (FTS5 checks
     # their positions in every chunk it walks). One word or one phrase: that tier is the whole query.
     broad: Scan | None = scan(con, tiers[-1].expr, filt, fargs, ranked=False) if len(pq.groups) > 1 else None
+    named = titles.boost(con, pq.tokens)
     floor = broad.floor if broad is not None else None
     picks: list[_Pick] = []
     seen: set[int] = set()
@@ -288,7 +289,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
             break
         last = k == len(tiers) - 1
         top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks},
-                        floor=None if last else floor)
+                        floor=None if last else floor, boost=named)
         picks += [_Pick(r, tier, top.scan.per_file.get(r.fid, 1), band=k) for r in top.files]
         seen |= top.scan.per_file.keys()
         windowed |= not top.scan.complete
