@@ -23,14 +23,15 @@ import json
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from mcp_nextcloud.indexer.models import iso_time
-from mcp_nextcloud.indexer.search import answer, score, semantic, titles
+from mcp_nextcloud.indexer.search import answer, hybrid, score, semantic, titles
+from mcp_nextcloud.indexer.search.picks import Pick, Ranking
 from mcp_nextcloud.indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
-from mcp_nextcloud.indexer.search.query import ParsedQuery, Tier, expand, parse
+from mcp_nextcloud.indexer.search.query import ParsedQuery, expand, parse
 from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES
-from mcp_nextcloud.indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching,
+from mcp_nextcloud.indexer.search.rank import (RANK_WINDOW, Scan, count_files, files_matching,
                                                other_chunk_matches, ranked_cheaply, scan, top_files)
 from mcp_nextcloud.indexer.store.index import FILE_COLUMNS, NO_OCR, Index, _row_to_record, prefix_clause
 from mcp_nextcloud.indexer.store.rows import account_clause
@@ -232,29 +233,7 @@ def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
             con.execute(f"SELECT id, start, line, body FROM chunks WHERE id IN ({marks})", ids)}
 
 
-class _Pick(NamedTuple):
-    """A ranked file and the tier it was found in."""
-
-    ranked: Ranked
-    tier: Tier
-    chunks: int = 1              # matching chunks of the file its tier's scan saw (2+: `more` needs no probe)
-    match: str | None = None     # hybrid answers: "words", "meaning" (no tier match: a window's passage) or "both"
-    band: int = 0                # the index of its tier among the query's tiers (0: the best)
-    sim: float | None = None     # hybrid answers: the cosine of its best window, when meaning found it
-    windows: tuple[tuple[int, float], ...] = ()   # a meaning hit's best windows (rowid, cosine): answer.py
-
-
-class _Ranking(NamedTuple):
-    picks: list[_Pick]
-    total: int
-    estimate: bool
-    windowed: bool               # only the newest RANK_WINDOW matching chunks of a tier were ranked
-    broad: Scan                  # the broadest tier's scan: every hit's chunks are in it
-    notes: list[str]
-    tiers: int = 1               # how many tiers the query has (score.words' bands)
-
-
-def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
+def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> Ranking:
     """The first `want` files in rank order (tier by tier), the total and whether it is estimated.
 
     Every hit matches the broadest (last) tier, so its scan gives the total:
@@ -281,7 +260,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     broad: Scan | None = scan(con, tiers[-1].expr, filt, fargs, ranked=False) if len(pq.groups) > 1 else None
     named = titles.boost(con, pq.tokens)
     floor = broad.floor if broad is not None else None
-    picks: list[_Pick] = []
+    picks: list[Pick] = []
     seen: set[int] = set()
     windowed = floor is not None
     for k, tier in enumerate(tiers):
@@ -290,7 +269,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
         last = k == len(tiers) - 1
         top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks},
                         floor=None if last else floor, boost=named)
-        picks += [_Pick(r, tier, top.scan.per_file.get(r.fid, 1), band=k) for r in top.files]
+        picks += [Pick(r, tier, top.scan.per_file.get(r.fid, 1), band=k) for r in top.files]
         seen |= top.scan.per_file.keys()
         windowed |= not top.scan.complete
         if last and broad is None:
@@ -300,10 +279,10 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     total, estimate = count_files(broad, excluded)
     # Windows differ per tier: a file seen matching a narrower tier matches the broad one too.
     total = max(total, len((seen | broad.per_file.keys()) - excluded))
-    return _Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes, len(tiers))
+    return Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes, len(tiers))
 
 
-def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult,
+def _hits(index: Index, con, pq: ParsedQuery, ranking: Ranking, picks: list[Pick], result: GrepResult,
           per_file: int) -> None:
     """Build the hits of one page: records, pages and best chunks fetched in three queries.
 
@@ -340,7 +319,7 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
             chosen = answer.choose(con, pq.raw, list(pick.windows or [(rid, pick.sim or 0.0)]), pg)
             shown = chosen.passage if chosen is not None else None
             result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
-                                       size=rec.size, score=_score(pick, ranking.tiers),
+                                       size=rec.size, score=hybrid.score_of(pick, ranking.tiers),
                                        # No word matched: `more` and `phrase` say nothing here (match does).
                                        passages=[shown] if shown else [], more=False, phrase=True,
                                        source=rec.source, folder=folder, match="meaning"))
@@ -356,119 +335,12 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
             p.ocr = ocr[fid].get(str(p.page))
         more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
-                                   size=rec.size, score=_score(pick, ranking.tiers), passages=found.passages,
+                                   size=rec.size, score=hybrid.score_of(pick, ranking.tiers), passages=found.passages,
                                    more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder,
                                    match=pick.match))
 
 
-def _score(pick: _Pick, tiers: int) -> float:
-    """The hit's place on score.py's 0-1 scale."""
-    if pick.match == "meaning" and pick.sim is not None:
-        return score.meaning(pick.sim, semantic.FLOOR)
-    w = score.words(pick.band, tiers, pick.ranked.best)
-    return score.both(w, score.meaning(pick.sim, semantic.FLOOR)) if pick.sim is not None else w
-
-
-MEANING_COUNTED = 50     # files meaning ranks for a hybrid total (semantic.py keeps only the close ones)
-_MEANING_TIER = Tier("", False, "word_start")   # a meaning hit matched no keyword tier (its passage is its window)
-
-
-def _with_meaning(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, filt: str, fargs: list, want: int,
-                  result: GrepResult) -> _Ranking:
-    """The keyword ranking fused with the files found by meaning (semantic.py); the answer says how much it covered.
-
-    No model here, or no vectors yet: the keyword ranking as is, with a warning saying so.
-    """
-    from mcp_nextcloud.indexer.embedding import ModelUnavailable
-
-    cover = semantic.coverage(index, con)
-    result.mode = "hybrid"
-    result.meaning = cover.to_dict()
-    try:
-        # Past the page too (up to MEANING_COUNTED files): the total and `truncated` count what meaning found.
-        absent = semantic.absent_words(con, pq)
-        found = semantic.search(index, con, semantic.meaning_text(pq), filt, fargs, max(want, MEANING_COUNTED),
-                                semantic.ABSENT_FLOOR if absent else semantic.FLOOR)
-    except ModelUnavailable as exc:
-        result.mode = "words"
-        result.meaning_warnings.append(f"meaning search did not run: {exc}")
-        return ranking
-    if cover.complete < cover.of:
-        result.meaning_warnings.append(
-            f"meaning search covers {cover.complete} of {cover.of} indexed files so far (it is built in the background "
-            "after the keyword index); the others were searched by their words only")
-    found, said = _identifiers_first(con, pq, found)
-    floor = semantic.ABSENT_FLOOR if absent else semantic.FLOOR
-    ranking = _related_words(index, con, pq, ranking, floor)._replace(notes=ranking.notes + said)
-    by_file = {p.ranked.fid: p for p in ranking.picks}
-    sims = {h.fid: h for h in found}
-    if not found:
-        if not cover.complete:
-            return ranking   # nothing embedded yet: the coverage warning says so, "nothing close" would not be true
-        near = "; the hits below hold the words" if ranking.picks else ""
-        among = "" if cover.complete >= cover.of else f" among the {cover.complete} files embedded so far"
-        why = f" (no indexed text mentions {', '.join(repr(w) for w in absent)})" if absent else ""
-        note = f"{semantic.NOTHING_CLOSE}: no indexed text is related to the question{among}{why}{near}"
-        return ranking._replace(notes=[*ranking.notes, note])
-    # Files holding the words as the phrase lead in keyword order: such a query was meant as words, and its
-    # answer stays what it was (meaning only adds after them). The rest is fused.
-    lead = [_with_sim(p, sims) for p in ranking.picks if p.tier.phrase]
-    taken = {p.ranked.fid for p in lead}
-    picks: list[_Pick] = lead[:want]
-    fused = semantic.fuse([p.ranked.fid for p in ranking.picks if p.ranked.fid not in taken],
-                          [h.fid for h in found if h.fid not in taken])
-    for fid, _match in fused[:max(0, want - len(picks))]:
-        if fid in by_file:
-            picks.append(_with_sim(by_file[fid], sims))
-        else:
-            h = sims[fid]
-            picks.append(_Pick(Ranked(fid, -h.sim, h.rid), _MEANING_TIER, match="meaning", sim=h.sim,
-                               windows=h.windows))
-    # The total counts files, once: those holding the words and those only meaning found (above the floor).
-    words = ranking.broad.per_file.keys() | by_file.keys()
-    extra = sum(1 for h in found if h.fid not in words)
-    return ranking._replace(picks=picks, total=ranking.total + extra)
-
-
-def _related_words(index: "Index", con, pq: ParsedQuery, ranking: _Ranking, floor: float) -> _Ranking:
-    """A question's word hits that are related to it: a file holding its words (not as the phrase) whose every
-    window is embedded and none of them reaches the meaning floor is noise for a question, and is left out,
-    from the page and the total. Files not embedded yet cannot be judged and stay."""
-    words_only = [p.ranked.fid for p in ranking.picks if not p.tier.phrase]
-    counted = list(ranking.broad.per_file.keys()) if ranking.broad.complete else []
-    judged = semantic.judge(index, con, semantic.meaning_text(pq), list({*words_only, *counted}))
-    unrelated = {fid for fid, sim in judged.items() if sim < floor}
-    if not unrelated:
-        return ranking
-    picks = [p for p in ranking.picks if p.tier.phrase or p.ranked.fid not in unrelated]
-    gone = len(unrelated & set(counted)) if counted else len(ranking.picks) - len(picks)
-    return ranking._replace(picks=picks, total=max(len(picks), ranking.total - gone))
-
-
-def _identifiers_first(con, pq: ParsedQuery, found: list[semantic.SemHit]) -> tuple[list[semantic.SemHit], list[str]]:
-    """A question's identifiers (Node.js, 3.11) as a boost: the meaning hits holding them all first.
-
-    Said when no file holds them: the hits are then related to the rest of the question only.
-    """
-    ids = semantic.identifiers(pq)
-    if not ids:
-        return found, []
-    terms = [g[0] for g in pq.groups if g[0].text in ids]
-    holding, _capped = files_matching(con, " AND ".join(f"({t.start()})" for t in terms), NEG_CAP)
-    named = ", ".join(f"'{i}'" for i in ids)
-    if not holding & {h.fid for h in found}:
-        return found, [f"no file close in meaning holds {named}: the meaning hits are related to the rest of the "
-                       "question"]
-    return [h for h in found if h.fid in holding] + [h for h in found if h.fid not in holding], []
-
-
-def _with_sim(pick: _Pick, sims: dict[int, semantic.SemHit]) -> _Pick:
-    """A word hit in a hybrid answer: "both" with its cosine when meaning found it too, else "words"."""
-    h = sims.get(pick.ranked.fid)
-    return pick._replace(match="both", sim=h.sim) if h is not None else pick._replace(match="words")
-
-
-def _forms_note(pq: ParsedQuery, page: list[_Pick]) -> list[str]:
+def _forms_note(pq: ParsedQuery, page: list[Pick]) -> list[str]:
     """Say which other forms of the words matched, when a hit on this page holds only those."""
     if any(p.tier.rest for p in page):
         return ["the last files hold only rarer, longer words starting with the query's words; they follow the "
@@ -507,7 +379,7 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
         filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
         ranking = _rank(con, pq, filt, fargs, offset + limit)
         if meaning and semantic.wanted(pq):
-            ranking = _with_meaning(index, con, pq, ranking, filt, fargs, offset + limit, result)
+            ranking = hybrid.with_meaning(index, con, pq, ranking, filt, fargs, offset + limit, result)
         elif meaning and semantic.words_only(pq):
             ranking = ranking._replace(notes=[*ranking.notes, semantic.WORDS_ONLY])
         page = ranking.picks[offset:offset + limit]
