@@ -37,6 +37,9 @@ _DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*[\divxlc]+\s*$|…\s*\d+\s*$", re.IGN
 _PAGE_REFS = re.compile(r"[\w)]\s*,?\s+\d{1,4}(?:\s*[,–-]\s*\d{1,4})+\s*$")
 _NUMBERED = re.compile(r"^\s*(?:\d+\.)+\d*\.?\s+\S|^\s*[A-Z]\.\d+(?:\.\d+)*\.?\s+\S")
 _WORD = re.compile(r"\w+")
+_NAVIGATION = frozenset({"next", "previous", "index", "modules", "navigation", "up", "home", "zurück", "weiter",
+                         "précédent", "suivant", "table of contents", "download the ebook", "this page",
+                         "report a bug", "show source", "|"})
 _IDENT = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\b[A-Z][a-z]+[A-Z]\w*")
 
 
@@ -46,6 +49,8 @@ def _marked(line: str) -> bool:
     ln = line.strip()
     if not ln:
         return False
+    if ln[-1] in "»«" or ln[0] in "©«" or ln.lower() in _NAVIGATION:
+        return True      # a navigation bar or a page footer ("Python » 3.11 Documentation »", "© Copyright")
     if ln[-1].isdigit() or ln[-1] in "ivxlcIVXLC":
         tail = ln[-80:]      # the patterns sit at the line's end: long lines of prose cost no more
         if _DOT_LEADER.search(tail) or _PAGE_REFS.search(tail):
@@ -66,8 +71,9 @@ def looks_like_toc(text: str) -> bool:
     """Whether `text` reads as a table of contents, a back-of-book index or a list of section links.
 
     Counted per non-empty line: dot leaders ending in a page number ("Functions . . . . 45"), index entries
-    ending in page lists ("mount, 12, 48-50"), short numbered headings ("5.2.1. Firewall"). Two lines in
-    five of those, or three short lines in four, make a table of contents.
+    ending in page lists ("mount, 12, 48-50"), short numbered headings ("5.2.1. Firewall"), navigation bars
+    and footers ("Library »", "next", "© Copyright"). Two lines in five of those, or three short lines in
+    four, make a table of contents.
     """
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return _toc([_marked(ln) for ln in lines], [len(ln) for ln in lines])

@@ -40,7 +40,7 @@ from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 
 QUESTION_WORDS = 3       # words that make a plain query a question
 CANDIDATES = 256         # best windows looked at first (more when filters leave too few files)
-MARGIN = 0.07            # files within this cosine of the best one are kept (e5 scores sit in 0.7..0.9)
+MARGIN = 0.03            # files within this cosine of the best one are kept (measured: 0.01-0.07, see README)
 FLOOR = 0.80             # below this cosine nothing is related: calibrated, see the module docstring
 ABSENT_FLOOR = 0.86      # the floor when the question names something no indexed text mentions (`absent_words`)
 MIN_CONTENT = 4          # shorter words of a question are not checked against the vocabulary
