@@ -28,6 +28,7 @@ from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 from mcp_nextcloud.reader.document import Document
 
 TOC_PENALTY = 0.03       # cosine a table-of-contents window loses (e5 cosines of related text differ by ~0.01-0.05)
+LEXICAL = 0.01           # cosine a question word (weight 1) in a span is worth
 REGION_CHUNKS = 2        # a window's region: its chunk and the next (the answer starts within ~6k characters)
 WINDOWS = 2              # a file's best windows re-scored (each region is read: a few ms for a page of hits)
 SPAN = 600               # characters a candidate span holds at most
@@ -217,7 +218,7 @@ def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: lis
         for k, sp in enumerate(spans):
             if sp.toc:
                 continue
-            value = base + 0.01 * _lexical(found, sp, weights) - 0.0001 * k
+            value = base + LEXICAL * _lexical(found, sp, weights) - 0.0001 * k
             if best is None or value > best[0]:
                 best = (value, reg, sp)
     if best is None:   # nothing but tables of contents: the best window's head, as before
