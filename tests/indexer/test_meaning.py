@@ -234,7 +234,8 @@ def test_keyword_queries_are_unchanged_by_the_meaning_index(index: Index, put_te
 @pytest.mark.parametrize("query, hybrid", [
     ("how do I sign a package", True), ("sign package?", True), ("sign package", False),
     ('"sign a package" now', False), ("sign OR package upload", False), ("sign a -package", False),
-    ("configure node.js proxy settings", False), ("comment limiter la mémoire qu'un programme", True),
+    ("configure node.js proxy settings", True), ("node.js proxy", False), ("3.11 release notes?", True),
+    ("comment limiter la mémoire qu'un programme", True),
 ])
 def test_which_queries_are_questions(index: Index, query: str, hybrid: bool) -> None:
     from mcp_nextcloud.indexer.search.query import parse

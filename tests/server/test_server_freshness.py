@@ -6,6 +6,7 @@ so the shared session index stays as the other tests expect it.
 """
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from typing import Any
@@ -174,7 +175,9 @@ def test_a_file_uploaded_inside_the_check_interval_is_found_by_the_next_grep(sma
     assert "No indexed document contains this" not in found["hint"]
 
 
-def test_hits_say_when_the_server_was_last_asked_when_the_check_was_not_due(small, ok):
+def test_hits_say_when_the_server_was_last_asked_only_when_that_is_older_than_the_interval(small, ok):
+    """Issue 36: an answer inside the check interval is as fresh as promised and carries no warning; one whose
+    last check is older than the interval (it failed since, or has not finished) says when it was."""
     from mcp_nextcloud.indexer.remote.sync import sync
 
     emu, ctx, call = small
@@ -183,4 +186,8 @@ def test_hits_say_when_the_server_was_last_asked_when_the_check_was_not_due(smal
     first = ok(call("files_grep", {"query": "herons"}))
     assert not any("last asked" in w for w in first.get("warnings", []))   # asked during this call
     again = ok(call("files_grep", {"query": "otters"}))
-    assert again["hits"] and any("The server was last asked what changed at" in w for w in again["warnings"])
+    assert again["hits"] and not any("last asked" in w for w in again.get("warnings", []))   # 0 s ago
+    ctx.last_checked_at = time.time() - 7200      # the last check that reached the server: two hours ago
+    stale = ok(call("files_grep", {"query": "otters"}))
+    assert any("The server was last asked what changed at" in w and re.search(r"\(72\d\d s ago\)", w)
+               for w in stale["warnings"])

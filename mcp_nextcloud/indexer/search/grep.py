@@ -23,14 +23,15 @@ import json
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from mcp_nextcloud.indexer.models import iso_time
-from mcp_nextcloud.indexer.search import semantic
+from mcp_nextcloud.indexer.search import answer, hybrid, score, semantic, titles
+from mcp_nextcloud.indexer.search.picks import Pick, Ranking
 from mcp_nextcloud.indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
-from mcp_nextcloud.indexer.search.query import ParsedQuery, Tier, expand, parse
+from mcp_nextcloud.indexer.search.query import ParsedQuery, expand, parse
 from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES
-from mcp_nextcloud.indexer.search.rank import (RANK_WINDOW, Ranked, Scan, count_files, files_matching,
+from mcp_nextcloud.indexer.search.rank import (RANK_WINDOW, Scan, count_files, files_matching,
                                                other_chunk_matches, ranked_cheaply, scan, top_files)
 from mcp_nextcloud.indexer.store.index import FILE_COLUMNS, NO_OCR, Index, _row_to_record, prefix_clause
 from mcp_nextcloud.indexer.store.rows import account_clause
@@ -232,25 +233,7 @@ def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
             con.execute(f"SELECT id, start, line, body FROM chunks WHERE id IN ({marks})", ids)}
 
 
-class _Pick(NamedTuple):
-    """A ranked file and the tier it was found in."""
-
-    ranked: Ranked
-    tier: Tier
-    chunks: int = 1              # matching chunks of the file its tier's scan saw (2+: `more` needs no probe)
-    match: str | None = None     # hybrid answers: "words", "meaning" (no tier match: a window's passage) or "both"
-
-
-class _Ranking(NamedTuple):
-    picks: list[_Pick]
-    total: int
-    estimate: bool
-    windowed: bool               # only the newest RANK_WINDOW matching chunks of a tier were ranked
-    broad: Scan                  # the broadest tier's scan: every hit's chunks are in it
-    notes: list[str]
-
-
-def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
+def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> Ranking:
     """The first `want` files in rank order (tier by tier), the total and whether it is estimated.
 
     Every hit matches the broadest (last) tier, so its scan gives the total:
@@ -269,14 +252,15 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     # Files holding an excluded word are left out whole; only when there are too many to list does the
     # exclusion fall back to FTS5's NOT, chunk by chunk (costly with common words, and weaker).
     tiers = pq.tiers(negate=capped)
-    if not all(ranked_cheaply(t.expr) for t in tiers):
+    if not all(ranked_cheaply(t.expr) for t in tiers if not t.rest):
         notes.append("a long query: files matching it are listed newest first, not by relevance")
     # Several words: the broadest tier (all of them, at word starts) first, without bm25 (cheap); its
     # window bounds the narrower tiers' walks, which matters for phrases of common words (FTS5 checks
     # their positions in every chunk it walks). One word or one phrase: that tier is the whole query.
     broad: Scan | None = scan(con, tiers[-1].expr, filt, fargs, ranked=False) if len(pq.groups) > 1 else None
+    named = titles.boost(con, pq.tokens)
     floor = broad.floor if broad is not None else None
-    picks: list[_Pick] = []
+    picks: list[Pick] = []
     seen: set[int] = set()
     windowed = floor is not None
     for k, tier in enumerate(tiers):
@@ -284,8 +268,8 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
             break
         last = k == len(tiers) - 1
         top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks},
-                        floor=None if last else floor)
-        picks += [_Pick(r, tier, top.scan.per_file.get(r.fid, 1)) for r in top.files]
+                        floor=None if last else floor, boost=named)
+        picks += [Pick(r, tier, top.scan.per_file.get(r.fid, 1), band=k) for r in top.files]
         seen |= top.scan.per_file.keys()
         windowed |= not top.scan.complete
         if last and broad is None:
@@ -295,10 +279,10 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> _Ranking:
     total, estimate = count_files(broad, excluded)
     # Windows differ per tier: a file seen matching a narrower tier matches the broad one too.
     total = max(total, len((seen | broad.per_file.keys()) - excluded))
-    return _Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes)
+    return Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes, len(tiers))
 
 
-def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pick], result: GrepResult,
+def _hits(index: Index, con, pq: ParsedQuery, ranking: Ranking, picks: list[Pick], result: GrepResult,
           per_file: int) -> None:
     """Build the hits of one page: records, pages and best chunks fetched in three queries.
 
@@ -332,9 +316,10 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
         pg = pages.get(fid, [0])
         folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         if pick.match == "meaning":
-            shown = semantic.passage(con, rid, start, text, pg)
+            chosen = answer.choose(con, pq.raw, list(pick.windows or [(rid, pick.sim or 0.0)]), pg)
+            shown = chosen.passage if chosen is not None else None
             result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
-                                       size=rec.size, score=round(-pick.ranked.best, 4),
+                                       size=rec.size, score=hybrid.score_of(pick, ranking.tiers),
                                        # No word matched: `more` and `phrase` say nothing here (match does).
                                        passages=[shown] if shown else [], more=False, phrase=True,
                                        source=rec.source, folder=folder, match="meaning"))
@@ -350,60 +335,16 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: _Ranking, picks: list[_Pi
             p.ocr = ocr[fid].get(str(p.page))
         more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
-                                   size=rec.size, score=round(-pick.ranked.best, 4), passages=found.passages,
+                                   size=rec.size, score=hybrid.score_of(pick, ranking.tiers), passages=found.passages,
                                    more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder,
                                    match=pick.match))
 
 
-MEANING_COUNTED = 50     # files meaning ranks for a hybrid total (semantic.py keeps only the close ones)
-_MEANING_TIER = Tier("", False, "word_start")   # a meaning hit matched no keyword tier (its passage is its window)
-
-
-def _with_meaning(index: "Index", con, query: str, ranking: _Ranking, filt: str, fargs: list, want: int,
-                  result: GrepResult) -> _Ranking:
-    """The keyword ranking fused with the files found by meaning (semantic.py); the answer says how much it covered.
-
-    No model here, or no vectors yet: the keyword ranking as is, with a warning saying so.
-    """
-    from mcp_nextcloud.indexer.embedding import ModelUnavailable
-
-    cover = semantic.coverage(index, con)
-    result.mode = "hybrid"
-    result.meaning = cover.to_dict()
-    try:
-        # Past the page too (up to MEANING_COUNTED files): the total and `truncated` count what meaning found.
-        found = semantic.search(index, con, query, filt, fargs, max(want, MEANING_COUNTED))
-    except ModelUnavailable as exc:
-        result.mode = "words"
-        result.meaning_warnings.append(f"meaning search did not run: {exc}")
-        return ranking
-    if cover.files < cover.of:
-        result.meaning_warnings.append(
-            f"meaning search covers {cover.files} of {cover.of} indexed files so far (it is built in the background "
-            "after the keyword index); the others were searched by their words only")
-    by_file = {p.ranked.fid: p for p in ranking.picks}
-    sims = {h.fid: h for h in found}
-    in_meaning = set(sims)
-    # Files holding the words as the phrase lead in keyword order: such a query was meant as words, and its
-    # answer stays what it was (meaning only adds after them). The rest is fused.
-    lead = [p._replace(match="both" if p.ranked.fid in in_meaning else "words")
-            for p in ranking.picks if p.tier.phrase]
-    taken = {p.ranked.fid for p in lead}
-    picks: list[_Pick] = lead[:want]
-    fused = semantic.fuse([p.ranked.fid for p in ranking.picks if p.ranked.fid not in taken],
-                          [h.fid for h in found if h.fid not in taken])
-    for fid, match in fused[:max(0, want - len(picks))]:
-        if fid in by_file:
-            picks.append(by_file[fid]._replace(match=match))
-        else:
-            h = sims[fid]
-            picks.append(_Pick(Ranked(fid, -h.sim, h.rid), _MEANING_TIER, match="meaning"))
-    extra = sum(1 for h in found if h.fid not in by_file)
-    return ranking._replace(picks=picks, total=ranking.total + extra)
-
-
-def _forms_note(pq: ParsedQuery, page: list[_Pick]) -> list[str]:
+def _forms_note(pq: ParsedQuery, page: list[Pick]) -> list[str]:
     """Say which other forms of the words matched, when a hit on this page holds only those."""
+    if any(p.tier.rest for p in page):
+        return ["the last files hold only rarer, longer words starting with the query's words; they follow the "
+                "ranked ones (quote a word to match it exactly)"]
     if not any(p.tier.forms for p in page):
         return []
     shown = [f"'{t.text}' ({', '.join(t.forms[:4])}{', ...' if len(t.forms) > 4 else ''})"
@@ -438,11 +379,15 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
         filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
         ranking = _rank(con, pq, filt, fargs, offset + limit)
         if meaning and semantic.wanted(pq):
-            ranking = _with_meaning(index, con, query, ranking, filt, fargs, offset + limit, result)
+            ranking = hybrid.with_meaning(index, con, pq, ranking, filt, fargs, offset + limit, result)
+        elif meaning and semantic.words_only(pq):
+            ranking = ranking._replace(notes=[*ranking.notes, semantic.WORDS_ONLY])
         page = ranking.picks[offset:offset + limit]
         total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate
         _hits(index, con, pq, ranking, page, result, passages)
+        for h, sc in zip(result.hits, score.non_increasing([h.score for h in result.hits]), strict=True):
+            h.score = sc
         result.notes = pq.notes + ranking.notes + _forms_note(pq, page)
         # Past an estimated total there may be more: a full page means "ask for the next one".
         if offset + len(page) < total or (estimate and len(page) == limit):

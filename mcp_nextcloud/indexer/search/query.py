@@ -23,16 +23,19 @@ form of theirs. The last is the broadest: every hit matches it.
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Callable, Literal, NamedTuple
 
 import apsw
 
 from mcp_nextcloud.reader.normalize import fold_words
 
+from mcp_nextcloud.indexer.search import rank
+from mcp_nextcloud.indexer.search.rank import phrases
 from mcp_nextcloud.indexer.search.syntax import Syntax, Term, read_query
 
 Mode = Literal["whole_word", "word_start"]   # how a term matches a word (whole, or its start)
@@ -53,6 +56,28 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
+def closest(words: list[str], typed: str, n: int) -> list[str]:
+    """The `n` of `words` closest to the `typed` word: the longest shared start, then the shortest.
+
+    "linear" keeps linearly before linearization, and of its other forms line before lin. The order is
+    computed once per list (cached): tiers try several caps.
+    """
+    if len(words) <= n:
+        return words
+    return _by_closeness(tuple(words), typed)[:n]
+
+
+@functools.lru_cache(maxsize=256)
+def _by_closeness(words: tuple[str, ...], typed: str) -> list[str]:
+    def shared(w: str) -> int:
+        k = 0
+        while k < min(len(w), len(typed)) and w[k] == typed[k]:
+            k += 1
+        return k
+
+    return sorted(words, key=lambda w: (-shared(w), len(w), w))
+
+
 @dataclass(slots=True)
 class QTerm:
     """One term, tokenised: `words` are the indexed words its last token starts (None: whole words only)."""
@@ -67,21 +92,23 @@ class QTerm:
         """FTS5: the term's tokens as whole words, in order."""
         return " + ".join(_quote(t) for t in self.tokens)
 
-    def start(self) -> str:
-        """FTS5: the term at the start of a word (its last token expanded)."""
+    def start(self, cap: int | None = None) -> str:
+        """FTS5: the term at the start of a word (its last token expanded; to the `cap` shortest words, if given)."""
         if self.exact or not self.words or self.words == self.tokens[-1:]:
             return self.whole()
         if len(self.tokens) == 1:
-            return "(" + " OR ".join(_quote(w) for w in self.words) + ")" if len(self.words) > 1 else _quote(
-                self.words[0])
+            words = self.words if cap is None else closest(self.words, self.tokens[-1], cap)
+            return "(" + " OR ".join(_quote(w) for w in words) + ")" if len(words) > 1 else _quote(words[0])
         # A sequence: FTS5 phrases cannot hold OR, so the last token is a native prefix (bounded: we
         # looked its expansions up, at most MAX_EXPANSION).
         return self.whole() + "*"
 
-    def expr(self, mode: Mode, forms: bool = False) -> str:
+    def expr(self, mode: Mode, forms: bool = False, cap: int | None = None) -> str:
+        """FTS5 for this term in `mode` (and its other forms); `cap`: at most that many words of each kind."""
         if forms and self.forms:
-            return "(" + " OR ".join([self.start(), *(_quote(w) for w in self.forms)]) + ")"
-        return self.start() if mode == "word_start" else self.whole()
+            kept = self.forms if cap is None else closest(self.forms, self.tokens[-1], cap)
+            return "(" + " OR ".join([self.start(cap), *(_quote(w) for w in kept)]) + ")"
+        return self.start(cap) if mode == "word_start" else self.whole()
 
     def find_mode(self, mode: Mode) -> Mode:
         """How reader.find must match this term for passages in a tier of `mode`."""
@@ -95,6 +122,7 @@ class Tier(NamedTuple):
     phrase: bool
     mode: Mode
     forms: bool = False      # the words also match in their other forms (wordforms.py)
+    rest: bool = False       # the full expansion after its cut tiers: only files holding the rarer forms are new
 
 
 @dataclass
@@ -135,7 +163,7 @@ class ParsedQuery:
         """What reader.find looks for in a phrase hit (the words as typed)."""
         return " ".join(g[0].text for g in self.groups)
 
-    def _phrase(self, mode: Mode) -> str:
+    def _phrase(self, mode: Mode, cap: int | None = None) -> str:
         """The phrase and its glued variants; at word start only the typed words' last one is expanded."""
         out: list[str] = []
         for v in self.variants or [self.tokens]:
@@ -143,17 +171,17 @@ class ParsedQuery:
             last = self.groups[-1][0]
             if mode == "word_start" and v == self.tokens and not last.exact:
                 if len(v) == 1:
-                    expr = last.start()
+                    expr = last.start(cap)
                 elif last.words and last.words != v[-1:]:
                     expr += "*"
             if expr not in out:
                 out.append(expr)
         return " OR ".join(out)
 
-    def _all(self, mode: Mode, forms: bool = False) -> str:
+    def _all(self, mode: Mode, forms: bool = False, cap: int | None = None) -> str:
         parts: list[str] = []
         for g in self.groups:
-            alts = [t.expr(mode, forms) for t in g]
+            alts = [t.expr(mode, forms, cap) for t in g]
             part = alts[0] if len(alts) == 1 else "(" + " OR ".join(dict.fromkeys(alts)) + ")"
             if part not in parts:  # "the the": once is enough for "all these words"
                 parts.append(part)
@@ -168,27 +196,58 @@ class ParsedQuery:
     def tiers(self, negate: bool = True) -> list[Tier]:
         """The expressions grep ranks with, best first, without repeats; the last one is the broadest.
 
+        Every tier is ranked by bm25, which costs a posting-list walk per phrase: a tier whose expansion holds
+        more than rank.MAX_RANKED_PHRASES phrases is cut to the shortest words each term starts (and its
+        shortest other forms), and the whole expansion follows last as a `rest` tier, which adds only the files
+        that hold nothing but the rarer, longer words. The budget cuts the expansion, never the ranking.
         negate=False leaves the excluded words out of the expressions (the caller excludes whole files).
         """
-        cands: list[Tier] = []
+        Build = Callable[[int | None], str]
+        cands: list[tuple[Build, bool, Mode, bool]] = []
         if self.plain and (len(self.tokens) <= MAX_PHRASE_WORDS or self.quoted):
-            cands += [Tier(self._phrase("whole_word"), True, "whole_word"),
-                      Tier(self._phrase("word_start"), True, "word_start")]
+            cands += [(lambda cap: self._phrase("whole_word", cap), True, "whole_word", False),
+                      (lambda cap: self._phrase("word_start", cap), True, "word_start", False)]
         # All the words (a phrase only when it is not one plain phrase): also for one plain phrase too long to
         # be ranked as a phrase (a punctuated term of many tokens), which would otherwise have no tier at all.
         if not self.plain or len(self.groups) > 1 or not cands:
             phrase = not self.plain
-            cands += [Tier(self._all("whole_word"), phrase, "whole_word"),
-                      Tier(self._all("word_start"), phrase, "word_start")]
+            cands += [(lambda cap: self._all("whole_word", cap=cap), phrase, "whole_word", False),
+                      (lambda cap: self._all("word_start", cap=cap), phrase, "word_start", False)]
         if any(t.forms for g in self.groups for t in g):
-            cands.append(Tier(self._all("word_start", forms=True), False, "word_start", forms=True))
+            cands.append((lambda cap: self._all("word_start", True, cap), False, "word_start", True))
         neg = self.negation() if negate else None
+        budget = max(1, rank.MAX_RANKED_PHRASES - (phrases(neg) if neg else 0))
         out: list[Tier] = []
-        for t in cands:
+        rest: Tier | None = None
+        for build, phrase, mode, forms in cands:
+            full = build(None)
+            expr = full if phrases(full) <= budget else _cut(build, budget)
+            if expr != full:
+                rest = Tier(full, False, mode, forms, rest=True)
+            out.append(Tier(expr, phrase, mode, forms))
+        if rest is not None and rest.expr != out[-1].expr:
+            out.append(rest)   # the broadest, uncut: every hit matches it
+        tiers: list[Tier] = []
+        for t in out:
             expr = f"({t.expr}) NOT ({neg})" if neg else t.expr
-            if all(o.expr != expr for o in out):
-                out.append(Tier(expr, t.phrase, t.mode, t.forms))
-        return out
+            if all(o.expr != expr for o in tiers):
+                tiers.append(t._replace(expr=expr))
+        return tiers
+
+
+def _cut(build: Callable[[int | None], str], budget: int) -> str:
+    """`build` with the largest per-term cap whose expression holds at most `budget` phrases (cap 1 at least).
+
+    The phrase count grows with the cap, so the cap is found by bisection (a handful of builds).
+    """
+    lo, hi = 1, MAX_EXPANSION
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if phrases(build(mid)) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return build(lo)
 
 
 def _tokenizer(con: apsw.Connection):

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 
 
 RANK_WINDOW = 2000           # matching chunks ranked by bm25 at most (the newest); widened when a page needs it
 # bm25 first counts the rows of every phrase in the expression (a walk of each
-# posting list), so an expression with more phrases than this is not ranked:
-# its files come newest first.
+# posting list), so no ranked expression holds more phrases than this: query.py
+# cuts a tier's word-start expansion and word forms to the words closest to the
+# typed one (the full expansion follows as a last tier that only adds files).
+# Only a very long query (over this many terms) is still listed newest first.
 MAX_RANKED_PHRASES = 12
 
 
@@ -86,20 +88,26 @@ class TopFiles(NamedTuple):
     scan: Scan
 
 
+def phrases(expr: str) -> int:
+    """How many FTS5 phrases `expr` (built by query.py) holds: quoted strings, those joined by " + " being one."""
+    return expr.count('"') // 2 - expr.count('" + "')
+
+
 def ranked_cheaply(expr: str) -> bool:
     """Whether bm25 over `expr` stays within the budget (see MAX_RANKED_PHRASES)."""
-    return expr.count('"') // 2 <= MAX_RANKED_PHRASES
+    return phrases(expr) <= MAX_RANKED_PHRASES
 
 
 def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[int] | frozenset = frozenset(),
-              floor: int | None = None) -> TopFiles:
+              floor: int | None = None, boost: Callable[[set[int]], dict[int, float]] | None = None) -> TopFiles:
     """Up to `want` files matching `expr` (and the filters), best first, skipping `exclude`.
 
     Fewer than `want` come back only when no more files match. The order
     does not depend on `want`, so cursor pages agree: the newest RANK_WINDOW
     chunks are ranked first, then (only when a page needs more files) the
     next 3x RANK_WINDOW, and so on, each tier by bm25 after the one before.
-    `floor` limits the walk to chunks at or above that rowid.
+    `floor` limits the walk to chunks at or above that rowid. `boost` gives files their bm25 factor
+    (titles.py: a file named for the query's words).
     """
     base = RANK_WINDOW  # read at call time: tests shrink it
     window = base
@@ -111,8 +119,12 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
         lo, tier = 0, base
         while lo < len(sc.rows) and len(out) < want:
             hi = min(len(sc.rows), tier)
+            rows = sc.rows[lo:hi]
+            if boost is not None and ranked:
+                factor = boost({rid >> CHUNK_BITS for rid, _ in rows})
+                rows = [(rid, s * factor.get(rid >> CHUNK_BITS, 1.0)) for rid, s in rows]
             # Best bm25 first; equal ranks keep rowid order, so pages are stable across calls.
-            for rid, score in sorted(sc.rows[lo:hi], key=lambda r: (r[1], r[0])):
+            for rid, score in sorted(rows, key=lambda r: (r[1], r[0])):
                 fid = rid >> CHUNK_BITS
                 if fid in seen:
                     continue

@@ -205,7 +205,8 @@ def grep_hint(res: Any, folder: str | None, cover: Coverage, *, is_file: bool = 
         if any(not h.phrase and getattr(h, "match", None) != "meaning" for h in res.hits):
             parts.append("phrase=false: the words, not as the phrase.")
         if any(getattr(h, "match", None) == "meaning" for h in res.hits):
-            parts.append("match=meaning: related in meaning, not by the words; the passage is where it starts.")
+            parts.append("match=meaning: related in meaning, not by the words; the passage is the closest text. "
+                         "score 0-1: 0.5+ holds the words, meaning only 0.3-0.8.")
         if cover.incomplete:
             parts.append("The index is incomplete (see warnings): other files may match too.")
         return " ".join(parts)

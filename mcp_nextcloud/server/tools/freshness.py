@@ -120,11 +120,19 @@ def freshen(ctx: ServerContext, folder: str | None, state: SyncState, *, force: 
 
 
 def since_last_check(ctx: ServerContext) -> list[str]:
-    """For an answer the check was skipped for (not due): when the server was last asked what changed."""
+    """For an answer the check was skipped for (not due): a warning only when a change may really be missing.
+
+    The check is not due because one ran within `settings.freshness_interval_s`: that answer is as fresh as
+    the interval promises, and saying "grep again" on every answer invites loops (issue 36: 58 of 89
+    answers of one session). Only when the last check that reached the server is older than the interval
+    (it failed since, or a concurrent one has not finished) is it said, with when.
+    """
     when = getattr(ctx, "last_checked_at", None)
     if when is None:
         return []
     ago = max(0, int(time.time() - when))
+    if ago <= ctx.settings.freshness_interval_s:
+        return []
     return [f"The server was last asked what changed at {iso_time(when)} ({ago} s ago): a file added or "
             "changed since then is not searched yet; grep again in a few seconds to include it."]
 

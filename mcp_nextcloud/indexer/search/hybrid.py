@@ -1,0 +1,127 @@
+"""A question's answer: the keyword ranking fused with meaning (semantic.py), each hit scored (score.py).
+
+Files holding the words as the phrase lead in keyword order; the rest is fused by reciprocal rank fusion.
+Meaning hits below the floor are left out (semantic.FLOOR, or ABSENT_FLOOR when the question names a word
+no indexed text holds), and so are the question's word hits that no window of theirs brings near it; an
+identifier in the question boosts the files holding it; with nothing close the answer says so.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp_nextcloud.indexer.search import score, semantic
+from mcp_nextcloud.indexer.search.picks import Pick, Ranking
+from mcp_nextcloud.indexer.search.query import ParsedQuery, Tier
+from mcp_nextcloud.indexer.search.rank import Ranked, files_matching
+
+IDENTIFIER_CAP = 5_000   # chunks walked to find the files holding a question's identifiers
+
+if TYPE_CHECKING:
+    from mcp_nextcloud.indexer.store.index import Index
+
+
+def score_of(pick: Pick, tiers: int) -> float:
+    """The hit's place on score.py's 0-1 scale."""
+    if pick.match == "meaning" and pick.sim is not None:
+        return score.meaning(pick.sim, semantic.FLOOR)
+    w = score.words(pick.band, tiers, pick.ranked.best)
+    return score.both(w, score.meaning(pick.sim, semantic.FLOOR)) if pick.sim is not None else w
+
+
+MEANING_COUNTED = 50     # files meaning ranks for a hybrid total (semantic.py keeps only the close ones)
+MEANING_TIER = Tier("", False, "word_start")   # a meaning hit matched no keyword tier (its passage is its window)
+
+
+def with_meaning(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: str, fargs: list, want: int,
+                  result: Any) -> Ranking:
+    """The keyword ranking fused with the files found by meaning (semantic.py); the answer says how much it covered.
+
+    No model here, or no vectors yet: the keyword ranking as is, with a warning saying so.
+    """
+    from mcp_nextcloud.indexer.embedding import ModelUnavailable
+
+    cover = semantic.coverage(index, con)
+    result.mode = "hybrid"
+    result.meaning = cover.to_dict()
+    try:
+        # Past the page too (up to MEANING_COUNTED files): the total and `truncated` count what meaning found.
+        absent = semantic.absent_words(con, pq)
+        found = semantic.search(index, con, semantic.meaning_text(pq), filt, fargs, max(want, MEANING_COUNTED),
+                                semantic.ABSENT_FLOOR if absent else semantic.FLOOR)
+    except ModelUnavailable as exc:
+        result.mode = "words"
+        result.meaning_warnings.append(f"meaning search did not run: {exc}")
+        return ranking
+    if cover.complete < cover.of:
+        result.meaning_warnings.append(
+            f"meaning search covers {cover.complete} of {cover.of} indexed files so far (it is built in the background "
+            "after the keyword index); the others were searched by their words only")
+    found, said = _identifiers_first(con, pq, found)
+    floor = semantic.ABSENT_FLOOR if absent else semantic.FLOOR
+    ranking = _related_words(index, con, pq, ranking, floor)._replace(notes=ranking.notes + said)
+    by_file = {p.ranked.fid: p for p in ranking.picks}
+    sims = {h.fid: h for h in found}
+    if not found:
+        if not cover.complete:
+            return ranking   # nothing embedded yet: the coverage warning says so, "nothing close" would not be true
+        near = "; the hits below hold the words" if ranking.picks else ""
+        among = "" if cover.complete >= cover.of else f" among the {cover.complete} files embedded so far"
+        why = f" (no indexed text mentions {', '.join(repr(w) for w in absent)})" if absent else ""
+        note = f"{semantic.NOTHING_CLOSE}: no indexed text is related to the question{among}{why}{near}"
+        return ranking._replace(notes=[*ranking.notes, note])
+    # Files holding the words as the phrase lead in keyword order: such a query was meant as words, and its
+    # answer stays what it was (meaning only adds after them). The rest is fused.
+    lead = [_with_sim(p, sims) for p in ranking.picks if p.tier.phrase]
+    taken = {p.ranked.fid for p in lead}
+    picks: list[Pick] = lead[:want]
+    fused = semantic.fuse([p.ranked.fid for p in ranking.picks if p.ranked.fid not in taken],
+                          [h.fid for h in found if h.fid not in taken])
+    for fid, _match in fused[:max(0, want - len(picks))]:
+        if fid in by_file:
+            picks.append(_with_sim(by_file[fid], sims))
+        else:
+            h = sims[fid]
+            picks.append(Pick(Ranked(fid, -h.sim, h.rid), MEANING_TIER, match="meaning", sim=h.sim,
+                               windows=h.windows))
+    # The total counts files, once: those holding the words and those only meaning found (above the floor).
+    words = ranking.broad.per_file.keys() | by_file.keys()
+    extra = sum(1 for h in found if h.fid not in words)
+    return ranking._replace(picks=picks, total=ranking.total + extra)
+
+
+def _related_words(index: "Index", con, pq: ParsedQuery, ranking: Ranking, floor: float) -> Ranking:
+    """A question's word hits that are related to it: a file holding its words (not as the phrase) whose every
+    window is embedded and none of them reaches the meaning floor is noise for a question, and is left out,
+    from the page and the total. Files not embedded yet cannot be judged and stay."""
+    words_only = [p.ranked.fid for p in ranking.picks if not p.tier.phrase]
+    counted = list(ranking.broad.per_file.keys()) if ranking.broad.complete else []
+    judged = semantic.judge(index, con, semantic.meaning_text(pq), list({*words_only, *counted}))
+    unrelated = {fid for fid, sim in judged.items() if sim < floor}
+    if not unrelated:
+        return ranking
+    picks = [p for p in ranking.picks if p.tier.phrase or p.ranked.fid not in unrelated]
+    gone = len(unrelated & set(counted)) if counted else len(ranking.picks) - len(picks)
+    return ranking._replace(picks=picks, total=max(len(picks), ranking.total - gone))
+
+
+def _identifiers_first(con, pq: ParsedQuery, found: list[semantic.SemHit]) -> tuple[list[semantic.SemHit], list[str]]:
+    """A question's identifiers (Node.js, 3.11) as a boost: the meaning hits holding them all first.
+
+    Said when no file holds them: the hits are then related to the rest of the question only.
+    """
+    ids = semantic.identifiers(pq)
+    if not ids:
+        return found, []
+    terms = [g[0] for g in pq.groups if g[0].text in ids]
+    holding, _capped = files_matching(con, " AND ".join(f"({t.start()})" for t in terms), IDENTIFIER_CAP)
+    named = ", ".join(f"'{i}'" for i in ids)
+    if not holding & {h.fid for h in found}:
+        return found, [f"no file close in meaning holds {named}: the meaning hits are related to the rest of the "
+                       "question"]
+    return [h for h in found if h.fid in holding] + [h for h in found if h.fid not in holding], []
+
+
+def _with_sim(pick: Pick, sims: dict[int, semantic.SemHit]) -> Pick:
+    """A word hit in a hybrid answer: "both" with its cosine when meaning found it too, else "words"."""
+    h = sims.get(pick.ranked.fid)
+    return pick._replace(match="both", sim=h.sim) if h is not None else pick._replace(match="words")

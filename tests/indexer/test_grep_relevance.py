@@ -1,0 +1,90 @@
+"""Relevance for every query (issue 36): bm25 ranks every ordinary query, word forms and word starts included.
+
+A word that starts many indexed words ("config": configure, configuration, configparser, ...) used to push
+its expansion past rank.MAX_RANKED_PHRASES, and its files came newest first. Now the budget cuts the
+expansion (the words closest to the one typed are ranked), never the ranking; files holding only the rarer
+words still come, after the ranked ones.
+"""
+from __future__ import annotations
+
+from mcp_nextcloud.indexer.search import rank
+from mcp_nextcloud.indexer.search.query import expand, parse
+
+# A manual page about configuration (dense) and newer notes that mention it once among other text.
+MANUAL = (
+    "Configuration files\n"
+    "The configuration of the daemon lives in /etc/daemon.conf. Each configuration option is one line; the "
+    "configuration is read at start. To change the configuration, edit the file and restart: a configured "
+    "option overrides the default. Options can be configured per host, and a configuration that fails to "
+    "parse is reported with its line.\n")
+NOTES = (
+    "Release notes\n"
+    "This release speeds up startup, fixes the crash on empty input and adds a progress bar. The daemon is "
+    "now configurable from the command line too. Translations were updated for German and French, the "
+    "manual page gained examples, and the test suite runs twice as fast. Thanks to every contributor.\n")
+# Words that start with "config" as a real tree of files holds them (module names, files, plurals).
+VOCABULARY = ("configparser configs configfile configurations configures configuring configurator "
+              "configlet configdir configobj configtool configspec configmgr configchecker configurational")
+RARE = "Our team wrote a configurationsassistent for the new office; it guides every step of the setup.\n"
+
+
+def _put(index, put_text) -> None:
+    w = index.writer()
+    put_text(w, "/manual.txt", MANUAL, mtime=1_600_000_000.0)                       # the oldest
+    for k in range(3):
+        put_text(w, f"/notes-{k}.txt", NOTES, mtime=1_700_000_000.0 + k)            # newer
+    put_text(w, "/modules.txt", "Modules of the toolkit: " + VOCABULARY + ".\n", mtime=1_650_000_000.0)
+    put_text(w, "/office.txt", RARE, mtime=1_800_000_000.0)                        # the newest
+
+
+def test_a_word_that_starts_many_words_is_ranked_by_relevance(index, put_text):
+    _put(index, put_text)
+    con = index.conn()
+    pq = expand(con, parse(con, "config"))
+    assert len(pq.groups[0][0].words or []) > rank.MAX_RANKED_PHRASES    # the case the issue saw
+    res = index.grep("config", limit=10)
+    paths = [h.path for h in res.hits]
+    # The manual says it most, though it is the oldest: bm25, not newest first (the notes are newer).
+    assert paths.index("/manual.txt") < min(paths.index(f"/notes-{k}.txt") for k in range(3))
+    assert not any("not by relevance" in n for n in res.notes)
+    assert set(paths) == {"/manual.txt", "/modules.txt", "/office.txt", "/notes-0.txt", "/notes-1.txt",
+                          "/notes-2.txt"} and res.total == 6
+    # The newest file holds only a rare, long word: it is still found, after the ranked files, and said.
+    assert paths[-1] == "/office.txt"
+    assert any("rarer, longer words" in n for n in res.notes)
+    ranked = [h.score for h in res.hits[:-1]]
+    assert ranked == sorted(ranked, reverse=True) and ranked[0] > 0
+
+
+def test_every_tier_of_an_ordinary_query_is_within_the_ranking_budget(index, put_text):
+    _put(index, put_text)
+    con = index.conn()
+    assert expand(con, parse(con, "config")).tiers()[-1].rest
+    for query in ("config", "configuration daemon", "config daemon options"):
+        tiers = expand(con, parse(con, query)).tiers()
+        assert all(rank.ranked_cheaply(t.expr) for t in tiers if not t.rest), query
+        assert [t.rest for t in tiers].count(True) <= 1 and not any(t.rest for t in tiers[:-1]), query
+        assert not any("not by relevance" in n for n in index.grep(query).notes), query
+
+
+def test_a_quoted_phrase_of_two_words_is_ranked(index, put_text):
+    _put(index, put_text)
+    res = index.grep('"configuration files"')
+    assert [h.path for h in res.hits] == ["/manual.txt"] and res.hits[0].score > 0
+    assert not any("not by relevance" in n for n in res.notes)
+
+
+def test_a_file_named_for_the_words_ranks_above_one_that_only_mentions_them(index, put_text):
+    """titles.py: a manual's section page on backups outranks a chapter that mentions backups more often."""
+    chapter = ("Disks and filesystems\nA new disk is partitioned with fdisk, formatted with mkfs and mounted "
+               "from /etc/fstab. Keep a backup before resizing a partition: a failed resize loses the data. "
+               "Quotas limit what each user may store; a backup of the quota files is not needed, a backup of the "
+               "partition table is.\n")
+    section = ("Making copies\nCopies of your files on another disk guard against a failed disk. rsync copies "
+               "what changed; run it every night. A backup you never restored is not a backup you can trust.\n")
+    w = index.writer()
+    put_text(w, "/manual/storage.txt", chapter)          # first: it wins every tie on its rowid
+    put_text(w, "/manual/backup.txt", section)
+    res = index.grep("backup")
+    assert [h.path for h in res.hits] == ["/manual/backup.txt", "/manual/storage.txt"]
+    assert res.hits[0].score >= res.hits[1].score
