@@ -116,7 +116,7 @@ def _interleaved(index: Index, queries: list[str], rounds: int = REPEAT) -> tupl
 
 def _cold(index: Index, pairs: list[tuple[str, str]]) -> float:
     """p50 ms of a word-form query right after the index changed (the vocabulary and forms cache is empty)."""
-    from mcp_nextcloud.indexer.search.query import _VOCAB
+    from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
 
     times = []
     for q, _ in pairs:

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple
 
@@ -37,6 +35,7 @@ from mcp_nextcloud.reader.normalize import fold_words
 from mcp_nextcloud.indexer.search import rank
 from mcp_nextcloud.indexer.search.rank import phrases
 from mcp_nextcloud.indexer.search.syntax import Syntax, Term, read_query
+from mcp_nextcloud.indexer.search.vocabulary import _VOCAB, MAX_EXPANSION, words_starting  # noqa: F401 - grep's names
 
 Mode = Literal["whole_word", "word_start"]   # how a term matches a word (whole, or its start)
 
@@ -45,7 +44,6 @@ MAX_GLUED = 40           # longest S we try to segment
 MAX_VARIANT_WORDS = 24   # words in all the variants together (the first two always stay)
 MIN_PIECE = 2            # one-letter pieces would match almost anything
 MIN_PREFIX = 3           # shorter words match whole words only
-MAX_EXPANSION = 64       # indexed words a word may expand to (the first ones in alphabetical order)
 MAX_EXPANDED = 6         # terms expanded at word start in one query; a longer query matches whole words
 MAX_PHRASE_WORDS = 6     # longer unquoted queries are not also ranked as a phrase (costly, rarely there)
 
@@ -280,51 +278,6 @@ def parse(con: apsw.Connection, query: str) -> ParsedQuery:
         raise ValueError(f"query {query!r} has no letters or digits to search for: give at least one word")
     negated = [q for q in (_qterm(con, t) for t in syn.negated) if q is not None]
     return ParsedQuery(raw=query, groups=groups, negated=negated, notes=list(syn.notes))
-
-
-class _VocabularyCache:
-    """Vocabulary answers of one connection, dropped whenever the index changed (PRAGMA data_version).
-
-    A vocabulary lookup costs about a millisecond at 10k documents (fts5vocab
-    opens every segment), and agents repeat and refine queries.
-    """
-
-    MAX_ENTRIES = 4096
-
-    def __init__(self) -> None:
-        # Keyed by the connection itself, held weakly: an id() is reused once a connection is gone, and a new
-        # connection (to another index) starts at the same data_version, so id-keyed answers leaked across.
-        self.by_con: weakref.WeakKeyDictionary[apsw.Connection, tuple[int, dict]] = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
-
-    def of(self, con: apsw.Connection) -> dict:
-        value = con.execute("PRAGMA data_version").fetchall()[0][0]
-        version = value if isinstance(value, int) else -1
-        with self._lock:
-            held = self.by_con.get(con)
-            if held is None or held[0] != version or len(held[1]) > self.MAX_ENTRIES:
-                fresh: dict = {}
-                self.by_con[con] = (version, fresh)
-                return fresh
-            return held[1]
-
-
-_VOCAB = _VocabularyCache()
-
-
-def words_starting(con: apsw.Connection, prefix: str, limit: int = MAX_EXPANSION) -> tuple[list[str], bool]:
-    """Indexed words that start with `prefix` (itself first when indexed), at most `limit`; and if capped.
-
-    fts5vocab with a range on `term` walks only the terms in the range; each
-    row's counts cost a walk of that term's postings, so the LIMIT bounds it.
-    """
-    cache = _VOCAB.of(con)
-    key = ("starting", prefix, limit)
-    if key not in cache:
-        rows = [r[0] for r in con.execute("SELECT term FROM chunks_vocab WHERE term >= ? AND term < ? LIMIT ?",
-                                          [prefix, prefix + "\U0010ffff", limit + 1])]
-        cache[key] = (rows[:limit], len(rows) > limit)
-    return cache[key]
 
 
 def expand_words(con: apsw.Connection, pq: ParsedQuery) -> None:

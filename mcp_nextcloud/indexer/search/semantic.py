@@ -151,7 +151,7 @@ def absent_words(con: Any, pq: ParsedQuery) -> list[str]:
     and when at least as many of the question's words are known (two at least): a question in a language
     the files are not written in shares little vocabulary with them, and that says nothing of its subject.
     """
-    from mcp_nextcloud.indexer.search.query import _VOCAB, words_starting
+    from mcp_nextcloud.indexer.search.vocabulary import _VOCAB, words_starting
     from mcp_nextcloud.indexer.search.wordforms import forms_of, index_languages
 
     cache = _VOCAB.of(con)

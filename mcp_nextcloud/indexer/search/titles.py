@@ -20,7 +20,7 @@ _WORDS = re.compile(r"[a-z0-9]+")
 
 def _names(con: Any) -> dict[int, tuple[str, ...]]:
     """{file id: the folded words of its name}, read once per index version (the vocabulary cache's life)."""
-    from mcp_nextcloud.indexer.search.query import _VOCAB
+    from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
 
     cache = _VOCAB.of(con)
     if ("names",) not in cache:

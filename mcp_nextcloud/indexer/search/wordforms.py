@@ -14,14 +14,12 @@ so a query's former hits keep their places and forms only add hits.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp_nextcloud.indexer.store.language import STEMMERS
 
-if TYPE_CHECKING:   # types only (query.py imports this module)
+if TYPE_CHECKING:   # types only
     import apsw
-
-    from mcp_nextcloud.indexer.search.query import ParsedQuery
 
 MIN_STEM = 3        # a shared prefix shorter than this would read half the vocabulary
 FORM_SCAN = 400     # indexed words read per stem prefix (alphabetical); forms past it are missed
@@ -50,7 +48,7 @@ def index_languages(con: apsw.Connection) -> list[str]:
     A file indexed before schema v5 has lang NULL and may be in any language;
     a file whose text had no clear language has '' and adds none.
     """
-    from mcp_nextcloud.indexer.search.query import _VOCAB
+    from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
 
     cache = _VOCAB.of(con)
     if ("langs",) not in cache:
@@ -81,7 +79,7 @@ def _shared_prefix(word: str, stem: str) -> str:
 def forms_of(con: apsw.Connection, word: str, langs: list[str]) -> list[str]:
     """Indexed words other than `word` with its stem in one of `langs` (at most MAX_FORMS); cached like the
     vocabulary (until the index changes): stemming FORM_SCAN words per language costs ~1 ms."""
-    from mcp_nextcloud.indexer.search.query import _VOCAB
+    from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
 
     cache = _VOCAB.of(con)
     key = ("forms", word, tuple(langs))
@@ -92,7 +90,7 @@ def forms_of(con: apsw.Connection, word: str, langs: list[str]) -> list[str]:
 
 
 def _forms(con: apsw.Connection, word: str, langs: list[str]) -> list[str]:
-    from mcp_nextcloud.indexer.search.query import words_starting
+    from mcp_nextcloud.indexer.search.vocabulary import words_starting
 
     by_lang = stems(word, langs)
     if not by_lang:
@@ -114,7 +112,7 @@ def _forms(con: apsw.Connection, word: str, langs: list[str]) -> list[str]:
     return sorted(out, key=lambda w: (len(w), w))[:MAX_FORMS]
 
 
-def add_forms(con: apsw.Connection, pq: ParsedQuery) -> None:
+def add_forms(con: apsw.Connection, pq: Any) -> None:   # a query.ParsedQuery (query.py imports this module)
     """Fill `forms` of every unquoted one-token term of the query (negated terms keep their own forms)."""
     if not ENABLED:
         return

@@ -1,0 +1,58 @@
+"""The index's vocabulary as grep asks it: which indexed words start with a prefix, cached per connection.
+
+Apart from the query parser (query.py) and the word forms (wordforms.py), which both ask it: neither imports
+the other for it.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+import apsw
+
+MAX_EXPANSION = 64       # indexed words a word may expand to (the first ones in alphabetical order)
+
+
+class _VocabularyCache:
+    """Vocabulary answers of one connection, dropped whenever the index changed (PRAGMA data_version).
+
+    A vocabulary lookup costs about a millisecond at 10k documents (fts5vocab
+    opens every segment), and agents repeat and refine queries.
+    """
+
+    MAX_ENTRIES = 4096
+
+    def __init__(self) -> None:
+        # Keyed by the connection itself, held weakly: an id() is reused once a connection is gone, and a new
+        # connection (to another index) starts at the same data_version, so id-keyed answers leaked across.
+        self.by_con: weakref.WeakKeyDictionary[apsw.Connection, tuple[int, dict]] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def of(self, con: apsw.Connection) -> dict:
+        value = con.execute("PRAGMA data_version").fetchall()[0][0]
+        version = value if isinstance(value, int) else -1
+        with self._lock:
+            held = self.by_con.get(con)
+            if held is None or held[0] != version or len(held[1]) > self.MAX_ENTRIES:
+                fresh: dict = {}
+                self.by_con[con] = (version, fresh)
+                return fresh
+            return held[1]
+
+
+_VOCAB = _VocabularyCache()
+
+
+def words_starting(con: apsw.Connection, prefix: str, limit: int = MAX_EXPANSION) -> tuple[list[str], bool]:
+    """Indexed words that start with `prefix` (itself first when indexed), at most `limit`; and if capped.
+
+    fts5vocab with a range on `term` walks only the terms in the range; each
+    row's counts cost a walk of that term's postings, so the LIMIT bounds it.
+    """
+    cache = _VOCAB.of(con)
+    key = ("starting", prefix, limit)
+    if key not in cache:
+        rows = [r[0] for r in con.execute("SELECT term FROM chunks_vocab WHERE term >= ? AND term < ? LIMIT ?",
+                                          [prefix, prefix + "\U0010ffff", limit + 1])]
+        cache[key] = (rows[:limit], len(rows) > limit)
+    return cache[key]
