@@ -52,6 +52,13 @@ def _steady(text: str) -> str:
     return re.sub(r"[0-9.]+ ms\b", "_ ms", text)
 
 
+def _where_differs(expected: str, got: str) -> str:
+    """Where an answer first differs from the expected one: 60 characters of each from there."""
+    pairs = enumerate(zip(expected, got, strict=False))
+    i = next((k for k, (a, b) in pairs if a != b), min(len(expected), len(got)))
+    return f"at {i}: expected {expected[i:i + 60]!r}, got {got[i:i + 60]!r}"
+
+
 def _cli(env: dict[str, str], argv: list[str]) -> tuple[int, str]:
     done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
@@ -147,13 +154,13 @@ def _run(env: dict[str, str], expected: dict[tuple[str, ...], Any],
         while not stop.is_set():
             argv = commands[i % len(commands)]
             got = _cli(env, argv)
-            note(got == expected[tuple(argv)], (argv, got[0], got[1][:200]))
+            note(got == expected[tuple(argv)], (argv, got[0], _where_differs(expected[tuple(argv)][1], got[1])))
             i += 1
 
     def tool_loop() -> None:
         while not stop.is_set():
             for name, err, text in anyio.run(_tool_answers, env, 50, stop):
-                note((err, text) == expected_tools[name], (name, err, text[:200]))
+                note((err, text) == expected_tools[name], (name, err, _where_differs(expected_tools[name][1], text)))
 
     kills = [0]
 
