@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult
 from pydantic import ValidationError
 
-from mcp_nextcloud.server import faultlog
+from mcp_nextcloud.server import faultlog, telemetry
 from mcp_nextcloud.server.arguments import ArgumentRules, rules_for
 from mcp_nextcloud.server.arguments import check as check_arguments
 from mcp_nextcloud.server.context import ServerContext
@@ -101,7 +101,7 @@ class NextcloudMCP(MCPServer):
         if self.remote is not None:
             return await self._call_in_service(name, arguments)
         t0 = time.perf_counter()
-        log = self.context.telemetry if self.context is not None else None
+        log = telemetry.call_log_in_force(self.context.telemetry if self.context is not None else None)
         from mcp_nextcloud.server import profile
 
         in_force = profile.current()

@@ -8,11 +8,13 @@ would mind being stored. `mcp-nextcloud report` reads it back per tool.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from mcp_nextcloud.environment import environ, user_dir
 
@@ -35,6 +37,26 @@ CREATE INDEX IF NOT EXISTS calls_tool ON calls(tool, kind);
 """
 # Statuses that are a profile's refusals (server/profile.py): a tool it does not offer, a path outside it.
 PROFILE_REFUSALS = ("not_in_profile", "outside_profile")
+
+
+# The call log of the call being run, where one process runs calls for several callers (the index service:
+# each serve's calls go to the log its own environment names); None: the server context's own.
+_CALL_LOG: contextvars.ContextVar["CallLog | None"] = contextvars.ContextVar("mcp_nextcloud_call_log", default=None)
+
+
+@contextlib.contextmanager
+def logging_to(log: "CallLog | None") -> Iterator[None]:
+    """Record the calls run in this block (this thread, and the tasks it starts) in `log`."""
+    token = _CALL_LOG.set(log)
+    try:
+        yield
+    finally:
+        _CALL_LOG.reset(token)
+
+
+def call_log_in_force(default: "CallLog | None") -> "CallLog | None":
+    """The log of the call being run: the one `logging_to` set, else `default` (the context's)."""
+    return _CALL_LOG.get() or default
 
 
 def default_telemetry_path() -> Path:

@@ -56,9 +56,9 @@ PRIVATE_MODE = 0o700
 START_SECONDS = 15.0    # a service that does not listen within this is broken: the call runs here
 TAKEN = b"+"            # the service's first byte: it took the call
 # Frames from the service: a tag byte, then a netstring. o/e: output, i: send stdin, x: the exit code (last),
-# b: busy (another call holds it), s: stale code (it exits), d: declined (run the call here), r: the command is
-# a read (asked again of a new service when this one ends before answering).
-OUT, ERR, STDIN, EXIT, BUSY, STALE, DECLINED, REPEATABLE = b"o", b"e", b"i", b"x", b"b", b"s", b"d", b"r"
+# s: stale code (it exits), d: declined (run the call here), r: the command is a read (asked again of a new
+# service when this one ends before answering).
+OUT, ERR, STDIN, EXIT, STALE, DECLINED, REPEATABLE = b"o", b"e", b"i", b"x", b"s", b"d", b"r"
 
 
 class ServiceGone(Exception):
@@ -390,7 +390,7 @@ def _converse(sock: "_socket.socket", request: bytes, argv: list[str]) -> int:
                 repeatable = True
             elif tag == STALE:
                 raise _Stale()
-            elif tag in (BUSY, DECLINED):
+            elif tag == DECLINED:
                 raise _RunHere()
     except (ServiceGone, ConnectionError):
         if not printed and (repeatable or (argv and argv[0] in READ_ONLY)):

@@ -46,13 +46,14 @@ class ToolHost:
 
     def __init__(self, resources: Any, log: Any) -> None:
         self.resources, self.log = resources, log
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()   # _build (under it) opens the first call log (under it too)
         self.ctx: Any = None
         self.server: Any = None
         self.index_path: Path | None = None
         self.interval: float | None = None
         self.sync_state: dict[str, Any] = {"state": "off"}
         self._supervisor: threading.Thread | None = None
+        self._logs: dict[Path, Any] = {}   # call logs by path (each caller's environment names its own)
 
     def _ready(self, index_path: str, env: dict[str, str]) -> Any:
         """The server for the account env names; built on the first call (under the one loading lock)."""
@@ -71,8 +72,9 @@ class ToolHost:
                 raise OtherAccount(f"the index {self.index_path} serves {self.ctx.account.user} at "
                                    f"{self.ctx.account.url}, not {account.user} at {account.url}: give this "
                                    "account its own index (--index or MCP_NEXTCLOUD_INDEX)")
+            elif account != self.ctx.account:   # the same account with new credentials (a new app password)
+                self._replace_context(index_path, account, env)
             else:
-                self.ctx.account = account if account != self.ctx.account else self.ctx.account
                 self.ctx.index = self.resources.kept.open(self.index_path)   # reopened when the file was replaced
             return self.server
 
@@ -81,15 +83,15 @@ class ToolHost:
         from mcp_nextcloud.server import faultlog
         from mcp_nextcloud.server.app import build_server
         from mcp_nextcloud.server.context import ServerContext, Settings
-        from mcp_nextcloud.server.telemetry import default_telemetry_path, open_call_log
+        from mcp_nextcloud.server.telemetry import default_telemetry_path
 
         path = Path(index_path)
         with environment.using(env):
             if not path.exists():
                 Index.open(path).close()     # created as serve creates it (folder 0700, file 0600)
-            log, _ = open_call_log(default_telemetry_path())
             faultlog.install(default_telemetry_path().parent, stderr=False)   # faults.log, as serve's
             settings = Settings.from_env()
+        log = self._call_log(env)
         index = self.resources.kept.open(path)
         from mcp_nextcloud.indexer.remote.marks import other_account
 
@@ -101,6 +103,17 @@ class ToolHost:
         self.ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings)
         self.server = build_server(self.ctx)
 
+    def _replace_context(self, index_path: str, account: Any, env: dict[str, str]) -> None:
+        """A new context (its client holds the new credentials; the old one's refusals stay with it)."""
+        old, syncing = self.ctx, self.ctx.background is not None
+        old.index = old.telemetry = None     # the kept index and the call logs outlive the context
+        with contextlib.suppress(Exception):
+            old.close()
+        self.ctx = self.server = None
+        self._build(index_path, account, env)
+        if syncing:
+            self._start_sync()
+
     def call(self, request: ToolCall, channel: Channel, cancel: CancelToken) -> None:
         """One tool call for a serve: the pickled outcome (a result, or the exception to raise there)."""
         channel.answer(self._outcome(request))
@@ -110,16 +123,29 @@ class ToolHost:
             server = self._ready(request.index, request.env)
             import anyio
 
-            from mcp_nextcloud.server import profile
+            from mcp_nextcloud.server import profile, telemetry
 
             self._resume_sync()
-            with environment.using(request.env), profile.using(_profile(request.profile)):
+            with environment.using(request.env), profile.using(_profile(request.profile)), \
+                    telemetry.logging_to(self._call_log(request.env)):
                 result = anyio.run(lambda: server.call_tool(request.name, request.arguments))
             return pickle.dumps(("ok", result))
         except Exception as exc:   # a ToolFailure (or a NextcloudError before the server exists) goes back as is
             with contextlib.suppress(Exception):
                 return pickle.dumps(("raise", type(exc), str(exc), dict(vars(exc))))
             return pickle.dumps(("raise", RuntimeError, f"{type(exc).__name__}: {exc}", {}))
+
+    def _call_log(self, env: dict[str, str]) -> Any:
+        """The call log this caller's environment names (a serve's --telemetry-less default or its
+        MCP_NEXTCLOUD_TELEMETRY), opened once per path."""
+        from mcp_nextcloud.server.telemetry import default_telemetry_path, open_call_log
+
+        with environment.using(env):
+            path = default_telemetry_path()
+        with self._lock:
+            if path not in self._logs:
+                self._logs[path], _ = open_call_log(path)
+            return self._logs[path]
 
     # -- the background sync, supervised --
     def attach(self, request: Attach, channel: Channel, cancel: CancelToken) -> None:
@@ -176,6 +202,9 @@ class ToolHost:
         return self.ctx is not None and self.ctx.background is not None
 
     def close(self) -> None:
+        for log in self._logs.values():
+            with contextlib.suppress(Exception):
+                log.close()
         if self.ctx is not None:
             self.ctx.index = None                # the kept index outlives the context: closed by its owner
             self.ctx.close()

@@ -23,7 +23,7 @@ import pytest
 from tests.live.conftest import ServerAdmin, plain_client
 from tests.live.mail_live import MailServer, mail_server_or_skip
 
-TOOLS_JSON = Path(__file__).resolve().parents[2] / "mcp_nextcloud" / "server" / "cli" / "tools.json"
+TOOLS_JSON = Path(__file__).resolve().parents[2] / "mcp_nextcloud" / "cli" / "tools.json"
 OCS = "/ocs/v2.php/apps/mail"
 WEB = "/index.php/apps/mail/api"
 LONG_NEEDLE_AT = 25_000

@@ -246,3 +246,20 @@ def test_two_serves_and_a_cli_loop_answer_as_their_own_processes_would(env: dict
     wrong += [(name, text[:200]) for name, text in answers if text != expected_tools[name]]
     assert len(answers) >= 2 * len(calls) and not wrong, wrong[:3]
     assert _log_of(env).count("listening at") == 1
+
+
+def test_a_new_app_password_is_used_by_the_same_service(env: dict[str, str]) -> None:
+    """A serve with a wrong app password, then one with the right one, on one index: one service, and the second
+    is answered with the right credentials (not the first one's refused client)."""
+    from mcp import Client
+
+    async def whoami(environment: dict[str, str]) -> Any:
+        async with Client(_serve_params(environment, "0"), mode="legacy") as client:
+            return await client.call_tool("nextcloud_whoami", {})
+
+    wrong = anyio.run(whoami, {**env, "NEXTCLOUD_APP_PASSWORD": "wrong-" + "x" * 20})
+    assert wrong.is_error
+    right = anyio.run(whoami, env)
+    assert not right.is_error, right.content[0].text
+    assert json.loads(right.content[0].text)
+    assert _log_of(env).count("listening at") == 1
