@@ -96,15 +96,8 @@ def main(argv: list[str]) -> int:
 
     path = argv[0]
     resources = Resources()
-    log_stream = sys.__stderr__
-
-    def log(line: str) -> None:
-        if log_stream is not None:
-            log_stream.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{__import__('os').getpid()}] {line}\n")
-            log_stream.flush()
-
-    lines = CommandLines(resources, log)
-    tools = ToolHost(resources, log)
+    lines = CommandLines(resources, daemon.log)
+    tools = ToolHost(resources, daemon.log)
 
     def close() -> None:
         try:

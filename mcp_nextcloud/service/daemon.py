@@ -343,18 +343,19 @@ def rss_bytes() -> int:
         return 0
 
 
+def log(line: str) -> None:
+    """One line of the service's log (its stderr, a file in the runtime folder): time, pid, what happened."""
+    with contextlib.suppress(Exception):
+        stream = sys.__stderr__
+        if stream is not None:
+            stream.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {line}\n")
+            stream.flush()
+
+
 def run(path: str, handlers: dict[type, rq.Handler], *, on_close: Callable[[], None],
         status: Callable[[], dict[str, Any]], preload: Callable[[], None]) -> int:
     """The service process's life: listen at path, preload, serve until idle or stopped, close."""
     import signal
-
-    log_stream = sys.__stderr__
-    assert log_stream is not None
-
-    def log(line: str) -> None:
-        with contextlib.suppress(Exception):
-            log_stream.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {line}\n")
-            log_stream.flush()
 
     os.chdir("/")                        # once, at start: the service holds no caller's folder
     folder = make_private_folder()
