@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from mcp_nextcloud.environment import environ, user_dir
 
-from .errors import LOGIN_STEP, ErrorCode, NextcloudError
+from .errors import LOGIN_STEP, ErrorCode, NextcloudError, no_credentials
 
 ENV_URL = "NEXTCLOUD_URL"
 ENV_USER = "NEXTCLOUD_USER"
@@ -96,6 +96,24 @@ def load_account(config_path: Path | None = None, env: Mapping[str, str] | None 
     user_id = data.get("user_id") if (data.get("user") == user and
                                       normalize_url(data.get("url") or "") == normalize_url(url)) else None
     return Account(url=url, user=user, app_password=password, public_url=public_url, user_id=user_id or None)
+
+
+def missing_variables(config_path: Path | None = None, env: Mapping[str, str] | None = None) -> list[str]:
+    """The account variables neither the environment nor the config file gives (empty when complete)."""
+    env = environ() if env is None else env
+    data = _read_file(Path(config_path) if config_path else default_config_path())
+    have = {ENV_URL: env.get(ENV_URL) or data.get("url"), ENV_USER: env.get(ENV_USER) or data.get("user"),
+            ENV_PASSWORD: env.get(ENV_PASSWORD) or data.get("app_password")}
+    return [name for name, value in have.items() if not value]
+
+
+def no_account(config_path: Path | None = None, env: Mapping[str, str] | None = None) -> NextcloudError:
+    """The "no account" error naming the variables that are missing here."""
+    try:
+        missing = missing_variables(config_path, env)
+    except NextcloudError as err:     # an unreadable config file: that is the cause to name
+        return err
+    return no_credentials(missing or [ENV_URL, ENV_USER, ENV_PASSWORD])
 
 
 def save_account(account: Account, config_path: Path | None = None) -> Path:
