@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -191,19 +189,7 @@ def _check(path: Path, new_text: str, old_text: str | None, key: str, wanted: di
 
 
 def _write(path: Path, text: str) -> None:
-    """Atomically (a temporary file renamed over it), keeping the file's mode (0600 for a new file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=str(path.parent))
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Atomically, keeping the file's mode (0600 for a new file)."""
+    from mcp_nextcloud.nextcloud.config import atomic_write
+
+    atomic_write(path, text, path.stat().st_mode & 0o777 if path.exists() else 0o600)

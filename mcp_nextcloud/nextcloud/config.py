@@ -125,11 +125,20 @@ def save_account(account: Account, config_path: Path | None = None) -> Path:
         data["public_url"] = account.public_url
     if account.user_id:
         data["user_id"] = account.user_id
-    fd, tmp = tempfile.mkstemp(prefix=".account-", dir=str(path.parent))
+    atomic_write(path, json.dumps(data, separators=(",", ":")), 0o600)
+    os.chmod(path, 0o600)
+    return path
+
+
+def atomic_write(path: Path, text: str, mode: int) -> None:
+    """Write `text` to `path` atomically (a temporary file beside it, renamed over it), created with `mode`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=str(path.parent))
     try:
-        os.fchmod(fd, 0o600)
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, separators=(",", ":"))
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -137,5 +146,3 @@ def save_account(account: Account, config_path: Path | None = None) -> Path:
         except OSError:
             pass
         raise
-    os.chmod(path, 0o600)
-    return path

@@ -199,3 +199,13 @@ def test_the_written_entry_starts_a_server_a_real_client_lists(world, home, caps
 
     tools, whoami = anyio.run(go)
     assert {"files_grep", "files_read"} <= tools and not whoami.is_error
+
+
+def test_jsonc_reads_comment_markers_inside_strings_as_text():
+    text = '{\n  "url": "https://x.example/a//b", // a comment with a "quote"\n  "glob": "/* not a comment */",\n}\n'
+    assert jsonc.parse(text) == {"url": "https://x.example/a//b", "glob": "/* not a comment */"}
+    assert jsonc.has_comments(text) and not jsonc.has_comments('{"a": "//"}')
+    added = jsonc.add_members(text, (), {"servers": {"n": {"command": "/x"}}}, has_others=True)
+    assert jsonc.parse(added)["servers"] == {"n": {"command": "/x"}} and "// a comment" in added
+    with pytest.raises(ValueError):
+        jsonc.parse('{"a": 1 /* open')
