@@ -6,7 +6,8 @@ side to files long enough to hold them all, and each costs FTS5 a posting-list w
 words have the longest). They are left out of the keyword side of a question; the meaning side still
 embeds the question as typed. The lists: language.STOPWORDS (one owner of each language's function
 words) and the words questions are asked with (QUESTION_WORDS), folded as the index folds them.
-A question made of function words only keeps them all.
+A question made of function words only keeps them all, and a word the query language took literally
+("or", "and": its note says so) stays.
 """
 from __future__ import annotations
 
@@ -27,11 +28,10 @@ def _function(term: QTerm) -> bool:
 
 
 def keyword_side(pq: ParsedQuery) -> ParsedQuery:
-    """`pq` without its groups of function words only (the same terms otherwise, and the same `raw`)."""
-    kept = [g for g in pq.groups if not all(_function(t) for t in g)]
+    """`pq` without its groups of function words only (the same terms, `raw` and notes otherwise)."""
+    # A word the query language reads as a word although it looks like an operator ("or", "and": a note
+    # says so) stays: the answer says how it was searched.
+    kept = [g for g in pq.groups if not all(_function(t) for t in g) or any(f"'{g[0].text}'" in n for n in pq.notes)]
     if not kept or len(kept) == len(pq.groups):
         return pq
-    dropped = {t.text for g in pq.groups if g not in kept for t in g}
-    # A note on a word left out ("'and' was searched as a word") no longer holds.
-    notes = [n for n in pq.notes if not any(f"'{w}'" in n for w in dropped)]
-    return replace(pq, groups=kept, variants=[], notes=notes)
+    return replace(pq, groups=kept, variants=[])
