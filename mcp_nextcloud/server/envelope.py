@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from mcp.types import CallToolResult, ImageContent, TextContent
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 def compact(obj: Any) -> str:
@@ -98,6 +98,10 @@ class Hit(BaseModel):
     path: str
     fileId: int | None = None
     kind: str | None = None
+    score: float | None = Field(default=None, description=(
+        "How close the hit is, 0-1, higher is closer, comparable across hits: 0.5-1 holds the words (the phrase "
+        "highest), 0.3-0.8 related in meaning only (0.3 at the floor), found both ways up to 1. Absent for "
+        "hits of the server's own search (source=server)."))
     modified: str | None = None
     more: bool | None = None  # matches beyond the passages shown (files_read with find lists all)
     passages: list[dict[str, Any]]

@@ -166,7 +166,10 @@ def test_question_runs_both_and_says_why_each_hit_matched(index: Index, put_text
     assert d["mode"] == "hybrid" and d["meaning"] == {"files": 4, "of": 4, "complete": 4}
     assert d["hits"][0]["path"] == "/fr/signature.txt"
     assert {h["match"] for h in d["hits"]} <= {"words", "meaning", "both"}
-    assert d["hits"][0]["match"] == "meaning"          # not every word is in it: found by meaning alone
+    # Its words but the function words ("comment", "un", "de", "le": keywords.py) are all in it: both ways.
+    assert d["hits"][0]["match"] == "both"
+    alone = index.grep("comment signer un paquet avant de l'envoyer").to_dict()   # "envoyer" is not in it
+    assert alone["hits"][0] == {**alone["hits"][0], "path": "/fr/signature.txt", "match": "meaning"}
     both = index.grep("signez les fichiers avec debsign").to_dict()
     assert both["hits"][0] == {**both["hits"][0], "path": "/fr/signature.txt", "match": "both"}
     kw = index.grep("maximum virtual memory size limit").to_dict()

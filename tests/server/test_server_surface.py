@@ -282,3 +282,18 @@ def test_calendar_contacts_and_talk_tools_declare_the_issue_annotations(list_too
     for name, (read_only, destructive, idempotent) in PIM_HINTS.items():
         a = tools[name]
         assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint) == (read_only, destructive, idempotent), name
+
+
+def test_a_grep_hit_declares_its_score_and_the_scale_to_read_it():
+    import json
+    from pathlib import Path
+
+    from mcp_nextcloud.server.envelope import Hit
+
+    schema = Hit.model_json_schema()["properties"]["score"]
+    assert {"number", "null"} == {alt.get("type") for alt in schema["anyOf"]}
+    assert "0-1" in schema["description"] and "0.5-1" in schema["description"] and "0.3-0.8" in schema["description"]
+    import mcp_nextcloud.cli as cli
+
+    tools = json.loads((Path(cli.__file__).with_name("tools.json")).read_text())
+    assert "score" in tools["files_grep"]["records"]["hits"]      # the CLI's snapshot lists it (toolspec --write)

@@ -27,6 +27,7 @@ from typing import Any
 
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.indexer.search import answer, hybrid, score, semantic, titles
+from mcp_nextcloud.indexer.search.keywords import keyword_side
 from mcp_nextcloud.indexer.search.picks import Pick, Ranking
 from mcp_nextcloud.indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from mcp_nextcloud.indexer.search.query import ParsedQuery, expand, parse
@@ -372,14 +373,17 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
     parts = [query, path_prefix or "", sorted(kinds or []), modified_after, scope]
     parts += ["account"] if account_only else []
     offset = read_cursor(index.cursor_secret(), parts, cursor) if cursor else 0
-    pq = parse(con, query)
+    question = parse(con, query)
+    asked = meaning and semantic.wanted(question)
+    # A question's keyword side leaves its function words out (keywords.py); meaning reads it whole.
+    pq = keyword_side(question) if asked else question
     result = GrepResult(query=query)
     with con:  # one read snapshot for ranking, passages and warnings
         expand(con, pq)
         filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
         ranking = _rank(con, pq, filt, fargs, offset + limit)
-        if meaning and semantic.wanted(pq):
-            ranking = hybrid.with_meaning(index, con, pq, ranking, filt, fargs, offset + limit, result)
+        if asked:
+            ranking = hybrid.with_meaning(index, con, question, ranking, filt, fargs, offset + limit, result)
         elif meaning and semantic.words_only(pq):
             ranking = ranking._replace(notes=[*ranking.notes, semantic.WORDS_ONLY])
         page = ranking.picks[offset:offset + limit]

@@ -1,12 +1,15 @@
 """A question's answer: the keyword ranking fused with meaning (semantic.py), each hit scored (score.py).
 
-Files holding the words as the phrase lead in keyword order; the rest is fused by reciprocal rank fusion.
-Meaning hits below the floor are left out (semantic.FLOOR, or ABSENT_FLOOR when the question names a word
-no indexed text holds), and so are the question's word hits that no window of theirs brings near it; an
-identifier in the question boosts the files holding it; with nothing close the answer says so.
+Files holding the words as the phrase lead in keyword order; the rest is fused by reciprocal rank fusion
+(with the FUSED closest meaning hits). Meaning hits below the floor are left out (semantic.FLOOR, or
+ABSENT_FLOOR when the question names a word no indexed text holds), at most MEANING_ONLY files that only
+meaning found are shown (`meaning_only`), and the question's word hits that no window of theirs brings
+near it are left out (`_related_words`); an identifier in the question boosts the files holding it; with
+nothing close the answer says so. Figures: benchmarks/test_relevance_bench.py.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from mcp_nextcloud.indexer.search import score, semantic
@@ -15,6 +18,8 @@ from mcp_nextcloud.indexer.search.query import ParsedQuery, Tier
 from mcp_nextcloud.indexer.search.rank import Ranked, files_matching
 
 IDENTIFIER_CAP = 5_000   # chunks walked to find the files holding a question's identifiers
+FUSED = 10               # the closest meaning hits fused with the word ranking (a file further down is no support)
+MEANING_ONLY = 3         # files only meaning found, shown per answer at most (meaning_only)
 
 if TYPE_CHECKING:
     from mcp_nextcloud.indexer.store.index import Index
@@ -75,28 +80,49 @@ def with_meaning(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: s
     taken = {p.ranked.fid for p in lead}
     picks: list[Pick] = lead[:want]
     fused = semantic.fuse([p.ranked.fid for p in ranking.picks if p.ranked.fid not in taken],
-                          [h.fid for h in found if h.fid not in taken])
-    for fid, _match in fused[:max(0, want - len(picks))]:
+                          [h.fid for h in found if h.fid not in taken][:FUSED])
+    shown = meaning_only(found, by_file.keys())
+    for fid, _match in fused:
+        if len(picks) >= want:
+            break
         if fid in by_file:
             picks.append(_with_sim(by_file[fid], sims))
-        else:
+        elif fid in shown:
             h = sims[fid]
             picks.append(Pick(Ranked(fid, -h.sim, h.rid), MEANING_TIER, match="meaning", sim=h.sim,
                                windows=h.windows))
-    # The total counts files, once: those holding the words and those only meaning found (above the floor).
+    # The total counts files, once: those holding the words and those only meaning shows (meaning_only).
     words = ranking.broad.per_file.keys() | by_file.keys()
-    extra = sum(1 for h in found if h.fid not in words)
+    extra = sum(1 for fid in shown if fid not in words)
     return ranking._replace(picks=picks, total=ranking.total + extra)
+
+
+def meaning_only(found: list[semantic.SemHit], words: Collection[int]) -> set[int]:
+    """The files an answer shows that only meaning found (not among the word hits `words`): the closest one
+    (above the floor), then others only at semantic.CLOSE or above, MEANING_ONLY at most.
+
+    Cosines alone do not tell related from unrelated (semantic.py), but a question the files answer has
+    few close files and an unrelated one many near the floor: measured on the relevance set
+    (benchmarks/test_relevance_bench.py), a cap of 3 above CLOSE keeps every right file that was in the
+    top 3 and leaves an unrelated question one hit.
+    """
+    kept: list[int] = []
+    for h in found:
+        if h.fid in words or (kept and (h.sim < semantic.CLOSE or len(kept) >= MEANING_ONLY)):
+            continue
+        kept.append(h.fid)
+    return set(kept)
 
 
 def _related_words(index: "Index", con, pq: ParsedQuery, ranking: Ranking, floor: float) -> Ranking:
     """A question's word hits that are related to it: a file holding its words (not as the phrase) whose every
-    window is embedded and none of them reaches the meaning floor is noise for a question, and is left out,
-    from the page and the total. Files not embedded yet cannot be judged and stay."""
+    window is embedded and none of them reaches semantic.WORDS_CLOSE (or the floor, when higher) is noise for
+    a question, and is left out, from the page and the total. Files not embedded yet cannot be judged and
+    stay. (Its function words are not among its words: keywords.py; so a file holding the rest is common.)"""
     words_only = [p.ranked.fid for p in ranking.picks if not p.tier.phrase]
     counted = list(ranking.broad.per_file.keys()) if ranking.broad.complete else []
     judged = semantic.judge(index, con, semantic.meaning_text(pq), list({*words_only, *counted}))
-    unrelated = {fid for fid, sim in judged.items() if sim < floor}
+    unrelated = {fid for fid, sim in judged.items() if sim < max(floor, semantic.WORDS_CLOSE)}
     if not unrelated:
         return ranking
     picks = [p for p in ranking.picks if p.tier.phrase or p.ranked.fid not in unrelated]

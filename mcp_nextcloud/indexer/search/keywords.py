@@ -1,0 +1,37 @@
+"""A question's keyword side: its words less the function words ("how", "do", "the", "comment", "wie", "ich").
+
+A question ("how do I limit the memory a process can use") is searched by meaning and by its words
+(hybrid.py). Every word of a query must be in a file, so its function words only narrow the keyword
+side to files long enough to hold them all, and each costs FTS5 a posting-list walk (the commonest
+words have the longest). They are left out of the keyword side of a question; the meaning side still
+embeds the question as typed. The lists: language.STOPWORDS (one owner of each language's function
+words) and the words questions are asked with (QUESTION_WORDS), folded as the index folds them.
+A question made of function words only keeps them all, and a word the query language took literally
+("or", "and": its note says so) stays.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mcp_nextcloud.indexer.search.query import ParsedQuery, QTerm
+from mcp_nextcloud.indexer.store.language import STOPWORDS
+
+QUESTION_WORDS = frozenset(
+    "how do does did i my me we our you your a an in can could should would what which who whom why where "
+    "comment je j mon ma mes on nous quel quelle quels quelles pourquoi ou quand qu l d s n y a "
+    "wie was wo wer warum welche welcher welches welchen ich mich mir mein meine man einen einem einer".split())
+FUNCTION_WORDS = frozenset().union(*STOPWORDS.values(), QUESTION_WORDS)
+
+
+def _function(term: QTerm) -> bool:
+    return not term.exact and all(t in FUNCTION_WORDS for t in term.tokens)
+
+
+def keyword_side(pq: ParsedQuery) -> ParsedQuery:
+    """`pq` without its groups of function words only (the same terms, `raw` and notes otherwise)."""
+    # A word the query language reads as a word although it looks like an operator ("or", "and": a note
+    # says so) stays: the answer says how it was searched.
+    kept = [g for g in pq.groups if not all(_function(t) for t in g) or any(f"'{g[0].text}'" in n for n in pq.notes)]
+    if not kept or len(kept) == len(pq.groups):
+        return pq
+    return replace(pq, groups=kept, variants=[])
