@@ -17,6 +17,7 @@ from typing import Any
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.indexer.remote import marks
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError, NotFoundError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import ToolFailure, misuse
 from mcp_nextcloud.server.tools.coverage import SyncState
@@ -36,7 +37,8 @@ class Freshness:
 
 def folder_missing(folder: str) -> ToolFailure:
     return misuse(f"The folder {folder} does not exist on the server. Confirm it with files_search (its name, "
-                  "or path=/ to list the top level), or drop path to search everything.", status="folder_not_found")
+                  "or path=/ to list the top level), or drop path to search everything.",
+                  status=ToolStatus.FOLDER_NOT_FOUND)
 
 
 def names_a_file(ctx: ServerContext, folder: str | None) -> bool:
