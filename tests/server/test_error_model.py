@@ -142,7 +142,7 @@ def test_every_tool_status_is_an_enum_member_never_a_string():
     offenders = []
     for path in Path(server.__file__).parent.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        for pattern in (r'\bstatus=f?["\']', r'\.status\s*[!=]=\s*["\']', r'\bstatus\s+(?:not\s+)?in\s+\(\s*["\']'):
+        for pattern in (r'\bstatus=f?["\']', r'\b(?:failure|exc|err)\.status\s*(?:[!=]=|(?:not\s+)?in)\s*\(?\s*["\']'):
             offenders += [f"{path.name}: {m.group(0)}" for m in re.finditer(pattern, text)]
     assert offenders == []
     assert len({m.value for m in ToolStatus}) == len(ToolStatus)   # no alias: each status one member
