@@ -129,7 +129,7 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
             and rec.etag == item.etag and not rec.download_failed):
         # This exact version failed before: say why instead of downloading it again.
         raise refused(f"{item.path} cannot be read: {rec.reason}", status=ReaderCode(rec.status))   # its record
-    cap = ctx.settings.max_read_bytes
+    cap = ctx.call_settings.max_read_bytes
     if item.size is not None and int(item.size) > cap:
         raise refused(
             f"{item.path} is {int(item.size) / 1048576:.1f} MB, over the {cap / 1048576:.0f} MB read cap, so it "

@@ -240,7 +240,7 @@ def _index_grep(ctx: ServerContext, query: str, folder: str | None, limit: int, 
 def _deleted_since(ctx: ServerContext, state: SyncState) -> list[str]:
     """Say when hits may name files deleted on the server: deletions are only seen by a full sync."""
     last = state.last_full or state.last_sync
-    if last is None or time.time() - last <= ctx.settings.stale_after_s:
+    if last is None or time.time() - last <= ctx.call_settings.stale_after_s:
         return []
     return [f"Files deleted on the server since the last full sync ({iso_time(last)}) may still be listed; "
             "files_read says so if one is gone."]

@@ -54,8 +54,8 @@ def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content:
     refuse_binary_name(target)
     tag = entity_tag_or_none(etag)
     data = content.encode("utf-8")
-    if len(data) > ctx.settings.max_write_bytes:
-        raise refused(f"content is {len(data)} bytes, over the {ctx.settings.max_write_bytes}-byte write cap. "
+    if len(data) > ctx.call_settings.max_write_bytes:
+        raise refused(f"content is {len(data)} bytes, over the {ctx.call_settings.max_write_bytes}-byte write cap. "
                       "Write a shorter file or split it.", status=ToolStatus.TOO_LARGE)
     mtime = None
     if tag is not None:  # replacing: only text may be replaced by text, and only what the caller read

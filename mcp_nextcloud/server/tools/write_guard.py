@@ -148,7 +148,7 @@ def _cached_text(ctx: ServerContext, rec: Any) -> Any:
 def _current_bytes(ctx: ServerContext, item: Any) -> bytes:
     """What the file holds now (within the read cap: a text file over it was not read through us either)."""
     try:
-        return ctx.client().webdav.read(item.path, max_bytes=ctx.settings.max_read_bytes)
+        return ctx.client().webdav.read(item.path, max_bytes=ctx.call_settings.max_read_bytes)
     except NextcloudError as exc:
         raise from_nextcloud(exc) from None
 
