@@ -55,7 +55,9 @@ def _put(index: Index, path: str, text: str, mtime: float = 1.7e9) -> None:
 
 
 def _readme_sections() -> dict[str, str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    # The README and the docs it points to (the README was split into docs/ by issue 38: the same sections)
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    text = "\n## ".join(p.read_text(encoding="utf-8") for p in pages)
     parts = [p.strip() for p in text.split("\n## ") if len(p.strip()) > 200]
     return {f"/readme/section{i:02d}.md": p for i, p in enumerate(parts)}
 

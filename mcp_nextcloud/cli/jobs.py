@@ -107,13 +107,13 @@ def _with_job(args: argparse.Namespace, action: str) -> int:
 def _do_resume(args: argparse.Namespace, store: Any, account: Any) -> Any:
     from mcp_nextcloud.indexer.jobs.store import QUEUED
     from mcp_nextcloud.indexer.remote.sync_worker import spawn
-    from mcp_nextcloud.nextcloud.errors import no_credentials
+    from mcp_nextcloud.nextcloud.config import no_account
 
     job = store.get(args.id)
     if job.state != "interrupted":
         return job          # nothing to resume: its state says why
     if account is None:
-        report(no_credentials(), args.json, f"{PROG} resume")
+        report(no_account(), args.json, f"{PROG} resume")
         return None
     job = store.resume(job.id)
     if job.state == QUEUED and job.pid is None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from mcp_nextcloud.cli.options import add_json
@@ -18,7 +17,10 @@ def register(subparsers: Subcommands) -> None:
     """Add the `login` command."""
     p = subparsers.add_parser("login", help="connect to a Nextcloud (opens a browser login, stores an app password)",
                               description="Run Nextcloud's Login Flow v2: open the printed URL, approve the "
-                                          "access, and the app password is stored in the config file (mode 0600).",
+                                          "access, and the app password is stored in the config file (mode 0600). "
+                                          "The URL can be opened on any device (a phone, when this machine has no "
+                                          "browser); or create an app password under Settings > Security and set "
+                                          "NEXTCLOUD_URL, NEXTCLOUD_USER, NEXTCLOUD_APP_PASSWORD instead.",
                               epilog="Example: mcp-nextcloud login https://cloud.example.com")
     p.add_argument("url", help="your Nextcloud address, e.g. https://cloud.example.com")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the approval (default 300)")
@@ -57,10 +59,8 @@ def url_problem(raw: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Run the login flow for parsed arguments; return the exit code."""
     # Imported here so `mcp-nextcloud --help` and the other commands do not pay for httpx.
-    from mcp_nextcloud.nextcloud.client import NextcloudClient
-    from mcp_nextcloud.nextcloud.config import save_account
     from mcp_nextcloud.nextcloud.errors import NextcloudError
-    from mcp_nextcloud.nextcloud.login import login
+    from mcp_nextcloud.nextcloud.login import login, store_login
     from mcp_nextcloud.cli.errors import CliError, report
 
     problem = url_problem(args.url)
@@ -70,14 +70,14 @@ def run(args: argparse.Namespace) -> int:
 
     def show(url: str) -> None:
         print(f"Open this URL in a browser and grant access:\n  {url}", file=stderr(), flush=True)
+        from mcp_nextcloud.nextcloud.login import NO_BROWSER
+
+        print(NO_BROWSER, file=stderr(), flush=True)
         print(f"Waiting up to {args.timeout:g} s for the approval...", file=stderr(), flush=True)
 
     try:
         account = login(args.url, timeout=args.timeout, interval=args.interval, show=show)
-        with NextcloudClient(account, retries=1, total_timeout=30.0) as client:
-            user = client.ocs.current_user()
-        account = replace(account, user_id=user.id or None)
-        path = save_account(account, args.config)
+        account, user, path = store_login(account, args.config)
     except NextcloudError as err:
         return report(err, args.json, "mcp-nextcloud login")
     if args.json:

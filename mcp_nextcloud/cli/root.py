@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "index",           # index add/watch/status/sync, grep
     "jobs",            # jobs status/wait/cancel/resume/list
     "login",           # login URL
+    "connect",         # connect HOST: an MCP host's config entry for serve
     "serve",           # serve, report, demo
     "token",           # token add/list/remove: bearer tokens with their own profile
     "tool_register",   # whoami, files, deck, calendar, contacts, meet, mail: one command per MCP tool

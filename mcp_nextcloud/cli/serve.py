@@ -85,68 +85,45 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Load the account, open the index, and serve until the host closes the connection."""
+    """Load the account, open the index, and serve until the host closes the connection.
+
+    Without an account, serve still answers (server/account_gate.py): the host completes its handshake and hears
+    how to log in, and the full server takes over once an account is stored, without a restart."""
     import anyio
-    from mcp_nextcloud.nextcloud.config import default_config_path, load_account
-    from mcp_nextcloud.nextcloud.errors import NextcloudError, no_credentials
-
-
+    from mcp_nextcloud.nextcloud.config import default_config_path, load_account, no_account
+    from mcp_nextcloud.nextcloud.errors import NextcloudError
     from mcp_nextcloud.server import faultlog
-    from mcp_nextcloud.server.app import build_server
-    from mcp_nextcloud.cli.errors import report
-    from mcp_nextcloud.cli.storage import index_problem
-    from mcp_nextcloud.server.context import Settings, open_context
-    from mcp_nextcloud.server.mail_app import build_mail_server
+    from mcp_nextcloud.server.account_gate import AccountGate
     from mcp_nextcloud.server.telemetry import default_telemetry_path
 
     try:
         account = load_account()
-    except NextcloudError as err:
-        return report(err, False, "mcp-nextcloud serve")
-    if account is None:
-        return report(no_credentials(), False, "mcp-nextcloud serve")
+    except NextcloudError:
+        account = None           # an unreadable config file: the gate names it
     sock = None
     if args.http:  # bound before anything is printed or opened: a busy port is one clear line
         sock = _bind(args.port)
         if sock is None:
             return 2
-    index_path = index_file(args.index)
-    remote = _service_tools(args, index_path)
-    try:
-        ctx = open_context(account, index_path=index_path, telemetry_path=args.telemetry,
-                           settings=_settings(args) if remote is None else Settings.from_env(),
-                           telemetry=remote is None)
-    except Exception as exc:  # apsw.Error or OSError: the index cannot be opened
-        if sock is not None:
-            sock.close()
-        if not _is_storage_error(exc):
-            raise
-        print(f"mcp-nextcloud serve: {index_problem(index_path, exc)}", file=stderr())
-        return 2
-    for note in ctx.notes:
-        print(f"mcp-nextcloud serve: {note}", file=stderr())
-    if remote is not None and ctx.index is not None:   # the service owns the index (its one writer, the
-        ctx.index.close()                               # sync): this process only asks
-        ctx.index = None
     faultlog.install((Path(args.telemetry).expanduser() if args.telemetry else default_telemetry_path()).parent,
                      stderr=True)
-    if args.mail:
-        mail_server = build_mail_server(ctx)
-        server: Any = mail_server
+    opened: list[Any] = []
+    server: Any
+    if account is None:
+        problem = no_account()
+        print(f"mcp-nextcloud serve: {problem.cause}. Serving only nextcloud_login until an account is stored: "
+              "run `mcp-nextcloud login URL` in a terminal (or let the agent call nextcloud_login); the tools "
+              "appear without a restart.", file=stderr())
+        server = AccountGate(lambda found: _opened(opened, _open_full(args, found)), problem,
+                             mail=bool(args.mail))
     else:
-        server = build_server(ctx)
-        server.remote = remote
-    problem = _apply_profile(args, server)
-    if problem:
-        print(f"mcp-nextcloud serve: {problem}", file=stderr())
-        ctx.close()
-        if sock is not None:
-            sock.close()
-        return 2
-    if args.mail:
-        mail_server.mail_state()  # asked before the first session: its instructions then agree with its lists
-    if remote is not None:
-        remote.attach()
+        full = _open_full(args, account)
+        if isinstance(full, str):
+            print(f"mcp-nextcloud serve: {full}", file=stderr())
+            if sock is not None:
+                sock.close()
+            return 2
+        server = _opened(opened, full)
     try:
         if not args.http:
             from mcp_nextcloud.server.stdio_guard import run_stdio
@@ -157,9 +134,61 @@ def run_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     finally:
+        for close in opened:
+            close()
+
+
+def _opened(opened: list[Any], full: tuple[Any, Any] | str) -> Any:
+    """The server of `_open_full`, its closer kept in `opened`; a problem string passed on."""
+    if isinstance(full, str):
+        return full
+    server, close = full
+    opened.append(close)
+    return server
+
+
+def _open_full(args: argparse.Namespace, account: Any) -> tuple[Any, Any] | str:
+    """(the MCP server for `account` under serve's options, its closer), or the problem that stops it."""
+    from mcp_nextcloud.cli.storage import index_problem
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import Settings, open_context
+    from mcp_nextcloud.server.mail_app import build_mail_server
+
+    index_path = index_file(args.index)
+    remote = _service_tools(args, index_path)
+    try:
+        ctx = open_context(account, index_path=index_path, telemetry_path=args.telemetry,
+                           settings=_settings(args) if remote is None else Settings.from_env(),
+                           telemetry=remote is None)
+    except Exception as exc:  # apsw.Error or OSError: the index cannot be opened
+        if not _is_storage_error(exc):
+            raise
+        return index_problem(index_path, exc)
+    for note in ctx.notes:
+        print(f"mcp-nextcloud serve: {note}", file=stderr())
+    if remote is not None and ctx.index is not None:   # the service owns the index (its one writer, the
+        ctx.index.close()                               # sync): this process only asks
+        ctx.index = None
+    if args.mail:
+        mail_server = build_mail_server(ctx)
+        server: Any = mail_server
+    else:
+        server = build_server(ctx)
+        server.remote = remote
+    problem = _apply_profile(args, server)
+    if problem:
+        ctx.close()
+        return problem
+    if args.mail:
+        mail_server.mail_state()  # asked before the first session: its instructions then agree with its lists
+    if remote is not None:
+        remote.attach()
+
+    def close() -> None:
         if remote is not None:
             remote.close()
         ctx.close()
+    return server, close
 
 
 def _service_tools(args: argparse.Namespace, index_path: Path) -> Any:

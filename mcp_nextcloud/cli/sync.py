@@ -109,8 +109,8 @@ def exit_code(job: Any) -> int:
 def run_sync(args: argparse.Namespace) -> int:
     """Queue or join the account's sync, start its worker, answer with the job."""
     from mcp_nextcloud.indexer.remote.sync_worker import start_sync
-    from mcp_nextcloud.nextcloud.config import load_account
-    from mcp_nextcloud.nextcloud.errors import NextcloudError, no_credentials
+    from mcp_nextcloud.nextcloud.config import load_account, no_account
+    from mcp_nextcloud.nextcloud.errors import NextcloudError
 
     prog = "mcp-nextcloud index sync"
     try:
@@ -118,7 +118,7 @@ def run_sync(args: argparse.Namespace) -> int:
     except NextcloudError as err:
         return report(err, args.json, prog)
     if account is None:
-        return report(no_credentials(), args.json, prog)
+        return report(no_account(), args.json, prog)
     if args.wait < 0:
         return report(ValueError("--wait must be zero or a number of seconds"), args.json, prog)
     path = index_file(args.index)

@@ -128,10 +128,9 @@ def collection(cmd: ToolCommand, payload: dict[str, Any], fields: list[str] | No
 
 
 def _account() -> Any:
-    from mcp_nextcloud.nextcloud.config import load_account
-    from mcp_nextcloud.nextcloud.errors import no_credentials
+    from mcp_nextcloud.nextcloud.config import load_account, no_account
 
     account = load_account()      # a NextcloudError (an unreadable config) is reported as the table words it
     if account is None:
-        raise no_credentials()
+        raise no_account()
     return account

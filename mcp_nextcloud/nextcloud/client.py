@@ -7,9 +7,9 @@ from typing import Any, Callable, TypeVar, cast
 from . import paths
 from .caldav import CalDAV
 from .carddav import CardDAV
-from .config import Account
+from .config import Account, no_account
 from .deck import Deck
-from .errors import ErrorCode, NextcloudError, no_credentials
+from .errors import ErrorCode, NextcloudError
 from .http import Transport
 from .mail import Mail
 from .ocs import OCS
@@ -34,7 +34,7 @@ class NextcloudClient:
     def __init__(self, account: Account | None, *, timeout: float = 30.0, connect_timeout: float = 5.0,
                  total_timeout: float = 120.0, retries: int = 3, backoff: float = 0.25) -> None:
         if account is None or not (account.url and account.user and account.app_password):
-            raise no_credentials()
+            raise no_account()
         self.account = account
         self._transport = Transport(account, timeout=timeout, connect_timeout=connect_timeout,
                                     total_timeout=total_timeout, retries=retries, backoff=backoff)

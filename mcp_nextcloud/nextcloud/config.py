@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from mcp_nextcloud.environment import environ, user_dir
 
-from .errors import LOGIN_STEP, ErrorCode, NextcloudError
+from .errors import LOGIN_STEP, ErrorCode, NextcloudError, no_credentials
 
 ENV_URL = "NEXTCLOUD_URL"
 ENV_USER = "NEXTCLOUD_USER"
@@ -98,6 +98,24 @@ def load_account(config_path: Path | None = None, env: Mapping[str, str] | None 
     return Account(url=url, user=user, app_password=password, public_url=public_url, user_id=user_id or None)
 
 
+def missing_variables(config_path: Path | None = None, env: Mapping[str, str] | None = None) -> list[str]:
+    """The account variables neither the environment nor the config file gives (empty when complete)."""
+    env = environ() if env is None else env
+    data = _read_file(Path(config_path) if config_path else default_config_path())
+    have = {ENV_URL: env.get(ENV_URL) or data.get("url"), ENV_USER: env.get(ENV_USER) or data.get("user"),
+            ENV_PASSWORD: env.get(ENV_PASSWORD) or data.get("app_password")}
+    return [name for name, value in have.items() if not value]
+
+
+def no_account(config_path: Path | None = None, env: Mapping[str, str] | None = None) -> NextcloudError:
+    """The "no account" error naming the variables that are missing here."""
+    try:
+        missing = missing_variables(config_path, env)
+    except NextcloudError as err:     # an unreadable config file: that is the cause to name
+        return err
+    return no_credentials(missing or [ENV_URL, ENV_USER, ENV_PASSWORD])
+
+
 def save_account(account: Account, config_path: Path | None = None) -> Path:
     """Write the account as JSON with mode 0600 (atomically: temp file then rename); return the path."""
     path = Path(config_path) if config_path else default_config_path()
@@ -107,11 +125,20 @@ def save_account(account: Account, config_path: Path | None = None) -> Path:
         data["public_url"] = account.public_url
     if account.user_id:
         data["user_id"] = account.user_id
-    fd, tmp = tempfile.mkstemp(prefix=".account-", dir=str(path.parent))
+    atomic_write(path, json.dumps(data, separators=(",", ":")), 0o600)
+    os.chmod(path, 0o600)
+    return path
+
+
+def atomic_write(path: Path, text: str, mode: int) -> None:
+    """Write `text` to `path` atomically (a temporary file beside it, renamed over it), created with `mode`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=str(path.parent))
     try:
-        os.fchmod(fd, 0o600)
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, separators=(",", ":"))
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -119,5 +146,3 @@ def save_account(account: Account, config_path: Path | None = None) -> Path:
         except OSError:
             pass
         raise
-    os.chmod(path, 0o600)
-    return path

@@ -399,6 +399,18 @@ def wait_text(seconds: float) -> str:
     return f"about {seconds / 3600:.0f} h" if seconds < 36 * 3600 else f"about {seconds / 86400:.0f} days"
 
 
-def no_credentials() -> NextcloudError:
-    """The error every entry point raises when no account is configured."""
-    return error_for("config", None, condition="no_credentials")
+ACCOUNT_VARIABLES = ("NEXTCLOUD_URL", "NEXTCLOUD_USER", "NEXTCLOUD_APP_PASSWORD")
+
+
+def no_credentials(missing: tuple[str, ...] | list[str] = ACCOUNT_VARIABLES) -> NextcloudError:
+    """The error every entry point raises when no account is configured, naming what is `missing`
+    (`nextcloud.config.no_account()` works that out from the environment and the config file)."""
+    row = _CONDITIONS["no_credentials"]
+    missing = [name for name in ACCOUNT_VARIABLES if name in missing] or list(ACCOUNT_VARIABLES)
+    given = [name for name in ACCOUNT_VARIABLES if name not in missing]
+    if not given:
+        cause = f"{row.cause}: no login is stored and {', '.join(missing[:-1])} and {missing[-1]} are not set"
+    else:
+        cause = (f"{row.cause} completely: {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing "
+                 f"({' and '.join(given)} {'is' if len(given) == 1 else 'are'} given)")
+    return NextcloudError(row.code, cause=cause, action=row.action, user_step=row.step)

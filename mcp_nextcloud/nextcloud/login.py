@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
 
 import httpx
 
@@ -16,6 +17,13 @@ from .config import Account, normalize_url
 from .errors import NextcloudError, error_for
 
 SOURCE = "login"
+
+# The route for a machine without a browser (a server, an SSH session), said by `login` and by a serve without
+# an account.
+NO_BROWSER = ("No browser on this machine? Open the URL on any device that reaches your Nextcloud (a phone, a "
+              "laptop): approving it there logs in this machine. Or create an app password in Nextcloud under "
+              "Settings > Security > Devices & sessions and give NEXTCLOUD_URL, NEXTCLOUD_USER and "
+              "NEXTCLOUD_APP_PASSWORD in the environment (or in the MCP host's \"env\") instead of logging in.")
 
 
 @dataclass(frozen=True)
@@ -92,4 +100,15 @@ def login(url: str, *, timeout: float = 300.0, interval: float = 2.0,
     return poll_login(flow, timeout=timeout, interval=interval, server_url=normalize_url(url))
 
 
-__all__ = ["LoginFlow", "start_login", "poll_login", "login", "NextcloudError"]
+def store_login(account: Account, config_path: Path | None = None) -> tuple[Account, Any, Path]:
+    """Ask the server who logged in (the DAV user id), save the account (0600); (account, user, config file)."""
+    from .client import NextcloudClient
+    from .config import save_account
+
+    with NextcloudClient(account, retries=1, total_timeout=30.0) as client:
+        user = client.ocs.current_user()
+    account = replace(account, user_id=user.id or None)
+    return account, user, save_account(account, config_path)
+
+
+__all__ = ["LoginFlow", "start_login", "poll_login", "login", "store_login", "NextcloudError"]

@@ -86,4 +86,5 @@ async def run_stdio(server: Any) -> None:
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):   # type: ignore[arg-type]
         stdin.replies = write_stream
         low = server._lowlevel_server
-        await low.run(read_stream, write_stream, low.create_initialization_options())
+        await low.run(read_stream, write_stream,
+                      low.create_initialization_options(getattr(server, "notification_options", None)))

@@ -42,15 +42,15 @@ INDEX_ENV = "MCP_NEXTCLOUD_INDEX"
 PROTOCOL = "mcp-nextcloud-service/2"
 # Commands the calling process runs itself: serve is a client of its own (service/tools.py), the
 # others hold a terminal, a browser flow or a signal handler for as long as they run.
-LOCAL = ("serve", "demo", "login", "service")
+LOCAL = ("serve", "demo", "login", "service", "connect")
 LOCAL_SUBCOMMANDS = (("index", "watch"),)
 # Read-only: when the service went away before answering, running one again is safe.
 READ_ONLY = ("grep", "inspect", "help", "manifest", "report")
 # Commands that run here without a service: they need no index (cli/root.py COMMAND_NAMES is checked against
 # the parser's by tests/service/test_client_rules.py). An unknown command is a usage error: here too.
 NO_INDEX = ("help", "manifest", "-h", "--help", "--version")
-COMMANDS = ("inspect", "index", "grep", "jobs", "login", "serve", "report", "demo", "token", "whoami", "files",
-            "deck", "calendar", "contacts", "meet", "talk", "tasks", "mail", "service")
+COMMANDS = ("inspect", "index", "grep", "jobs", "login", "connect", "serve", "report", "demo", "token", "whoami",
+            "files", "deck", "calendar", "contacts", "meet", "talk", "tasks", "mail", "service")
 UNSET = "\0"
 PRIVATE_MODE = 0o700
 START_SECONDS = 15.0    # a service that does not listen within this is broken: the call runs here

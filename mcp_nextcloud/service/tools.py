@@ -58,13 +58,12 @@ class ToolHost:
     def _ready(self, index_path: str, env: dict[str, str]) -> Any:
         """The server for the account env names; built on the first call (under the one loading lock)."""
         loading.need("tools")
-        from mcp_nextcloud.nextcloud.config import load_account
-        from mcp_nextcloud.nextcloud.errors import no_credentials
+        from mcp_nextcloud.nextcloud.config import load_account, no_account
 
         with environment.using(env):
             account = load_account()
-        if account is None:
-            raise no_credentials()
+            if account is None:
+                raise no_account()
         with self._lock:
             if self.server is None:
                 self._build(index_path, account, env)

@@ -70,3 +70,17 @@ def test_inspector_lists_tools_then_greps_and_reads(world, tmp_path):
     assert found["matches"][0]["offset"] == offset, "grep's offset must be one files_read finds"
     assert all(m["text"].lower() == "quota" for m in found["matches"])
     assert found["total"] > 2 and found["matches"][0]["page"] == manual["passages"][0]["page"]
+
+
+def test_inspector_against_a_serve_without_an_account(tmp_path):
+    """A host with no account configured: the Inspector's tools/list is answered (the login tool), not refused."""
+    cmd = [_inspector(), "--cli", sys.executable, "-m", "mcp_nextcloud", "serve", "--interval", "0", "--",
+           "-e", f"MCP_NEXTCLOUD_CONFIG={tmp_path / 'account.json'}", "-e", f"MCP_NEXTCLOUD_INDEX={tmp_path / 'i.db'}",
+           "-e", f"MCP_NEXTCLOUD_TELEMETRY={tmp_path / 'calls.sqlite'}", "-e", f"PYTHONPATH={ROOT}",
+           "--cwd", str(ROOT), "--method", "tools/list", "--format", "json"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEXTCLOUD_")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, f"inspector exit {proc.returncode}: {proc.stderr[-2000:]}"
+    tools = json.loads(proc.stdout)["result"]["tools"]
+    assert [t["name"] for t in tools] == ["nextcloud_login"]
+    assert "url" in tools[0]["inputSchema"]["properties"]

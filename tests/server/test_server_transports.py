@@ -68,9 +68,11 @@ def test_serve_over_stdio_with_the_sdk_stdio_client(world, tmp_path):
 def test_serve_without_an_account_explains_how_to_configure_one(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
     env.update({"MCP_NEXTCLOUD_CONFIG": str(tmp_path / "none.json"), "PYTHONPATH": str(ROOT)})
+    # No crash before the handshake (tests/server/test_serve_without_account.py speaks to it): the person reading
+    # the host's log learns what is missing; a host that hangs up ends it cleanly.
     proc = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "serve"], env=env, cwd=str(ROOT),
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2
+                          capture_output=True, text=True, timeout=120, input="")
+    assert proc.returncode == 0
     assert "mcp-nextcloud login" in proc.stderr and "NEXTCLOUD_URL" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 

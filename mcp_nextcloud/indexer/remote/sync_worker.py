@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from mcp_nextcloud.nextcloud.errors import NextcloudError, clean_detail, no_credentials
+from mcp_nextcloud.nextcloud.errors import NextcloudError, clean_detail
 
 from mcp_nextcloud.indexer.jobs import embed
 from mcp_nextcloud.indexer.jobs.run import JobHandle, run_job
@@ -64,11 +64,11 @@ def sync_body(index_path: Path, client_factory: Callable[[], Any], *,
 
 def _client_from_config() -> Any:
     from mcp_nextcloud.nextcloud.client import NextcloudClient
-    from mcp_nextcloud.nextcloud.config import load_account
+    from mcp_nextcloud.nextcloud.config import load_account, no_account
 
     account = load_account()
     if account is None:
-        raise no_credentials()
+        raise no_account()
     return NextcloudClient(account)
 
 
