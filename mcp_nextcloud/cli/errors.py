@@ -109,7 +109,7 @@ def failure_of(err: BaseException) -> Failure:
     if isinstance(err, ReaderError):
         return Failure(err.code.value, reader_category(err.code), err.cause, _capitalised(err.action), err.retry)
     if isinstance(err, IndexerError):
-        return Failure(err.code, err.category, err.cause, _capitalised(err.action), err.retry)
+        return Failure(err.code.value, err.category, err.cause, _capitalised(err.action), err.retry)
     category = getattr(err, "category", None)
     if isinstance(category, Category):   # a ToolFailure: the tool layer's parts (server.errors)
         return Failure(str(getattr(err, "code", "failed")), category, str(getattr(err, "cause", "")),

@@ -289,8 +289,10 @@ def _serve_http(server: Any, port: int, config_path: Path, sock: Any) -> int:
     # The token is checked first, on the headers alone: a caller without it never gets a byte of its body read.
     app = BearerGuard(BodyLimit(server.streamable_http_app(host="127.0.0.1", max_request_body_size=MAX_BODY_BYTES)),
                       token, profiles)
+    from mcp_nextcloud.server.http_protocol import HeadDeadlineProtocol
+
     uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", timeout_keep_alive=5,
-                                  limit_concurrency=HTTP_CONNECTIONS)).run(sockets=[sock])
+                                  limit_concurrency=HTTP_CONNECTIONS, http=HeadDeadlineProtocol)).run(sockets=[sock])
     return 0
 
 

@@ -10,14 +10,27 @@ through the category). `str(err)` is the instruction in the table's plain voice.
 """
 from __future__ import annotations
 
+from enum import Enum
+
 from mcp_nextcloud.nextcloud.errors import PLAIN, STORED, Category, Voice, instruction
 from mcp_nextcloud.reader.document import ReaderCode
+
+
+class IndexCode(Enum):
+    """The stable code of an IndexerError; compare by identity, `.value` is the name on the wire."""
+
+    INDEX_REFUSED = "index_refused"
+    PATH_COLLISION = "path_collision"
+    FOLDER_OVERLAP = "folder_overlap"
+    REMOTE_PATH_CONFLICT = "remote_path_conflict"
+    SCHEMA_TOO_NEW = "schema_too_new"
+    BAD_REMOTE_PATH = "bad_remote_path"
 
 
 class IndexerError(Exception):
     """A request the index refuses: `cause`, `action`, a stable `code`, category MISUSE, `retry` False."""
 
-    code = "index_refused"
+    code = IndexCode.INDEX_REFUSED
     category = Category.MISUSE
     retry = False
 

@@ -23,9 +23,10 @@ from typing_extensions import Annotated
 
 from mcp_nextcloud.environment import environ
 from mcp_nextcloud.nextcloud.config import Account, load_account, no_account, normalize_url
-from mcp_nextcloud.nextcloud.errors import Category, NextcloudError
+from mcp_nextcloud.nextcloud.errors import Category, ErrorCode, NextcloudError
 from mcp_nextcloud.nextcloud.login import NO_BROWSER, LoginFlow, poll_login, start_login, store_login
-from mcp_nextcloud.server.errors import ToolFailure, as_tool_failure
+from mcp_nextcloud.server.status import ToolStatus
+from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud
 
 LOGIN_TOOL = "nextcloud_login"
 APPROVAL_WAIT_S = 600.0      # how long a started login waits for the person's approval
@@ -79,7 +80,7 @@ class AccountGate(MCPServer):
                 if isinstance(full, str):
                     raise ToolFailure(f"The account is configured, but the server cannot start its tools: {full}",
                                       "Tell the user; restart this MCP server once it is fixed",
-                                      category=Category.FAULT, status="serve_failed")
+                                      category=Category.FAULT, status=ToolStatus.SERVE_FAILED)
                 self.full = full
         return self.full
 
@@ -105,7 +106,7 @@ class AccountGate(MCPServer):
             return ToolFailure(f"{name} cannot run: {problem.cause}",
                                f"Call {LOGIN_TOOL} with the user's Nextcloud address, or tell the user to run "
                                "`mcp-nextcloud login URL` in a terminal", category=Category.MISUSE,
-                               status="no_credentials").result()
+                               status=ErrorCode.NO_CREDENTIALS).result()
         try:
             return await super().call_tool(name, arguments, context)
         except ToolFailure as failure:
@@ -135,13 +136,13 @@ class AccountGate(MCPServer):
         if not address:
             raise ToolFailure("No Nextcloud address was given and NEXTCLOUD_URL is not set",
                               "Ask the user for their Nextcloud address (what they open in a browser) and call "
-                              f"{LOGIN_TOOL} with url", category=Category.MISUSE, status="bad_url")
+                              f"{LOGIN_TOOL} with url", category=Category.MISUSE, status=ToolStatus.BAD_URL)
         pending = self._flow
         if pending is None or time.monotonic() - pending[1] > APPROVAL_WAIT_S:
             try:
                 flow = await anyio.to_thread.run_sync(start_login, address)
             except NextcloudError as err:
-                raise as_tool_failure(err) or ToolFailure(str(err), category=Category.FAULT, status="login") from err
+                raise from_nextcloud(err) from err
             pending = self._flow = (flow, time.monotonic())
             threading.Thread(target=self._await_approval, args=(flow, normalize_url(address), ctx,
                                                                 anyio.lowlevel.current_token()),

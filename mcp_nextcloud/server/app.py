@@ -22,6 +22,7 @@ from mcp.types import CallToolResult
 from pydantic import ValidationError
 
 from mcp_nextcloud.server import faultlog, telemetry
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.arguments import ArgumentRules, rules_for
 from mcp_nextcloud.server.arguments import check as check_arguments
 from mcp_nextcloud.server.context import ServerContext
@@ -45,7 +46,7 @@ def _classify(name: str, exc: ToolError) -> ToolFailure:
     cause = exc.__cause__
     if faultlog.stopped(cause):
         return ToolFailure(f"{name} was stopped on purpose before its first write (a dry run): nothing was "
-                           "changed.", category=Category.REFUSED, status="stopped")
+                           "changed.", category=Category.REFUSED, status=ToolStatus.STOPPED)
     known = as_tool_failure(cause) if cause is not None else None
     if known is not None:
         return known
@@ -53,11 +54,11 @@ def _classify(name: str, exc: ToolError) -> ToolFailure:
         return invalid_arguments(name, [dict(e) for e in cause.errors()])
     if cause is None and str(exc).startswith("Unknown tool"):
         return ToolFailure(str(exc), "Call tools/list for the tools this server offers", category=Category.MISUSE,
-                           status="unknown_tool")
+                           status=ToolStatus.UNKNOWN_TOOL)
     if isinstance(exc, UnexpectedToolError) or cause is not None:
         return ToolFailure(f"{name} failed on our side (an internal error, logged on the server)", "",
-                           category=Category.FAULT, status="internal", retry=True)
-    return ToolFailure(str(exc), category=Category.FAULT, status="tool_error")
+                           category=Category.FAULT, status=ToolStatus.INTERNAL, retry=True)
+    return ToolFailure(str(exc), category=Category.FAULT, status=ToolStatus.TOOL_ERROR)
 
 
 class NextcloudMCP(MCPServer):
@@ -115,12 +116,12 @@ class NextcloudMCP(MCPServer):
         except ToolError as exc:
             failure = with_host_advice(self.context,
                                        exc if isinstance(exc, ToolFailure) else _classify(name, exc))
-            if failure.category is Category.FAULT and failure.status == "internal":
+            if failure.category is Category.FAULT and failure.status is ToolStatus.INTERNAL:
                 faultlog.record(name, exc.__cause__ or exc)
             if log is not None:
                 # A jail refusal reads as a missing file to the agent; the call log counts it as what it is.
-                kind, status = ((Category.REFUSED.value, profile.OUTSIDE) if profile.refused_by_profile(exc)
-                                else (failure.category.value, failure.status))
+                kind, status = ((Category.REFUSED.value, profile.OUTSIDE.value) if profile.refused_by_profile(exc)
+                                else (failure.category.value, failure.logged_status))
                 log.record(name, kind, status, (time.perf_counter() - t0) * 1000, 0,
                            profile=None if in_force.unrestricted else in_force.name)
             raise failure from exc
@@ -149,7 +150,7 @@ class NextcloudMCP(MCPServer):
             raise ToolFailure(f"{name}: the index service could not be reached or ended during the call ({exc}).",
                               "Check what the call changed (list or read it) before calling it again; if the service "
                               "keeps failing, restart this MCP server", category=Category.FAULT,
-                              status="service_unavailable", retry=False) from exc
+                              status=ToolStatus.SERVICE_UNAVAILABLE, retry=False) from exc
 
 
 # Constraints still enforced by validation but not worth their bytes in every session's tools/list.

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.argument_text import LINE, character_problem, kind_of, must_not_be_empty
 from mcp_nextcloud.server.errors import invalid_arguments, misuse
 
@@ -81,7 +82,7 @@ def check(tool_name: str, rules: ArgumentRules, arguments: dict[str, Any] | None
         valid = ", ".join(rules.names) or "none"
         raise misuse(f"Unknown argument(s) for {tool_name}: {shown}. Its arguments are: {valid}. "
                      "Call again with only these names (check the spelling).",
-                     status="unknown_argument")
+                     status=ToolStatus.UNKNOWN_ARGUMENT)
     for key, value in arguments.items():
         problem = _string_problem(value, None if key in rules.declared_max else DEFAULT_MAX_CHARS)
         if problem:
@@ -99,7 +100,7 @@ def check(tool_name: str, rules: ArgumentRules, arguments: dict[str, Any] | None
 
 def _bad(tool_name: str, key: str, problem: str) -> Exception:
     return misuse(f"Invalid arguments for {tool_name}: {key}: {problem}. Fix it and call again.",
-                  status="bad_argument")
+                  status=ToolStatus.BAD_ARGUMENT)
 
 
 _JSON_NAMES = {str: "a string", bool: "a boolean", int: "an integer", float: "a number", list: "an array",

@@ -7,13 +7,15 @@ I/O at construction except opening the index and the call log.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar, cast
+from typing import Any, Callable, Iterator, TypeVar, cast
 
 from mcp_nextcloud.indexer.index import Index
 from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
@@ -64,6 +66,21 @@ class Settings:
         return cls(**kw)
 
 
+# The settings of the call being run, where one process runs calls for several callers (the index service:
+# each serve's own MCP_NEXTCLOUD_MAX_READ_MB and friends); None: the context's own.
+_CALL_SETTINGS: contextvars.ContextVar[Settings | None] = contextvars.ContextVar("call_settings", default=None)
+
+
+@contextlib.contextmanager
+def settings_of_call(settings: Settings) -> Iterator[None]:
+    """Run the calls inside with `settings` as their caller's (ServerContext.call_settings)."""
+    token = _CALL_SETTINGS.set(settings)
+    try:
+        yield
+    finally:
+        _CALL_SETTINGS.reset(token)
+
+
 @dataclass
 class ServerContext:
     """What every tool call needs. Thread-safe: sync tools run in worker threads."""
@@ -101,6 +118,12 @@ class ServerContext:
             if self._client is None:
                 self._client = self.make_client()
             return self._client
+
+    @property
+    def call_settings(self) -> Settings:
+        """The caps of the call being run: its caller's where one process serves several (settings_of_call),
+        else this context's own. The background sync and the quick client keep the context's own."""
+        return _CALL_SETTINGS.get() or self.settings
 
     def make_client(self) -> NextcloudClient:
         """A new client: the factory's (tests, the demo) or one for the account (httpx pools are thread-safe)."""

@@ -20,6 +20,8 @@ asked. The CLI words the same failures for a person (`cli/errors.py`).
 """
 from __future__ import annotations
 
+from mcp_nextcloud.server.status import ToolStatus
+
 import dataclasses
 from typing import Any, Mapping, Sequence
 
@@ -30,6 +32,7 @@ from mcp_nextcloud.indexer.errors import IndexerError, reader_category
 from mcp_nextcloud.nextcloud.errors import PLAIN, Category, NextcloudError, instruction, split_instruction
 from mcp_nextcloud.nextcloud.errors import sentence as _sentence
 from mcp_nextcloud.reader.document import ReaderCode, ReaderError
+from mcp_nextcloud.server.status import Status
 
 # How a tool answer words what only a front end can say. A step only the person at the machine can take:
 # the agent must not try to run it itself (it has no shell), it hands it to the user. The retry: said
@@ -41,19 +44,34 @@ class ToolFailure(ToolError):
     """A failure the model can act on: `code`, `cause`, `action` and `retry` as fields; `str()` is the
     instruction worded for an agent (cause, next action, the retry said from `retry`).
 
-    `category` (the table's Category) and `status` (the HTTP status, else the code) feed the call log.
+    `status` is why, an enum member compared by identity (`server.status`): the tool layer's own
+    `ToolStatus`, or the code of the layer the failure came from; `code` is its name on the wire. `category`
+    (the table's Category) and `logged_status` (the HTTP status where Nextcloud gave one, else the code) feed
+    the call log.
     """
 
-    def __init__(self, cause: str, action: str | None = None, *, category: Category, status: str | int,
-                 retry: bool = False, code: str | None = None, source: NextcloudError | None = None) -> None:
+    def __init__(self, cause: str, action: str | None = None, *, category: Category, status: Status,
+                 retry: bool = False, http_status: int | None = None, source: NextcloudError | None = None) -> None:
         if action is None:
             cause, action = split_instruction(cause)
         self.cause, self.action, self.retry = cause.strip(), action.strip(), retry
         self.category = category
-        self.status = str(status)
-        self.code = code or self.status
+        self.status: Status = status
+        self.code: str = status.value
+        self.http_status = http_status
         self.source = source   # the table's error it came from: another front end words its parts itself
         super().__init__(self.text)
+
+    @property
+    def logged_status(self) -> str:
+        """What the call log keeps: the HTTP status Nextcloud answered, else the code."""
+        return str(self.http_status) if self.http_status is not None else self.code
+
+    def reworded(self, action: str) -> ToolFailure:
+        """The same failure with another next step (one the tool layer knows better than the source's: the
+        source is dropped, so a front end words this action, not the source's)."""
+        return ToolFailure(self.cause, action, category=self.category, status=self.status, retry=self.retry,
+                           http_status=self.http_status)
 
     @property
     def text(self) -> str:
@@ -70,12 +88,12 @@ class ToolFailure(ToolError):
                               structured_content={"error": self.fields()}, is_error=True)
 
 
-def misuse(message: str, *, status: str = "bad_argument") -> ToolFailure:
+def misuse(message: str, *, status: ToolStatus = ToolStatus.BAD_ARGUMENT) -> ToolFailure:
     """A wrong argument, a guessed identifier or an impossible request; the message must say what to do."""
     return ToolFailure(message, category=Category.MISUSE, status=status)
 
 
-def refused(message: str, *, status: str) -> ToolFailure:
+def refused(message: str, *, status: Status) -> ToolFailure:
     """The system working as intended said no (too large, binary file, unreadable document)."""
     return ToolFailure(message, category=Category.REFUSED, status=status)
 
@@ -87,9 +105,8 @@ def agent_text(err: NextcloudError) -> str:
 
 def from_nextcloud(err: NextcloudError) -> ToolFailure:
     """A `NextcloudError` as a tool failure, worded for an agent."""
-    status = err.status if err.status is not None else err.code.value
-    return ToolFailure(err.cause_in(), err.action_in(AGENT), category=err.category, status=status,
-                       retry=err.retry, code=err.code.value, source=err)
+    return ToolFailure(err.cause_in(), err.action_in(AGENT), category=err.category, status=err.code,
+                       retry=err.retry, http_status=err.status, source=err)
 
 
 def nextcloud_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -113,14 +130,13 @@ def from_reader(err: ReaderError) -> ToolFailure:
     step = _READER_TOOL_STEP.get(err.code)
     if step:
         action = f"{_sentence(action)} {step}".strip()
-    return ToolFailure(err.cause, action, category=reader_category(err.code), status=err.code.value,
-                       retry=err.retry, code=err.code.value)
+    return ToolFailure(err.cause, action, category=reader_category(err.code), status=err.code, retry=err.retry)
 
 
 def from_indexer(err: IndexerError) -> ToolFailure:
     """An `IndexerError` (a request the index refuses) as a tool failure, its code the status."""
     action = err.action[:1].upper() + err.action[1:]
-    return ToolFailure(err.cause, action, category=err.category, status=err.code, retry=err.retry, code=err.code)
+    return ToolFailure(err.cause, action, category=err.category, status=err.code, retry=err.retry)
 
 
 def as_tool_failure(exc: BaseException) -> ToolFailure | None:
@@ -139,7 +155,7 @@ def as_tool_failure(exc: BaseException) -> ToolFailure | None:
 def unknown_file_id(file_id: int) -> ToolFailure:
     return misuse(f"No file with fileId {file_id} exists in this account (or it is not visible to it). "
                   "Call files_search to find the file and use the path or fileId it returns; "
-                  "do not guess identifiers.", status="unknown_file_id")
+                  "do not guess identifiers.", status=ToolStatus.UNKNOWN_FILE_ID)
 
 
 def validation_message(tool: str, errors: Sequence[Mapping[str, Any]]) -> str:
@@ -162,4 +178,4 @@ FIX_ARGUMENTS = "Fix the arguments as the tool's schema describes and call again
 def invalid_arguments(tool: str, errors: Sequence[Mapping[str, Any]]) -> ToolFailure:
     """A pydantic argument error as a misuse failure (the values are not echoed: they are the caller's data)."""
     return ToolFailure(validation_message(tool, errors), FIX_ARGUMENTS, category=Category.MISUSE,
-                       status="bad_argument")
+                       status=ToolStatus.BAD_ARGUMENT)

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Iterator
 
 from mcp_nextcloud.nextcloud.errors import Category
 from mcp_nextcloud.server.errors import ToolFailure
+from mcp_nextcloud.server.status import ToolStatus
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,8 @@ class using:
 
 # -- the answers --------------------------------------------------------------------------------------
 
-OUTSIDE = "outside_profile"      # telemetry status of a jail refusal (the agent's text is a missing file's)
-NOT_OFFERED = "not_in_profile"   # telemetry status of a tool the profile does not offer
+OUTSIDE = ToolStatus.OUTSIDE_PROFILE   # telemetry status of a jail refusal (the agent's text is a missing file's)
+NOT_OFFERED = ToolStatus.NOT_IN_PROFILE   # telemetry status of a tool the profile does not offer
 
 
 def as_missing(failure: BaseException) -> BaseException:

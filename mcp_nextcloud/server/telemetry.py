@@ -19,6 +19,7 @@ from typing import Any, Iterator
 from mcp_nextcloud.environment import environ, user_dir
 
 from mcp_nextcloud.indexer.store.filemodes import secure_database
+from mcp_nextcloud.server.status import ToolStatus
 
 KINDS = ("ok", "refused", "misuse", "fault")
 
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS calls(
 CREATE INDEX IF NOT EXISTS calls_tool ON calls(tool, kind);
 """
 # Statuses that are a profile's refusals (server/profile.py): a tool it does not offer, a path outside it.
-PROFILE_REFUSALS = ("not_in_profile", "outside_profile")
+# A tool the profile does not offer, a path outside its folders (the statuses profile.py gives them).
+PROFILE_REFUSALS = (ToolStatus.NOT_IN_PROFILE.value, ToolStatus.OUTSIDE_PROFILE.value)
 
 
 # The call log of the call being run, where one process runs calls for several callers (the index service:
@@ -105,9 +107,9 @@ class CallLog:
         marks = ",".join("?" * len(PROFILE_REFUSALS))
         with self._lock:
             rows = self._db.execute(
-                f"SELECT profile, COUNT(*), SUM(status='not_in_profile'), SUM(status='outside_profile'), "
+                f"SELECT profile, COUNT(*), SUM(status=?), SUM(status=?), "
                 f"SUM(status IN ({marks})) FROM calls WHERE profile IS NOT NULL GROUP BY profile ORDER BY profile",
-                PROFILE_REFUSALS).fetchall()
+                (*PROFILE_REFUSALS, *PROFILE_REFUSALS)).fetchall()
         return [{"profile": r[0], "calls": int(r[1]), "toolNotOffered": int(r[2] or 0),
                  "outsideFolders": int(r[3] or 0), "refusals": int(r[4] or 0)} for r in rows]
 

@@ -123,10 +123,11 @@ class ToolHost:
             import anyio
 
             from mcp_nextcloud.server import profile, telemetry
+            from mcp_nextcloud.server.context import Settings, settings_of_call
 
             self._resume_sync()
             with environment.using(request.env), profile.using(_profile(request.profile)), \
-                    telemetry.logging_to(self._call_log(request.env)):
+                    telemetry.logging_to(self._call_log(request.env)), settings_of_call(Settings.from_env()):
                 result = anyio.run(lambda: server.call_tool(request.name, request.arguments))
             return pickle.dumps(("ok", result))
         except Exception as exc:   # a ToolFailure (or a NextcloudError before the server exists) goes back as is

@@ -155,7 +155,7 @@ def test_config_parsing_follows_qt_settings(tmp_path, write_desktop_config):
     assert normalize_remote_path("Work//Sub/") == "/Work/Sub" and normalize_remote_path("") == "/"
     with pytest.raises(ValueError, match="contains '.' or '..'") as bad_path:   # a ValueError as it always was
         normalize_remote_path("/Work/../etc")
-    assert isinstance(bad_path.value, RemotePathError) and bad_path.value.code == "bad_remote_path"
+    assert isinstance(bad_path.value, RemotePathError) and bad_path.value.code.value == "bad_remote_path"
     assert "absolute path" in bad_path.value.action and bad_path.value.retry is False
 
 

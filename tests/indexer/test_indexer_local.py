@@ -7,7 +7,7 @@ from pathlib import Path
 
 import apsw
 
-from mcp_nextcloud.indexer.errors import IndexerError
+from mcp_nextcloud.indexer.errors import IndexCode, IndexerError
 from mcp_nextcloud.indexer.local.journal import find_journal, open_journal, parse_file_id
 from mcp_nextcloud.nextcloud.errors import Category
 from mcp_nextcloud.indexer.local.folder import index_folder, is_ignored
@@ -244,7 +244,7 @@ def test_two_sync_folders_mirroring_the_same_nextcloud_folder_are_refused(tmp_pa
     for remote in (None, "/Documents"):   # the same folder, or one inside it: paths would collide
         with pytest.raises(RemotePathConflict, match="already mirrors /") as conflict:
             index_folder(index, tmp_path / "bob", pool=counting_pool, remote_path=remote)
-        assert conflict.value.code == "remote_path_conflict" and conflict.value.category is Category.MISUSE
+        assert conflict.value.code is IndexCode.REMOTE_PATH_CONFLICT and conflict.value.category is Category.MISUSE
         assert "--index" in conflict.value.action and conflict.value.retry is False
         assert str(conflict.value).endswith("Do not retry.")          # the plain voice words the field
     assert [r.folder for r in index.roots()] == [str(tmp_path / "alice")]
@@ -282,6 +282,6 @@ def test_folder_inside_an_indexed_folder_is_refused(tmp_path, index, counting_po
     index_folder(index, tmp_path / "outer", pool=counting_pool)
     with pytest.raises(RuntimeError, match="already holds") as overlap:   # still the builtin it always was
         index_folder(index, tmp_path / "outer" / "inner", pool=counting_pool)
-    assert isinstance(overlap.value, IndexerError) and overlap.value.code == "folder_overlap"
+    assert isinstance(overlap.value, IndexerError) and overlap.value.code is IndexCode.FOLDER_OVERLAP
     assert [r.folder for r in index.roots()] == [str(tmp_path / "outer")]
     assert main(["index", "add", str(tmp_path / "outer" / "inner"), "--index", str(index.path)]) == 2

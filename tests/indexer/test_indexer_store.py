@@ -43,7 +43,7 @@ def test_newer_schema_is_refused_with_instruction(tmp_path):
     con.close()
     with pytest.raises(RuntimeError, match="newer than this program") as too_new:
         Index.open(path)
-    assert too_new.value.code == "schema_too_new" and "upgrade mcp-nextcloud" in too_new.value.action
+    assert too_new.value.code.value == "schema_too_new" and "upgrade mcp-nextcloud" in too_new.value.action
 
 
 def test_default_index_path_env_override(monkeypatch, tmp_path):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from mcp_nextcloud.nextcloud.errors import (Category, ErrorCode, FaultError, Mis
                                             RefusedError, error_for, no_credentials)
 from mcp_nextcloud.reader.document import DEFAULT_LIMITS, ReaderCode, ReaderError
 from mcp_nextcloud.cli.errors import person_text
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.errors import ToolFailure, as_tool_failure, from_nextcloud, from_reader, misuse, refused
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,11 +69,12 @@ def test_isinstance_matching_across_layers(world):
             client.webdav.stat("/No/Such/File.txt")
     assert isinstance(caught.value, NotFoundError)
     failure = as_tool_failure(caught.value)
-    assert isinstance(failure, ToolFailure) and failure.category is Category.MISUSE and failure.status == "404"
+    assert isinstance(failure, ToolFailure) and failure.category is Category.MISUSE \
+        and failure.status is ErrorCode.NOT_FOUND and failure.http_status == 404 and failure.logged_status == "404"
     assert failure.retry is False and as_tool_failure(error_for("webdav", 503)).retry is True
     assert "files_search" in str(failure) and "do not retry" in str(failure).lower()
     fault = as_tool_failure(ReaderError("took too long", "ask for a smaller copy", code=ReaderCode.TIMEOUT))
-    assert fault is not None and (fault.category, fault.status) == (Category.FAULT, "timeout")
+    assert fault is not None and (fault.category, fault.status) == (Category.FAULT, ReaderCode.TIMEOUT)
     assert fault.fields() == {"code": "timeout", "cause": "took too long.", "action": "Ask for a smaller copy.",
                               "retry": False} and str(fault).endswith("Do not retry.")
     assert as_tool_failure(ValueError("a bug")) is None
@@ -123,11 +126,26 @@ def test_the_front_ends_render_no_credentials_for_their_audience(tmp_path):
 
 
 def test_tool_layer_constructors_keep_their_signatures():
-    assert (misuse("x").category, misuse("x").status) == (Category.MISUSE, "bad_argument")
-    assert (refused("y", status="too_large").category, refused("y", status="too_large").status) == \
-        (Category.REFUSED, "too_large")
+    assert misuse("x").category is Category.MISUSE and misuse("x").status is ToolStatus.BAD_ARGUMENT
+    big = refused("y", status=ToolStatus.TOO_LARGE)
+    assert big.category is Category.REFUSED and big.status is ToolStatus.TOO_LARGE and big.code == "too_large"
     gone = from_nextcloud(error_for("deck", 403, path="card 9"))
-    assert gone.category is Category.REFUSED and gone.status == "403" and "do not guess ids" in str(gone)
+    assert gone.category is Category.REFUSED and gone.status is ErrorCode.FORBIDDEN and gone.logged_status == "403"
+    assert gone.code == "forbidden" and "do not guess ids" in str(gone)
+
+
+def test_every_tool_status_is_an_enum_member_never_a_string():
+    """The tool layer names a failure's status by a member of its one enum (compared by identity): no module of
+    server/ passes a string as a status or compares a status with one."""
+    import mcp_nextcloud.server as server
+
+    offenders = []
+    for path in Path(server.__file__).parent.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for pattern in (r'\bstatus=f?["\']', r'\b(?:failure|exc|err)\.status\s*(?:[!=]=|(?:not\s+)?in)\s*\(?\s*["\']'):
+            offenders += [f"{path.name}: {m.group(0)}" for m in re.finditer(pattern, text)]
+    assert offenders == []
+    assert len({m.value for m in ToolStatus}) == len(ToolStatus)   # no alias: each status one member
 
 
 def test_a_recorded_sync_failure_keeps_its_parts_for_each_audience(tmp_path):

@@ -222,3 +222,39 @@ def test_http_ends_a_body_that_never_completes(http):
     answer, took = _raw_request(url, head, b"{" + b" " * 100, wait_s=BODY_SECONDS + 20)
     assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
     assert BODY_SECONDS - 1 <= took < BODY_SECONDS + 15
+
+
+def test_http_slow_heads_cannot_lock_a_host_out(http):
+    """More connections than the server takes at once, each sending half a request head and then nothing: each
+    is answered 408 and closed after the head deadline, and a real request made while they hang is served once
+    they are gone (uvicorn alone keeps such connections, and the slots they hold, forever)."""
+    from urllib.parse import urlparse
+
+    from mcp_nextcloud.cli.serve import HTTP_CONNECTIONS
+    from mcp_nextcloud.server.http_protocol import HEAD_SECONDS
+
+    url, token_file, _ = http
+    where = urlparse(url)
+    slow = []
+    for _ in range(HTTP_CONNECTIONS + 8):
+        sock = socket.create_connection((where.hostname, where.port), timeout=HEAD_SECONDS + 30)
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        slow.append(sock)
+    t0 = time.monotonic()
+    try:
+        answers = []
+        for sock in slow:
+            answer = b""
+            while chunk := sock.recv(4096):
+                answer += chunk
+            answers.append(answer)
+        took = time.monotonic() - t0
+    finally:
+        for sock in slow:
+            sock.close()
+    assert all(a.startswith(b"HTTP/1.1 408") and b"request head" in a for a in answers), answers[:2]
+    assert took < HEAD_SECONDS + 20
+    headers = {**HEADERS, "Authorization": f"Bearer {token_file.read_text().strip()}"}
+    init = _rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "t", "version": "1"}})
+    assert httpx.post(url, json=init, headers=headers, timeout=30).status_code == 200

@@ -263,3 +263,20 @@ def test_a_new_app_password_is_used_by_the_same_service(env: dict[str, str]) -> 
     assert not right.is_error, right.content[0].text
     assert json.loads(right.content[0].text)
     assert _log_of(env).count("listening at") == 1
+
+
+def test_each_serve_s_own_caps_hold_on_one_service(env: dict[str, str]) -> None:
+    """Two serves on one index, one with a read cap below /Documents/notes.txt's size: one service answers both,
+    each with its own cap (the settings travel with the call, not with the first caller)."""
+    from mcp import Client
+
+    async def read(environment: dict[str, str]) -> Any:
+        async with Client(_serve_params(environment, "0"), mode="legacy") as client:
+            return await client.call_tool("files_read", {"path": "/Documents/notes.txt"})
+
+    tight = {**env, "MCP_NEXTCLOUD_MAX_READ_MB": "0.00001"}   # 10 bytes
+    capped = anyio.run(read, tight)
+    assert capped.is_error and "read cap" in capped.content[0].text, capped.content[0].text
+    plain = anyio.run(read, env)   # the first caller's cap held for every caller before
+    assert not plain.is_error, plain.content[0].text
+    assert _log_of(env).count("listening at") == 1

@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_nextcloud.indexer.errors import IndexerError
+from mcp_nextcloud.indexer.errors import IndexCode, IndexerError
 
 ENV_VAR = "MCP_NEXTCLOUD_DESKTOP_CONFIG"
 FOLDER_GROUPS = ("Folders", "Multifolders", "FoldersWithPlaceholders")
@@ -48,7 +48,7 @@ class SyncFolder:
 class RemotePathError(IndexerError, ValueError):
     """A remote path given by the user cannot be a Nextcloud folder path."""
 
-    code = "bad_remote_path"
+    code = IndexCode.BAD_REMOTE_PATH
 
 
 class _CaseSensitiveParser(configparser.ConfigParser):

@@ -24,7 +24,7 @@ import os
 import time
 from typing import Callable, cast
 
-from mcp_nextcloud.indexer.errors import IndexerError
+from mcp_nextcloud.indexer.errors import IndexCode, IndexerError
 from mcp_nextcloud.indexer.models import FileMeta, FileRecord, Root
 from mcp_nextcloud.indexer.store.rows import ROOT_COLUMNS, Rows, _row_to_root, fold_name
 
@@ -37,19 +37,19 @@ RemoteLookup = Callable[[str, str], tuple[str | None, list[str]]]
 class PathCollision(IndexerError, ValueError):
     """A local file's path is already held by a file of another local folder in this index."""
 
-    code = "path_collision"
+    code = IndexCode.PATH_COLLISION
 
 
 class FolderOverlap(IndexerError, RuntimeError):
     """A folder to index lies inside a local folder this index already holds."""
 
-    code = "folder_overlap"
+    code = IndexCode.FOLDER_OVERLAP
 
 
 class RemotePathConflict(IndexerError, RuntimeError):
     """Two sync folders in one index mirror the same (or nested) Nextcloud folders."""
 
-    code = "remote_path_conflict"
+    code = IndexCode.REMOTE_PATH_CONFLICT
 
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import apsw
 
-from mcp_nextcloud.indexer.errors import IndexerError
+from mcp_nextcloud.indexer.errors import IndexCode, IndexerError
 
 SCHEMA_VERSION = 5
 CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq
@@ -137,7 +137,7 @@ MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
 class SchemaTooNew(IndexerError, RuntimeError):
     """The index was written by a newer mcp-nextcloud: this program must not touch it."""
 
-    code = "schema_too_new"
+    code = IndexCode.SCHEMA_TOO_NEW
 
 
 def migrate(con: apsw.Connection) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mcp_nextcloud.nextcloud.errors import NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
 from mcp_nextcloud.server.tools.first_login import NO_CALENDAR_YET, has_own_calendar
@@ -42,7 +43,7 @@ def zone(name: str, field: str = "") -> ZoneInfo:
     except (ZoneInfoNotFoundError, ValueError):
         named = f"{field}: time zone" if field else "Time zone"
         raise misuse(f"{named} {name!r} is not an IANA name. Use one such as Europe/Paris, America/New_York "
-                     "or UTC.", status="bad_time_zone") from None
+                     "or UTC.", status=ToolStatus.BAD_TIME_ZONE) from None
 
 
 def split_zone(value: str) -> tuple[str, ZoneInfo | None]:
@@ -73,7 +74,7 @@ def in_range(when: dt.date | dt.datetime, field: str, value: str) -> None:
         inside = False
     if not inside:
         raise misuse(f"{field} {value!r} is outside the times these tools accept ({RANGE_TEXT}). Check the "
-                     "year.", status="time_out_of_range")
+                     "year.", status=ToolStatus.TIME_OUT_OF_RANGE)
 
 
 def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.datetime:
@@ -92,12 +93,12 @@ def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.d
     except ValueError:
         raise misuse(f"{field} {value!r} is not a date or date-time. Use 2026-12-24 (all day), "
                      "2026-12-10T14:00Z (UTC) or 2026-12-10T14:00 Europe/Paris.",
-                     status="bad_time") from None
+                     status=ToolStatus.BAD_TIME) from None
     tz = zone(zone_text, field) if zone_text else None
     if when.tzinfo is None and tz is None:
         raise misuse(f"{field} {value!r} has no time zone, so it could be any of 24 instants. Add Z for UTC "
                      f"({text}Z), an offset ({text}+01:00) or a zone name after a space ({text} Europe/Paris)"
-                     f"{zone_hint}.", status="naive_time")
+                     f"{zone_hint}.", status=ToolStatus.NAIVE_TIME)
     aware = when.replace(tzinfo=tz) if when.tzinfo is None else when
     in_range(aware, field, value)
     return aware.astimezone(tz) if tz and when.tzinfo is not None else aware
@@ -178,15 +179,15 @@ def pick_calendar(all_cals: list[CalendarRef], wanted: str, field: str = "calend
             return cal
     known = ", ".join(f"{c.id} ({c.name})" for c in all_cals if not c.app) or "none"
     raise misuse(f"{field}: no calendar {wanted!r}. Calendars: {known}. Use one of these ids.",
-                 status="unknown_calendar")
+                 status=ToolStatus.UNKNOWN_CALENDAR)
 
 
 def default_calendar(all_cals: list[CalendarRef]) -> CalendarRef:
     """Where a new event goes when no calendar is named: "personal", else the first writable event calendar."""
     usable = [c for c in all_cals if c.writable and not c.app and "VEVENT" in c.components]
     if not has_own_calendar(all_cals):
-        raise misuse(NO_CALENDAR_YET, status="no_calendar_yet")
+        raise misuse(NO_CALENDAR_YET, status=ToolStatus.NO_CALENDAR_YET)
     if not usable:
         raise misuse("This account has no calendar that accepts events. Ask the user to create one in "
-                     "Nextcloud Calendar.", status="no_calendar")
+                     "Nextcloud Calendar.", status=ToolStatus.NO_CALENDAR)
     return next((c for c in usable if c.id == "personal"), usable[0])

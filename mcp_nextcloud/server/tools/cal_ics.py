@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import icalendar
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.errors import misuse
 from mcp_nextcloud.server.tools.cal_rrule import BadRule, check_rule
 
@@ -41,7 +42,7 @@ def normalize_rrule(text: str, start: When) -> icalendar.vRecur:
         return icalendar.vRecur.from_ical(check_rule(text, start, writing=True))
     except BadRule as exc:
         raise misuse(f"repeat {text[:120]!r} is not a usable RRULE: {exc}. Examples: FREQ=WEEKLY;BYDAY=MO;COUNT=8 "
-                     "or FREQ=MONTHLY;UNTIL=20271231T000000Z.", status="bad_rrule") from None
+                     "or FREQ=MONTHLY;UNTIL=20271231T000000Z.", status=ToolStatus.BAD_RRULE) from None
 
 
 def storable(value: When) -> When:
@@ -169,7 +170,7 @@ def _move(master: Any, overrides: list[Any], fields: EventFields) -> None:
         end = end.astimezone(start.tzinfo)
     if isinstance(end, dt.datetime) != isinstance(start, dt.datetime) or end <= start:
         raise misuse("The new end is not after the event's start (or mixes a date with a time). Give an end "
-                     "after the start, or both start and end.", status="bad_time")
+                     "after the start, or both start and end.", status=ToolStatus.BAD_TIME)
     if master.get("RRULE") is not None and fields.start is not None:
         if isinstance(start, dt.datetime) and isinstance(old_start, dt.datetime) and start != old_start:
             _shift_series(master, overrides, start - old_start)

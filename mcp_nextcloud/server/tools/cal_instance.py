@@ -14,6 +14,7 @@ from typing import Any
 
 import icalendar
 
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.errors import misuse
 from mcp_nextcloud.server.tools.cal_expand import Budget, Watchdog, occurrences
 from mcp_nextcloud.server.tools.cal_ics import EventFields, When, _components, _move, _set, _set_people, storable
@@ -44,7 +45,7 @@ def _series(cal: Any, uid: str) -> tuple[Any, list[Any]]:
     master, overrides = _components(cal, uid)
     if master.get("RRULE") is None and master.get("RDATE") is None:
         raise misuse(f"The event {uid} does not repeat, so it has no occurrences to name: leave recurrenceId out "
-                     "to change or delete the event itself.", status="not_a_series")
+                     "to change or delete the event itself.", status=ToolStatus.NOT_A_SERIES)
     return master, overrides
 
 
@@ -67,7 +68,7 @@ def _is_occurrence(cal: Any, key: When) -> bool:
 def _unknown(uid: str, rid: When) -> Exception:
     when = rid.isoformat() if not isinstance(rid, dt.datetime) else _instant(rid).strftime("%Y-%m-%dT%H:%MZ")
     return misuse(f"The series {uid} has no occurrence at {when}. Use the recurrenceId calendar_list_events gives "
-                  "for that occurrence.", status="unknown_occurrence")
+                  "for that occurrence.", status=ToolStatus.UNKNOWN_OCCURRENCE)
 
 
 def _new_override(master: Any, key: When) -> Any:
@@ -103,7 +104,7 @@ def patch_occurrence(ics: str, uid: str, rid: When, fields: EventFields) -> tupl
     """(stored text, the override) with one occurrence changed; the rest of the series as it was."""
     if fields.rrule is not None:
         raise misuse("repeat changes the whole series: leave recurrenceId out to change the rule.",
-                     status="bad_argument")
+                     status=ToolStatus.BAD_ARGUMENT)
     cal = icalendar.Calendar.from_ical(ics)
     master, overrides = _series(cal, uid)
     key = typed_like(rid, master.decoded("DTSTART"))

@@ -19,6 +19,7 @@ from typing import Any
 import icalendar
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import misuse
@@ -197,10 +198,10 @@ def _window(start: str, end: str | None) -> tuple[dt.datetime, dt.datetime]:
         hi = lo + dt.timedelta(days=DEFAULT_DAYS)
     if hi <= lo:
         raise misuse("end is not after start. Give an end later than start (or leave it out for 7 days).",
-                     status="bad_window")
+                     status=ToolStatus.BAD_WINDOW)
     if hi - lo > dt.timedelta(days=MAX_WINDOW_DAYS):
         raise misuse(f"start to end is longer than {MAX_WINDOW_DAYS} days. List a shorter window (a month is "
-                     "typical).", status="bad_window")
+                     "typical).", status=ToolStatus.BAD_WINDOW)
     return lo, hi
 
 

@@ -12,6 +12,7 @@ import datetime as dt
 from typing import Any, Callable, TypeGuard
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import from_nextcloud, misuse, refused
@@ -71,7 +72,7 @@ def organizer(ctx: ServerContext) -> tuple[str, str]:
         raise refused("This account has no e-mail address, so it cannot organize a meeting: invitations need "
                       "an organizer address (Nextcloud lists none in its calendar-user-address-set). Ask the "
                       "user to set an e-mail in Nextcloud's personal settings, or create the event without "
-                      "attendees.", status="no_email")
+                      "attendees.", status=ToolStatus.NO_EMAIL)
     return principal.email, principal.display_name
 
 
@@ -82,18 +83,18 @@ def times(start: str, end: str | None, *, zone_hint: str = "",
     hi = parse_when(end, "end", zone_hint=zone_hint) if end else None
     if hi is not None and isinstance(lo, dt.datetime) != isinstance(hi, dt.datetime):
         raise misuse("start and end must both be dates (all day) or both date-times.",
-                     status="bad_time")
+                     status=ToolStatus.BAD_TIME)
     if hi is not None and not isinstance(hi, dt.datetime):
         hi = hi + dt.timedelta(days=1)
     if hi is not None and hi <= lo:
-        raise misuse("end is before start. Give an end after start.", status="bad_time")
+        raise misuse("end is before start. Give an end after start.", status=ToolStatus.BAD_TIME)
     return lo, hi
 
 
 def _writable(cal: CalendarRef) -> CalendarRef:
     if not cal.writable or cal.app:
         raise misuse(f"Calendar {cal.id} ({cal.name}) is read-only. Use another calendar.",
-                     status="read_only")
+                     status=ToolStatus.READ_ONLY)
     return cal
 
 
@@ -172,7 +173,7 @@ def locate(ctx: ServerContext, uid: str, calendar: str | None) -> tuple[Calendar
             return cal, obj
     where = f"calendar {search[0].id}" if calendar else "any calendar"
     raise misuse(f"No event with uid {uid!r} in {where}. Call calendar_list_events to find it and use the uid "
-                 "it returns. Do not guess.", status="unknown_event")
+                 "it returns. Do not guess.", status=ToolStatus.UNKNOWN_EVENT)
 
 
 def _with_one_retry(ctx: ServerContext, uid: str, calendar: str | None,
@@ -191,7 +192,7 @@ def _with_one_retry(ctx: ServerContext, uid: str, calendar: str | None,
             if attempt == 2:
                 raise refused(f"The event {uid} changed again while it was being written (someone else is "
                               "editing it). Call calendar_list_events to see its current state, then decide "
-                              "with the user.", status="conflict") from None
+                              "with the user.", status=ToolStatus.CONFLICT) from None
     raise AssertionError("unreachable")
 
 
@@ -230,7 +231,7 @@ def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | N
     """
     if all(v is None for v in (title, start, end, location, description, repeat, attendees)):
         raise misuse("Nothing to change: give at least one of title, start, end, location, description, repeat "
-                     "or attendees.", status="no_change")
+                     "or attendees.", status=ToolStatus.NO_CHANGE)
     people = check_emails(attendees)
     rid = parse_when(recurrence_id, "recurrenceId") if recurrence_id else None
     caldav = ctx.client().caldav

@@ -111,10 +111,9 @@ def account_advice(ctx: ServerContext, code: ErrorCode | None, message: str,
 
 def with_host_advice(ctx: ServerContext | None, failure: ToolFailure) -> ToolFailure:
     """A refused-credentials failure, when the password came from the MCP host's config: the fix is there."""
-    if ctx is None or failure.status != "401" or not credentials_from_environment(ctx):
+    if ctx is None or failure.status is not ErrorCode.AUTH or not credentials_from_environment(ctx):
         return failure
-    return ToolFailure(failure.cause, HOST_CONFIG_ACTION, category=failure.category, status=failure.status,
-                       retry=failure.retry, code=failure.code)
+    return failure.reworded(HOST_CONFIG_ACTION)
 
 
 def _age(ts: float | None) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, misuse
@@ -43,7 +44,7 @@ def list_cards(ctx: ServerContext, *, board: int | str | None, filters: Filters,
     if filters.archived and (filters.label or filters.assignee):
         raise misuse("Deck's archived listing carries no labels or assignees, so label and assignee cannot "
                      "filter archived cards. Drop them (or archived).",
-                     status="archived_filter")
+                     status=ToolStatus.ARCHIVED_FILTER)
     cutoff = parse_when(filters.due_before, field="dueBefore") if filters.due_before else None
     deck = ctx.client().deck
     # Deck's plain board list has no labels: ask for them where a label is shown (one board) or filtered.
@@ -79,7 +80,7 @@ def _offset(cursor: str | None) -> int:
         return 0
     if not cursor.strip().isdigit():
         raise misuse("cursor is not one this tool returned: pass nextCursor exactly as given, or omit it.",
-                     status="bad_cursor")
+                     status=ToolStatus.BAD_CURSOR)
     return int(cursor.strip())
 
 

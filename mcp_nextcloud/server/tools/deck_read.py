@@ -10,11 +10,22 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Iterable, Sequence, TypeVar
 
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.errors import misuse
 
 DESCRIPTION_CHARS = 300        # a card's description in a one-board listing, cut here (the cut is marked)
 LIST_HINT = "Call deck_list_cards (optionally with board) for the valid ids and names."
 T = TypeVar("T")
+
+
+# Per kind of Deck object a name picks: the statuses of an empty, an ambiguous and an unknown name.
+PICK_STATUS: dict[str, tuple[ToolStatus, ToolStatus, ToolStatus]] = {
+    "board": (ToolStatus.BAD_BOARD, ToolStatus.AMBIGUOUS_BOARD, ToolStatus.UNKNOWN_BOARD),
+    "stack": (ToolStatus.BAD_STACK, ToolStatus.AMBIGUOUS_STACK, ToolStatus.UNKNOWN_STACK),
+    "label": (ToolStatus.BAD_LABEL, ToolStatus.AMBIGUOUS_LABEL, ToolStatus.UNKNOWN_LABEL),
+    "member": (ToolStatus.BAD_MEMBER, ToolStatus.AMBIGUOUS_MEMBER, ToolStatus.UNKNOWN_MEMBER),
+    "share": (ToolStatus.BAD_SHARE, ToolStatus.AMBIGUOUS_SHARE, ToolStatus.UNKNOWN_SHARE),
+}
 
 
 def _key(value: Any) -> str:
@@ -25,7 +36,7 @@ def pick(items: Sequence[T], wanted: int | str, *, what: str, where: str = "",
          ident: Any = lambda x: x.id, name: Any = lambda x: x.title) -> T:
     """The one item whose id is `wanted` or whose name is `wanted` (case-insensitive); else a misuse error."""
     if isinstance(wanted, str) and not wanted.strip():
-        raise misuse(f"The {what} is empty: give its id or exact name. {LIST_HINT}", status=f"bad_{what}")
+        raise misuse(f"The {what} is empty: give its id or exact name. {LIST_HINT}", status=PICK_STATUS[what][0])
     found = [x for x in items if _key(ident(x)) == _key(wanted)]   # ids first: 4, "4", or a user id
     if not found:
         found = [x for x in items if _key(name(x)) == _key(wanted)]
@@ -34,10 +45,10 @@ def pick(items: Sequence[T], wanted: int | str, *, what: str, where: str = "",
     if found:
         listed = "; ".join(f"{what} {ident(x)} '{name(x)}'" for x in found[:10])
         raise misuse(f"{wanted!r} names {len(found)} {what}s{where}: {listed}. Call again with the {what} id.",
-                     status=f"ambiguous_{what}")
+                     status=PICK_STATUS[what][1])
     known = ", ".join(f"{ident(x)} '{name(x)}'" for x in items[:15]) or "none"
     raise misuse(f"No {what} {wanted!r}{where}. Known: {known}. Use one of these ids or names; "
-                 "do not guess.", status=f"unknown_{what}")
+                 "do not guess.", status=PICK_STATUS[what][2])
 
 
 def pick_board(boards: Sequence[Any], wanted: int | str) -> Any:
@@ -82,7 +93,7 @@ def parse_when(value: str, *, field: str) -> dt.datetime:
         when = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         raise misuse(f"{field} {value!r} is not an ISO date: use e.g. 2026-12-31 or 2026-12-31T17:00:00+01:00.",
-                     status="bad_date") from None
+                     status=ToolStatus.BAD_DATE) from None
     return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 

@@ -14,12 +14,13 @@ from typing import Any, Callable
 from mcp.types import CallToolResult
 
 from mcp_nextcloud.nextcloud.errors import Category, NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse
 from mcp_nextcloud.server.tools.cal_common import parse_instant
-from mcp_nextcloud.server.tools.deck_read import (board_entry, due_of, find_card, full_card_entry, pick_board,
-                                                  pick_labels, pick_members, pick_stack)
+from mcp_nextcloud.server.tools.deck_read import (PICK_STATUS, board_entry, due_of, find_card, full_card_entry,
+                                                  pick_board, pick_labels, pick_members, pick_stack)
 from mcp_nextcloud.server.tools.resolve import resolve_account
 
 # Colours for labels the caller names without one (Deck's own palette, in its order).
@@ -35,7 +36,7 @@ def _after_write(done: str, step: Callable[[], Any]) -> Any:
         inner = from_nextcloud(exc)
         raise ToolFailure(f"{done}, but the next step failed: {inner.cause.rstrip('.')}",
                           "Do not create it again; call deck_list_cards to see its state, then finish with "
-                          "deck_update_card", category=inner.category, status="partial") from None
+                          "deck_update_card", category=inner.category, status=ToolStatus.PARTIAL) from None
 
 
 def _names(values: list[str] | None, what: str) -> list[str]:
@@ -45,7 +46,7 @@ def _names(values: list[str] | None, what: str) -> list[str]:
         text = " ".join(str(v).split())
         if not text:
             raise misuse(f"{what}s: an item is empty: give a name for each.",
-                         status=f"bad_{what}")
+                         status=PICK_STATUS[what][0])
         if text.casefold() not in (o.casefold() for o in out):
             out.append(text)
     return out
@@ -56,7 +57,7 @@ def create_board(ctx: ServerContext, *, title: str, stacks: list[str] | None, la
     """The deck_create_board tool: every participant checked first, then board, stacks, labels, shares."""
     title = " ".join(title.split())
     if not title:
-        raise misuse("title is empty: give the board a name.", status="bad_title")
+        raise misuse("title is empty: give the board a name.", status=ToolStatus.BAD_TITLE)
     columns, wanted_labels, people = _names(stacks, "stack"), _names(labels, "label"), _names(shares, "share")
     client = ctx.client()
     me = str(getattr(ctx.account, "user", "") or "")
@@ -66,7 +67,7 @@ def create_board(ctx: ServerContext, *, title: str, stacks: list[str] | None, la
             resolve_account(client.ocs.sharees(who, item_type="file"), who, "shares")[0]
         if account.casefold() == me.casefold():
             raise misuse(f"{account} is you: the board's owner is a member already. Drop it from shares.",
-                         status="self_share")
+                         status=ToolStatus.SELF_SHARE)
         accounts.append(account)
     deck = client.deck
     same = [b.id for b in deck.boards() if b.title.casefold() == title.casefold()]
@@ -109,7 +110,7 @@ def create_card(ctx: ServerContext, *, board: int | str, stack: int | str, title
     """The deck_create_card tool: labels and assignees resolved first, applied through their routes after."""
     title = " ".join(title.split())
     if not title:
-        raise misuse("title is empty: a card needs one.", status="bad_title")
+        raise misuse("title is empty: a card needs one.", status=ToolStatus.BAD_TITLE)
     deck = ctx.client().deck
     target = pick_board(deck.boards(details=bool(labels)), board)   # the plain list has no labels
     stacks = deck.stacks(target.id)
@@ -137,7 +138,7 @@ def _locate(deck: Any, board: Any, card_id: int) -> tuple[list[Any], Any]:
             card = deck.card(board.id, card.stack_id, card.id)
     if card is None:
         raise misuse(f"No card {card_id} on board {board.id} '{board.title}'. Call deck_list_cards with this "
-                     "board for its card ids; do not guess ids.", status="unknown_card")
+                     "board for its card ids; do not guess ids.", status=ToolStatus.UNKNOWN_CARD)
     return stacks, card
 
 
@@ -146,9 +147,9 @@ def update_card(ctx: ServerContext, *, board: int | str, card: int, fields: dict
     """The deck_update_card tool: read, merge the fields named, write; label/assignee sets by their diff."""
     if not fields and labels is None and assignees is None:
         raise misuse("Nothing to change: name at least one of title, description, due, done, labels, "
-                     "assignees.", status="no_change")
+                     "assignees.", status=ToolStatus.NO_CHANGE)
     if "title" in fields and not " ".join(str(fields["title"]).split()):
-        raise misuse("title cannot be empty.", status="bad_title")
+        raise misuse("title cannot be empty.", status=ToolStatus.BAD_TITLE)
     deck = ctx.client().deck
     target = pick_board(deck.boards(details=labels is not None), board)   # the plain list has no labels
     _, before = _locate(deck, target, card)
@@ -206,7 +207,7 @@ def move_card(ctx: ServerContext, *, board: int | str, card: int, stack: int | s
     stacks, current = _locate(deck, target, card)
     if current.archived:
         raise misuse(f"Card {card} is archived: Deck does not move archived cards. Unarchive it in Deck first.",
-                     status="archived_card")
+                     status=ToolStatus.ARCHIVED_CARD)
     column = pick_stack(stacks, stack, target)
     source = next((s for s in stacks if s.id == current.stack_id), None)
     origin = {"stack": current.stack_id, "title": source.title if source else ""}
@@ -218,5 +219,5 @@ def move_card(ctx: ServerContext, *, board: int | str, card: int, stack: int | s
         raise ToolFailure(
             f"Deck answered OK but card {card} is still in stack {moved.stack_id}, not '{column.title}' "
             f"({column.id}): this Deck version ignores moves through its API. Tell the user to move it in the "
-            "Deck web interface, or to update Deck.", category=Category.REFUSED, status="move_not_applied")
+            "Deck web interface, or to update Deck.", category=Category.REFUSED, status=ToolStatus.MOVE_NOT_APPLIED)
     return envelope({"card": full_card_entry(moved, target.id), "from": origin, "verified": True})

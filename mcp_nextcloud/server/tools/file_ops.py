@@ -13,6 +13,7 @@ import datetime as dt
 from typing import Any
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse, refused
 from mcp_nextcloud.server.errors import nextcloud_call as _nc
@@ -90,15 +91,15 @@ def move(ctx: ServerContext, *, path: str | None, file_id: int | None, to: str, 
     target = _destination(ctx, item, to)
     if target == item.path:
         raise misuse(f"{item.path} is already there: give a new name or folder in `to`.",
-                     status="same_place")
+                     status=ToolStatus.SAME_PLACE)
     if item.is_dir and target.startswith(item.path.rstrip("/") + "/"):
         raise misuse(f"{target} is inside {item.path}: a folder cannot go into itself.",
-                     status="into_itself")
+                     status=ToolStatus.INTO_ITSELF)
     existing = stat_or_none(ctx, target)
     if existing is not None and not replace:
         raise misuse(f"{target} already exists (fileId {existing.file_id}). Choose another name in `to`, or pass "
                      "replace=true to put that one in the trash bin and take its place.",
-                     status="exists")
+                     status=ToolStatus.EXISTS)
     webdav = ctx.client().webdav
     _nc(webdav.copy if copy else webdav.move, item.path, target, overwrite=existing is not None)
     moved = _nc(webdav.stat, target)
@@ -125,7 +126,7 @@ def _require_trash(ctx: ServerContext) -> None:
         if exc.code in (ErrorCode.NOT_FOUND, ErrorCode.APP_MISSING, ErrorCode.FORBIDDEN):
             raise refused("This server has no trash bin (the Deleted files app is off), so a delete could not be "
                           "undone. Tell the user to delete it in Nextcloud if they are sure.",
-                          status="no_trash") from None
+                          status=ToolStatus.NO_TRASH) from None
         raise from_nextcloud(exc) from None
 
 
@@ -133,7 +134,7 @@ def delete(ctx: ServerContext, *, path: str | None, file_id: int | None) -> dict
     """DELETE into the trash bin; the answer names the handle files_restore takes."""
     item = _item(ctx, path, file_id)
     if item.path == "/":
-        raise misuse("The root folder cannot be deleted. Name a file or folder.", status="bad_path")
+        raise misuse("The root folder cannot be deleted. Name a file or folder.", status=ToolStatus.BAD_PATH)
     _require_trash(ctx)
     _nc(ctx.client().webdav.delete, item.path)
     _unindex(ctx, item.path, item.is_dir)
@@ -169,14 +170,14 @@ def _from_trash(ctx: ServerContext, path: str | None, file_id: int | None) -> di
         what = f"fileId {file_id}" if file_id is not None else wanted
         raise misuse(f"Nothing in the trash bin matches {what}. files_history without a file lists the trash bin; "
                      "to go back to earlier content of a file that exists, give version (from files_history).",
-                     status="not_in_trash")
+                     status=ToolStatus.NOT_IN_TRASH)
     entry = entries[0]   # the newest deletion
     if any(e.entry == entry.entry and e.file_id != entry.file_id for e in _trash_entries(ctx)):
         # Trash entries are named <name>.d<deletion second>: two same-named deletions in one second share it.
         raise refused(f"Two items named {entry.name} were deleted from {entry.original_path} in the same second; "
                       "the trash bin cannot tell them apart by name, so a restore could bring back the other one. "
                       "Ask the user to restore it in Nextcloud's Deleted files.",
-                      status="ambiguous_trash")
+                      status=ToolStatus.AMBIGUOUS_TRASH)
     _landing(ctx, entry)
     webdav = ctx.client().webdav
     _nc(webdav.restore_trash, entry)
@@ -207,21 +208,21 @@ def restore(ctx: ServerContext, *, path: str | None, file_id: int | None, versio
     """Without version: bring the file back from the trash bin. With one: make that version the content."""
     if not path and file_id is None:
         raise misuse("Give path or fileId (from files_delete or files_history).",
-                     status="missing_file")
+                     status=ToolStatus.MISSING_FILE)
     if not version:
         return _from_trash(ctx, path, file_id)
     item = _item(ctx, path, file_id)
     if item.is_dir:
-        raise misuse(f"{item.path} is a folder: only files have versions.", status="is_folder")
+        raise misuse(f"{item.path} is a folder: only files have versions.", status=ToolStatus.IS_FOLDER)
     rows = _version_rows(ctx, item)
     row = next((r for r in rows if r["version"] == version.strip()), None)
     if row is None:
         known = ", ".join(r["version"] for r in rows[:10]) or "none"
         raise misuse(f"{item.path} has no version {version!r}. Its versions: {known}.",
-                     status="unknown_version")
+                     status=ToolStatus.UNKNOWN_VERSION)
     if row.get("current"):
         raise misuse(f"Version {version} is the current content of {item.path}: nothing to restore.",
-                     status="current_version")
+                     status=ToolStatus.CURRENT_VERSION)
     _nc(ctx.client().webdav.restore_version, int(item.file_id), row["version"])
     now = _nc(ctx.client().webdav.stat, item.path)
     return {**file_ref(now), "etag": now.etag, "restored": row["version"],
@@ -240,7 +241,7 @@ def history(ctx: ServerContext, *, path: str | None, file_id: int | None, limit:
     item = _item(ctx, path, file_id)
     if item.is_dir:
         raise misuse(f"{item.path} is a folder: only files have versions. Omit path and fileId for the trash bin.",
-                     status="is_folder")
+                     status=ToolStatus.IS_FOLDER)
     rows = _version_rows(ctx, item)
     return {**file_ref(item), "versions": rows[:limit], "truncated": len(rows) > limit,
             "hint": "files_restore with path and version makes that version the content."}

@@ -14,6 +14,8 @@ from typing import Any
 from mcp.types import CallToolResult
 
 from mcp_nextcloud.indexer.remote.digest import content_digest
+from mcp_nextcloud.reader.document import ReaderCode
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import from_reader, misuse, refused
@@ -29,14 +31,14 @@ def read(ctx: ServerContext, *, path: str | None, file_id: int | None, offset: i
     """The files_read tool: see the module docstring for the order of operations."""
     if find is not None and not find.strip():
         raise misuse("find is empty: give the words or phrase to look for, or omit find to read the text.",
-                     status="bad_find")
+                     status=ToolStatus.BAD_FIND)
     if find is not None and fmt == "outline":
         raise misuse("find and format=outline do not combine: ask for the outline first, then find.",
-                     status="bad_format")
+                     status=ToolStatus.BAD_FORMAT)
     item = resolve(ctx, path, file_id)
     if item.is_dir:
         raise misuse(f"{item.path} is a folder. List it with files_search(path={item.path!r}) and read one of "
-                     "its files.", status="is_folder")
+                     "its files.", status=ToolStatus.IS_FOLDER)
     doc = load_document(ctx, item)
     base = {**file_ref(item), "etag": item.etag, "kind": doc.kind, "warnings": list(doc.warnings) or None,
             "ocr": doc.structure.get("ocr") if isinstance(doc.structure, dict) else None}
@@ -60,7 +62,7 @@ def _outline(doc: Any, base: dict[str, Any], offset: int) -> dict[str, Any]:
     if offset > len(doc.text):
         raise misuse(f"offset {offset} is past the end of the text ({len(doc.text)} characters). Use an entry's "
                      "offset from the outline to expand its section.",
-                     status="offset_past_end")
+                     status=ToolStatus.OFFSET_PAST_END)
     room = OUTLINE_BUDGET - json_bytes(base)
     return {**base, **reader.outline(doc, offset=offset or None, budget=room).to_dict()}
 
@@ -71,7 +73,7 @@ def _slice(doc: Any, offset: int, limit: int | None) -> dict[str, Any]:
     total = len(doc.text)
     if offset > total or (offset == total and total > 0):
         raise misuse(f"offset {offset} is past the end of the text ({total} characters). Use an offset below "
-                     f"{total}, or find to jump to a passage.", status="offset_past_end")
+                     f"{total}, or find to jump to a passage.", status=ToolStatus.OFFSET_PAST_END)
     return reader.page(doc, offset, limit or 8_000).to_dict()
 
 
@@ -81,11 +83,11 @@ def _find(doc: Any, query: str, offset: int, limit: int) -> dict[str, Any]:
 
     if offset > len(doc.text):
         raise misuse(f"offset {offset} is past the end of the text ({len(doc.text)} characters). "
-                     "Use offset 0 to find from the start.", status="offset_past_end")
+                     "Use offset 0 to find from the start.", status=ToolStatus.OFFSET_PAST_END)
     try:
         res = reader.find(doc, query, limit=limit if offset == 0 else MAX_FIND_SCAN)
     except ValueError as exc:
-        raise misuse(f"find: {exc}.", status="bad_find") from None
+        raise misuse(f"find: {exc}.", status=ToolStatus.BAD_FIND) from None
     matches = [m for m in res.matches if m.offset >= offset] if offset else res.matches
     if offset and res.truncated and len(matches) <= limit:
         # Resuming deep in a document with very many matches: collect them all once.
@@ -126,13 +128,13 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
     if (rec is not None and rec.status in ("failed", "unsupported", "too_large") and rec.reason
             and rec.etag == item.etag and not rec.download_failed):
         # This exact version failed before: say why instead of downloading it again.
-        raise refused(f"{item.path} cannot be read: {rec.reason}", status=rec.status)
-    cap = ctx.settings.max_read_bytes
+        raise refused(f"{item.path} cannot be read: {rec.reason}", status=ReaderCode(rec.status))   # its record
+    cap = ctx.call_settings.max_read_bytes
     if item.size is not None and int(item.size) > cap:
         raise refused(
             f"{item.path} is {int(item.size) / 1048576:.1f} MB, over the {cap / 1048576:.0f} MB read cap, so it "
             "was not downloaded. Use files_grep to find passages in it if it is indexed, or ask the user for a "
-            "smaller export.", status="too_large")
+            "smaller export.", status=ToolStatus.TOO_LARGE)
     client = ctx.quick_client() if best_effort else ctx.client()
     data = client.webdav.read(item.path, max_bytes=cap)
     extracted = _extract(ctx, data, item)

@@ -29,6 +29,7 @@ from mcp.types import CallToolResult
 
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.nextcloud.errors import NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
@@ -57,7 +58,7 @@ def parse_time(value: str) -> float:
             stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise misuse(f"modifiedAfter {value!r} is not an ISO date: use 2025-01-31 or 2025-01-31T09:30:00Z.",
-                     status="bad_time") from None
+                     status=ToolStatus.BAD_TIME) from None
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=dt.timezone.utc)
     try:
@@ -67,7 +68,7 @@ def parse_time(value: str) -> float:
         seconds = -1.0
     if not 0 <= seconds < MTIME_LATEST:
         raise misuse("modifiedAfter must lie between 1970-01-01 and 9999-12-30 (UTC): no file has a time outside.",
-                     status="bad_time")
+                     status=ToolStatus.BAD_TIME)
     return seconds
 
 
@@ -90,7 +91,7 @@ def search(ctx: ServerContext, *, name: str | None, mime: str | None, modified_a
         res = ctx.files_index().search_names(name=name, mime=mime, modified_after=since, path_prefix=folder,
                                              limit=limit, cursor=cursor, account_only=True)
     except ValueError as exc:  # a cursor from another search: the indexer's text is the instruction
-        raise misuse(str(exc), status="bad_cursor") from None
+        raise misuse(str(exc), status=ToolStatus.BAD_CURSOR) from None
     if res.total == 0 and not cursor:
         return _remote_search(ctx, name, mime, since, folder, limit, 0, binding)
     payload: dict[str, Any] = {
@@ -155,7 +156,7 @@ def check_mime(mime: str) -> str:
     example = f"mime={guess!r}" if guess else "e.g. mime='application/pdf' or mime='image/'"
     raise misuse(f"mime {mime!r} is not a MIME type: use {example} (type/subtype, or a prefix ending in /). "
                  f"To match the file extension instead use name='*.{bare or 'ext'}'.",
-                 status="bad_mime")
+                 status=ToolStatus.BAD_MIME)
 
 
 def _binding(*parts: Any) -> str:
@@ -175,10 +176,10 @@ def _read_remote_cursor(cursor: str, binding: str) -> int:
         offset, bound = int(data["o"]), str(data["b"])
     except (ValueError, KeyError, TypeError):
         raise misuse("cursor is not one this server issued: pass nextCursor unchanged, or drop it to start over.",
-                     status="bad_cursor") from None
+                     status=ToolStatus.BAD_CURSOR) from None
     if bound != binding or offset < 0:
         raise misuse("cursor belongs to another search (other name, mime, modifiedAfter or path): repeat the same "
-                     "search with it, or drop it.", status="bad_cursor")
+                     "search with it, or drop it.", status=ToolStatus.BAD_CURSOR)
     return offset
 
 
@@ -187,7 +188,7 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
          passages: int = 1) -> CallToolResult:
     """Ranked files with passages from the FTS5 index, after folding in what changed on the server."""
     if not query.strip():
-        raise misuse("query is empty: give words or a phrase.", status="bad_query")
+        raise misuse("query is empty: give words or a phrase.", status=ToolStatus.BAD_QUERY)
     folder = _folder(path)
     state = read_state(ctx)   # the sync marks, read once for the whole call
     fresh = freshen(ctx, folder, state) if not cursor else Freshness([], folder_seen=False)
@@ -233,13 +234,13 @@ def _index_grep(ctx: ServerContext, query: str, folder: str | None, limit: int, 
         return ctx.files_index().grep(query, path_prefix=folder, limit=limit, cursor=cursor, account_only=True,
                               passages=passages)
     except ValueError as exc:  # a cursor from another query, or a query with nothing searchable
-        raise misuse(str(exc), status="bad_cursor" if cursor else "bad_query") from None
+        raise misuse(str(exc), status=ToolStatus.BAD_CURSOR if cursor else ToolStatus.BAD_QUERY) from None
 
 
 def _deleted_since(ctx: ServerContext, state: SyncState) -> list[str]:
     """Say when hits may name files deleted on the server: deletions are only seen by a full sync."""
     last = state.last_full or state.last_sync
-    if last is None or time.time() - last <= ctx.settings.stale_after_s:
+    if last is None or time.time() - last <= ctx.call_settings.stale_after_s:
         return []
     return [f"Files deleted on the server since the last full sync ({iso_time(last)}) may still be listed; "
             "files_read says so if one is gone."]

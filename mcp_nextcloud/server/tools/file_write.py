@@ -16,6 +16,7 @@ from mcp.types import CallToolResult
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError, NotFoundError
 from mcp_nextcloud.server import profile
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse, refused
@@ -49,13 +50,13 @@ def write(ctx: ServerContext, *, path: str | None, file_id: int | None, content:
         target = existing.path
     else:
         raise misuse("Give path (to create or replace) or fileId (to replace).",
-                     status="missing_file")
+                     status=ToolStatus.MISSING_FILE)
     refuse_binary_name(target)
     tag = entity_tag_or_none(etag)
     data = content.encode("utf-8")
-    if len(data) > ctx.settings.max_write_bytes:
-        raise refused(f"content is {len(data)} bytes, over the {ctx.settings.max_write_bytes}-byte write cap. "
-                      "Write a shorter file or split it.", status="too_large")
+    if len(data) > ctx.call_settings.max_write_bytes:
+        raise refused(f"content is {len(data)} bytes, over the {ctx.call_settings.max_write_bytes}-byte write cap. "
+                      "Write a shorter file or split it.", status=ToolStatus.TOO_LARGE)
     mtime = None
     if tag is not None:  # replacing: only text may be replaced by text, and only what the caller read
         existing = existing or stat_or_none(ctx, target)
@@ -77,7 +78,7 @@ def _same_file(ctx: ServerContext, target: str, file_id: int) -> Any:
     if check_path(item.path) != target:
         raise misuse(f"path {target} and fileId {file_id} name different files (fileId {file_id} is {item.path}). "
                      "Give only one of them: path to write that path, or fileId to replace that file. "
-                     "Nothing was written.", status="path_id_mismatch")
+                     "Nothing was written.", status=ToolStatus.PATH_ID_MISMATCH)
     return item
 
 
@@ -114,7 +115,7 @@ def _missing_folder(target: str) -> ToolFailure:
     parent = target.rsplit("/", 1)[0] or "/"
     return misuse(f"The folder {parent} (or one above it) does not exist, so {target} cannot be written. "
                   "Call files_write again with createFolders=true to create the missing folders, or confirm the path "
-                  "with files_search (do not guess variants).", status="missing_parent")
+                  "with files_search (do not guess variants).", status=ToolStatus.MISSING_PARENT)
 
 
 def _make_parents(ctx: ServerContext, target: str) -> list[str]:
@@ -142,13 +143,13 @@ def _explain_target(ctx: ServerContext, target: str, exc: NextcloudError) -> Non
             raise misuse(f"No file exists at {target}: the etag matches nothing there (the file was deleted or "
                          "moved, or the path is wrong). To create it, call files_write without etag; to edit a moved "
                          "file, find it with files_search.",
-                         status="etag_no_file") from None
+                         status=ToolStatus.ETAG_NO_FILE) from None
         return
     except Exception:  # noqa: BLE001 - the stat is only a second look: the original instruction stands
         return
     if item.is_dir:
         raise misuse(f"{target} is a folder, not a file: files_write writes files. Give a file name inside it, "
-                     f"e.g. {target.rstrip('/')}/notes.md.", status="is_folder") from None
+                     f"e.g. {target.rstrip('/')}/notes.md.", status=ToolStatus.IS_FOLDER) from None
 
 
 def _reindex(ctx: ServerContext, item: Any, data: bytes) -> None:
@@ -178,7 +179,7 @@ def share(ctx: ServerContext, *, path: str | None, file_id: int | None, share_wi
     who = share_with.strip()
     if not who:
         raise misuse("shareWith is empty: give an account id or exact display name.",
-                     status="bad_sharee")
+                     status=ToolStatus.BAD_SHAREE)
     item = resolve(ctx, path, file_id)
     ocs = ctx.client().ocs
     if _is_caller(ctx, who):
@@ -206,7 +207,7 @@ def share(ctx: ServerContext, *, path: str | None, file_id: int | None, share_wi
 def _self_share(who: str) -> ToolFailure:
     return misuse(f"{who!r} is the caller's own account (the one this server acts as): a file cannot be shared "
                   "with its owner, who already has it. Ask the user whom to share it with.",
-                  status="self_share")
+                  status=ToolStatus.SELF_SHARE)
 
 
 def _is_caller(ctx: ServerContext, who: str, *, ask: bool = False) -> bool:

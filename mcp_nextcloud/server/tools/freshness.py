@@ -17,6 +17,7 @@ from typing import Any
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.indexer.remote import marks
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError, NotFoundError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import ToolFailure, misuse
 from mcp_nextcloud.server.tools.coverage import SyncState
@@ -36,7 +37,8 @@ class Freshness:
 
 def folder_missing(folder: str) -> ToolFailure:
     return misuse(f"The folder {folder} does not exist on the server. Confirm it with files_search (its name, "
-                  "or path=/ to list the top level), or drop path to search everything.", status="folder_not_found")
+                  "or path=/ to list the top level), or drop path to search everything.",
+                  status=ToolStatus.FOLDER_NOT_FOUND)
 
 
 def names_a_file(ctx: ServerContext, folder: str | None) -> bool:
@@ -74,7 +76,7 @@ def timed_out(ctx: ServerContext, exc: Any = None) -> str:
     last = marks.read(ctx.index).last_sync_at
     when = f"the last sync at {iso_time(last)}" if last else "the last sync"
     if not isinstance(exc, NextcloudError) or exc.code is ErrorCode.TIMEOUT:
-        cause = f"the server did not answer within {ctx.settings.best_effort_s:g} s"
+        cause = f"the server did not answer within {ctx.call_settings.best_effort_s:g} s"
         refused = _recent_failed_login(ctx)
         if refused is not None:
             cause += (f" (a login of this account was refused at {iso_time(refused)}: Nextcloud's brute-force "
@@ -105,7 +107,7 @@ def freshen(ctx: ServerContext, folder: str | None, state: SyncState, *, force: 
     """
     now = time.monotonic()
     # A failed check counts too: during an outage every grep must not wait on it.
-    due = ctx.claim_fresh_check(ctx.settings.freshness_interval_s)
+    due = ctx.claim_fresh_check(ctx.call_settings.freshness_interval_s)
     last = ctx.last_fresh_failure
     if not due and (not force or last is not None):
         # Not due: what the last check could not do still holds (until a check succeeds, answers say so).
@@ -131,7 +133,7 @@ def since_last_check(ctx: ServerContext) -> list[str]:
     if when is None:
         return []
     ago = max(0, int(time.time() - when))
-    if ago <= ctx.settings.freshness_interval_s:
+    if ago <= ctx.call_settings.freshness_interval_s:
         return []
     return [f"The server was last asked what changed at {iso_time(when)} ({ago} s ago): a file added or "
             "changed since then is not searched yet; grep again in a few seconds to include it."]
@@ -175,7 +177,7 @@ def _check(ctx: ServerContext, folder: str | None, now: float, since: float | No
     scope = (folder.rsplit("/", 1)[0] or "/") if folder and is_file else folder
     try:
         changed = ctx.quick_client().webdav.search(modified_after=since, path=scope or "/",
-                                                   limit=ctx.settings.fly_max_files * 3)
+                                                   limit=ctx.call_settings.fly_max_files * 3)
     except NextcloudError as exc:  # freshness is best effort; grep still answers from the index
         if scope and exc.code is ErrorCode.NOT_FOUND:
             return check_folder(ctx, scope)  # a file given as the folder, or a folder that does not exist
@@ -190,7 +192,7 @@ def _fold_in(ctx: ServerContext, changed: list[Any], *, started: float) -> list[
 
     from mcp_nextcloud.indexer.store import selection as sel
 
-    settings = ctx.settings
+    settings = ctx.call_settings
     chosen = sel.load(ctx.index)
     skipped: list[str] = []
     done = 0

@@ -12,6 +12,7 @@ from typing import Callable
 from mcp.types import CallToolResult
 
 from mcp_nextcloud.server import profile
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import misuse
 from mcp_nextcloud.server.tools.freshness import folder_missing
@@ -34,7 +35,7 @@ def jailed(run: Listing, path: str | None, key: str, limit: int, cursor: str | N
     if cursor:
         raise misuse("This cursor belongs to a listing of one folder: pass path= that folder with it "
                      f"(one of {', '.join(str(s) for s in scopes)}).",
-                     status="bad_cursor")
+                     status=ToolStatus.BAD_CURSOR)
     return _merged([_visible_only(run(s), key) for s in scopes], key, limit, [str(s) for s in scopes])
 
 

@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.errors import ToolFailure, misuse, refused
 
 COMPOSED_TTL_S = 30 * 60          # a preview older than this is composed again, not sent
@@ -84,19 +85,19 @@ class ComposedStore:
             self._expire()
             if composed_id in self._replaced:
                 raise misuse("This preview was replaced by a newer mail_compose; send the newer one. " + STALE,
-                             status="composed_replaced")
+                             status=ToolStatus.COMPOSED_REPLACED)
             msg = self._items.get(composed_id)
             if msg is None or msg.owner != owner:
                 raise misuse(f"No composed message {composed_id!r} (it expired after "
                              f"{int(self._ttl // 60)} minutes, or was composed for another account). " + STALE,
-                             status="composed_unknown")
+                             status=ToolStatus.COMPOSED_UNKNOWN)
             if not hmac.compare_digest(msg.token, token or ""):
                 raise refused("mail_send and mail_draft run only from the preview app, with the user's "
                               "confirmation. Show the user the mail_compose preview; do not call this tool "
-                              "yourself.", status="not_confirmed")
+                              "yourself.", status=ToolStatus.NOT_CONFIRMED)
             if recipients is not None and recipients != msg.recipients_digest:
                 raise refused("The recipients changed since the preview the user confirmed. " + STALE,
-                              status="recipients_changed")
+                              status=ToolStatus.RECIPIENTS_CHANGED)
             return msg
 
     def check_rate(self, owner: str) -> None:
@@ -124,4 +125,4 @@ def rate_limited(wait_s: float | None) -> ToolFailure:
     wait = f"in about {max(1, int(wait_s + 0.999))} s" if wait_s is not None else "in a couple of minutes"
     return refused(f"Mail allows {SEND_LIMIT} sends per {int(SEND_WINDOW_S)} s per account and that limit is "
                    f"reached. Tell the user the message was not sent; it can be sent {wait} from the same "
-                   "preview.", status="rate_limited")
+                   "preview.", status=ToolStatus.RATE_LIMITED)

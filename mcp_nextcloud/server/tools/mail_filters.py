@@ -23,6 +23,7 @@ from typing import Any
 
 from unidecode import unidecode
 
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.errors import misuse
 
 _ASCII_RUN = re.compile(r"[A-Za-z0-9@._+\- ]+")
@@ -118,5 +119,5 @@ def _epoch(value: str, name: str, *, end_of_day: bool = False) -> int:
                 moment = moment.replace(tzinfo=dt.timezone.utc)
     except ValueError:
         raise misuse(f"{name} must be an ISO date like 2026-01-31 (or a date-time with its zone).",
-                     status="bad_date") from None
+                     status=ToolStatus.BAD_DATE) from None
     return int(moment.timestamp())

@@ -12,6 +12,7 @@ import secrets
 from typing import Any
 
 from mcp_nextcloud.nextcloud.errors import Category
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import ToolFailure, misuse, refused
 from mcp_nextcloud.server.tools import people
@@ -46,7 +47,7 @@ def _sender(ctx: ServerContext, from_address: str | None) -> Any:
         if from_address.casefold() in [account.email.casefold(), *(a.casefold() for a in account.aliases)]:
             return account
     raise misuse(f"sender {from_address!r} is not one of the user's mail accounts ("
-                 f"{', '.join(a.email for a in accounts)}).", status="unknown_sender")
+                 f"{', '.join(a.email for a in accounts)}).", status=ToolStatus.UNKNOWN_SENDER)
 
 
 def compose(ctx: ServerContext, store: ComposedStore, *, to: list[str], cc: list[str] | None,
@@ -56,13 +57,13 @@ def compose(ctx: ServerContext, store: ComposedStore, *, to: list[str], cc: list
     recipients = {"to": _addresses("to", to), "cc": _addresses("cc", cc), "bcc": _addresses("bcc", bcc)}
     everyone = recipients["to"] + recipients["cc"] + recipients["bcc"]
     if not recipients["to"]:
-        raise misuse("to is empty: name at least one recipient.", status="no_recipient")
+        raise misuse("to is empty: name at least one recipient.", status=ToolStatus.NO_RECIPIENT)
     if len(everyone) > MAX_RECIPIENTS:
         raise misuse(f"{len(everyone)} recipients; at most {MAX_RECIPIENTS}.",
-                     status="too_many_recipients")
+                     status=ToolStatus.TOO_MANY_RECIPIENTS)
     if len(body) > MAX_BODY_CHARS:
         raise misuse(f"body is {len(body)} characters; at most {MAX_BODY_CHARS}.",
-                     status="body_too_long")
+                     status=ToolStatus.BODY_TOO_LONG)
     typed = {a.casefold() for a in _addresses("typedByUser", typed_by_user)}
     unverified = _check_recipients(ctx, everyone, typed)
     account = _sender(ctx, from_address)
@@ -105,7 +106,7 @@ def send(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: s
             raise refused("The connection failed after the message was handed to Mail: it may or may not have "
                           f"been sent. Check with mail_search(mailbox='Sent', subject={msg.subject[:60]!r}); "
                           "this preview will not send it again.",
-                          status="unknown_outcome") from None
+                          status=ToolStatus.UNKNOWN_OUTCOME) from None
         if exc.status == 500:
             raise _not_sent(msg, exc.detail or "") from None
         raise _failure(exc) from None
@@ -129,7 +130,7 @@ def _not_sent(msg: Composed, said: str) -> ToolFailure:
         msg.sent = True   # Mail's outbox sends it later: a second send would be a second copy
         return refused("Mail could not hand the message to the mail server now and keeps it in its outbox; Mail "
                        "sends it again by itself. Tell the user it is queued in Mail, not sent yet; this preview "
-                       "will not send it again.", status="queued_in_mail")
+                       "will not send it again.", status=ToolStatus.QUEUED_IN_MAIL)
     typed = [a for a in msg.unverified if a in [*msg.to, *msg.cc, *msg.bcc]]
     everyone = ", ".join([*msg.to, *msg.cc, *msg.bcc])
     suspects = (f" Most likely {', '.join(typed)}: typed by the user and unknown to Mail and the contacts."
@@ -140,7 +141,7 @@ def _not_sent(msg: Composed, said: str) -> ToolFailure:
     action = ("Sending this preview again fails the same way: check the addresses with the user (mail_contacts), "
               "then mail_compose again. If every address is right, tell the user to look at Mail's outbox in "
               "Nextcloud, where Mail keeps the failed message")
-    return ToolFailure(cause, action, category=Category.REFUSED, status="recipient_refused")
+    return ToolFailure(cause, action, category=Category.REFUSED, status=ToolStatus.RECIPIENT_REFUSED)
 
 
 def draft(ctx: ServerContext, store: ComposedStore, *, composed_id: str, token: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from mcp_nextcloud.indexer.models import iso_time
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
 from mcp_nextcloud.server.tools.mail_filters import SearchFilters, matches
@@ -40,7 +41,7 @@ def mail_accounts(ctx: ServerContext) -> list[Any]:
         raise _failure(exc) from None
     if not accounts:
         raise misuse("No mail account is set up in Nextcloud Mail for this user. Tell the user to add one in "
-                     "the Mail app.", status="no_mail_account")
+                     "the Mail app.", status=ToolStatus.NO_MAIL_ACCOUNT)
     return list(accounts)
 
 
@@ -56,7 +57,7 @@ def _missing_message(exc: Exception, message_id: int) -> Exception | None:
 
     if isinstance(exc, NextcloudError) and exc.code is ErrorCode.NOT_FOUND:
         return misuse(f"No message has id {message_id} in this account's mail. Take an id from mail_search; "
-                      "do not guess ids.", status="not_found")
+                      "do not guess ids.", status=ToolStatus.NOT_FOUND)
     return None
 
 
@@ -82,7 +83,7 @@ def pick_mailboxes(ctx: ServerContext, name: str) -> list[tuple[Any, Any]]:
         pairs, seen = _named(ctx, name, refresh=True)
     if not pairs:
         raise misuse(f"No mailbox named {name!r} (Mail's folder list was just refreshed from the mail server). "
-                     f"Mailboxes here: {', '.join(sorted(set(seen))[:20])}.", status="unknown_mailbox")
+                     f"Mailboxes here: {', '.join(sorted(set(seen))[:20])}.", status=ToolStatus.UNKNOWN_MAILBOX)
     return pairs
 
 
@@ -113,7 +114,7 @@ def read_cursor(cursor: str, boxes: list[int], filters: dict[str, str]) -> int:
     except (ValueError, KeyError, TypeError, binascii.Error):
         pass
     raise misuse("cursor does not belong to this search (pass back nextCursor with the same filters and "
-                 "mailbox).", status="bad_cursor")
+                 "mailbox).", status=ToolStatus.BAD_CURSOR)
 
 
 def _digest(filters: dict[str, str]) -> str:
@@ -226,7 +227,7 @@ def read(ctx: ServerContext, message_id: int, *, offset: int, limit: int | None,
     total = len(doc.text)
     if offset and offset >= total:
         raise misuse(f"offset {offset} is past the end of the body ({total} characters). Use a smaller offset.",
-                     status="offset_past_end")
+                     status=ToolStatus.OFFSET_PAST_END)
     body = reader.page(doc, offset, limit or READ_CHARS).to_dict()
     return {**head, "body": body["content"], "offset": offset, "total": total, "truncated": body["truncated"],
             "nextOffset": body["nextOffset"]}
@@ -249,11 +250,11 @@ def _find(doc: Any, query: str, offset: int, limit: int) -> dict[str, Any]:
 
     if not query.strip():
         raise misuse("find is empty: give words to look for, or omit find.",
-                     status="bad_find")
+                     status=ToolStatus.BAD_FIND)
     try:
         res = reader.find(doc, query, limit=10_000)
     except ValueError as exc:
-        raise misuse(f"find: {exc}.", status="bad_find") from None
+        raise misuse(f"find: {exc}.", status=ToolStatus.BAD_FIND) from None
     after = [m for m in res.matches if m.offset >= offset]
     shown = after[:limit]
     out: dict[str, Any] = {"query": query, "matches": [m.to_dict() for m in shown], "total": res.total,

@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_nextcloud.nextcloud.errors import Category, NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, refused
@@ -42,7 +43,7 @@ def require_public_url(ctx: ServerContext) -> str:
     if not url:
         raise refused("NEXTCLOUD_PUBLIC_URL is not set, so a room link would carry this server's internal "
                       "address, which reaches nobody. Tell the user to set NEXTCLOUD_PUBLIC_URL (the address "
-                      "people open in a browser) and restart the server.", status="no_public_url")
+                      "people open in a browser) and restart the server.", status=ToolStatus.NO_PUBLIC_URL)
     return str(url)
 
 
@@ -79,12 +80,11 @@ def _room_undone_on_failure(ctx: ServerContext, token: str) -> Iterator[None]:
     try:
         yield
     except ToolFailure as failure:
-        raise ToolFailure(failure.cause, f"{failure.action} {_undo_room(ctx, token)}".strip(),
-                          category=failure.category,
-                          status=failure.status, retry=failure.retry, code=failure.code) from None
+        raise failure.reworded(f"{failure.action} {_undo_room(ctx, token)}".strip()) from None
     except Exception as exc:
         raise ToolFailure("meet_schedule failed on our side (an internal error, logged on the server)",
-                          _undo_room(ctx, token), category=Category.FAULT, status="internal", retry=True) from exc
+                          _undo_room(ctx, token), category=Category.FAULT, status=ToolStatus.INTERNAL,
+                          retry=True) from exc
 
 
 def open_room(ctx: ServerContext, name: str, participants: list[str] | None,

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, TypeGuard
 from unidecode import unidecode
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
 from mcp_nextcloud.server.tools.first_login import NO_ADDRESS_BOOK_YET
@@ -173,11 +174,11 @@ def resolve_accounts(ctx: ServerContext, names: list[str]) -> dict[str, str]:
         if not with_account:
             raise misuse(f"No account matches {given!r}. Only people with an account here can be participants; "
                          "invite others by e-mail (meet_schedule attendees). Check the name with "
-                         "contacts_search.", status="unknown_person")
+                         "contacts_search.", status=ToolStatus.UNKNOWN_PERSON)
         listed = "; ".join(f"{p.name} (accountId {p.account_id}"
                            + (f", {p.emails[0]})" if p.emails else ")") for p in with_account[:8])
         raise misuse(f"{given!r} matches several people: {listed}. Ask the user which one and pass that "
-                     "accountId. Do not pick one yourself.", status="ambiguous_person")
+                     "accountId. Do not pick one yourself.", status=ToolStatus.AMBIGUOUS_PERSON)
     return out
 
 
@@ -192,7 +193,7 @@ def address(raw: str, field: str, finder: str) -> str:
     except (ValueError, TypeError, IndexError, HeaderParseError, MessageDefect):   # "a@": IndexError
         raise misuse(f"{field}: {text[:80]!r} is not an e-mail address: each item must be exactly one "
                      f"plain address, like jane@example.com. Use {finder} to find the person's address.",
-                     status="bad_address") from None
+                     status=ToolStatus.BAD_ADDRESS) from None
     return text
 
 
@@ -209,7 +210,7 @@ def addresses(field: str, values: Iterable[str] | None, finder: str) -> list[str
 def unknown_address(mail: str, finder: str, field: str = "attendees") -> Any:
     return misuse(f"{field}: {mail} is not an address the user's contacts or Mail know. Never build an address from a "
                   f"name: find the person with {finder}, or ask the user to type the address and pass it in "
-                  "typedByUser as well.", status="unknown_recipient")
+                  "typedByUser as well.", status=ToolStatus.UNKNOWN_RECIPIENT)
 
 
 def check_known(wanted: list[str], typed: Iterable[str], is_known: Callable[[str], bool], finder: str,

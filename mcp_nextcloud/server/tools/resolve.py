@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.nextcloud.errors import NextcloudError, NotFoundError
@@ -34,7 +35,7 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
     """
     if not path and file_id is None:
         raise misuse("Give either path or fileId (from files_search or files_grep).",
-                     status="missing_file")
+                     status=ToolStatus.MISSING_FILE)
     from mcp_nextcloud.server import profile
 
     webdav = ctx.client().webdav
@@ -46,11 +47,11 @@ def resolve(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
             if forget(ctx, path=norm):
                 raise misuse(f"{norm} no longer exists on the server (deleted or moved since the index saw "
                              "it; it is dropped from search results now). Find it again with files_search "
-                             "or files_grep.", status="deleted") from None
+                             "or files_grep.", status=ToolStatus.DELETED) from None
             raise
         if file_id is not None and item.file_id is not None and int(item.file_id) != int(file_id):
             raise misuse(f"path {norm} has fileId {item.file_id}, not {file_id}. Give only one of them "
-                         "(the one files_search returned).", status="id_mismatch")
+                         "(the one files_search returned).", status=ToolStatus.ID_MISMATCH)
         return item
     assert file_id is not None   # checked above: no path means a fileId
     try:
@@ -118,6 +119,6 @@ def resolve_account(candidates: list[Any], who: str, field: str = "shareWith") -
     listed = "; ".join(f"{c.id} ({c.label})" for c in (exact or users)[:8])
     if not users:
         raise misuse(f"{field}: no account on this Nextcloud matches {who!r}. Ask the user for the account id.",
-                     status="unknown_sharee")
+                     status=ToolStatus.UNKNOWN_SHAREE)
     raise misuse(f"{who!r} does not name exactly one account. Candidates: {listed}. Call again with one of these "
-                 "account ids.", status="ambiguous_sharee")
+                 "account ids.", status=ToolStatus.AMBIGUOUS_SHAREE)

@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import _Out, envelope
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
@@ -57,7 +58,7 @@ def _nc(call: Any, *args: Any, **kwargs: Any) -> Any:
         if exc.code is ErrorCode.NOT_FOUND and args:   # Talk answers 404 for a token unknown or not this account's
             raise misuse(f"No conversation with token {args[0]} that this account is in. Find the token with "
                          "talk_rooms (or meet_create_room's answer).",
-                         status="unknown_room") from None
+                         status=ToolStatus.UNKNOWN_ROOM) from None
         raise from_nextcloud(exc) from None   # not nextcloud_call: the 404 above needs Talk's own words
 
 
@@ -110,7 +111,7 @@ def _cursor(cursor: str | None) -> int | None:
         return None
     if not cursor.isdigit():
         raise misuse("cursor is not one talk_read returned. Pass nextCursor as given, or leave it out for the "
-                     "newest messages.", status="bad_cursor")
+                     "newest messages.", status=ToolStatus.BAD_CURSOR)
     return int(cursor)
 
 
@@ -170,7 +171,7 @@ def post(ctx: ServerContext, *, token: str, message: str, mentions: list[str] | 
     """Resolve the mentions to accounts (contacts_search's matching), then post; returns the message's id."""
     text = message.strip()
     if not text:
-        raise misuse("message is empty. Give the text to post.", status="empty_message")
+        raise misuse("message is empty. Give the text to post.", status=ToolStatus.EMPTY_MESSAGE)
     resolved = people.resolve_accounts(ctx, mentions or [])
     for given, account in resolved.items():
         text = _mention(text, given.strip(), account)

@@ -14,6 +14,7 @@ from typing import Any
 
 import icalendar
 
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.errors import misuse
 from mcp_nextcloud.server.tools.cal_common import iso_utc
 from mcp_nextcloud.server.tools.cal_ics import calendar_text, storable
@@ -92,7 +93,7 @@ def _todo(cal: Any, uid: str) -> Any:
         if str(comp.get("UID") or "") == uid and comp.get("RECURRENCE-ID") is None:
             return comp
     raise misuse(f"The stored object holds no task {uid!r}. Call tasks_list for its uid.",
-                 status="unknown_task")
+                 status=ToolStatus.UNKNOWN_TASK)
 
 
 def patch_task(ics: str, uid: str, fields: TaskFields) -> str:

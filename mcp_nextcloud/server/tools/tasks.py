@@ -15,6 +15,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import _Out, envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse, refused
@@ -53,10 +54,10 @@ def task_lists(ctx: ServerContext, wanted: str | None = None) -> list[CalendarRe
         cal = pick_calendar(all_cals, wanted, "list")
         if cal not in lists:
             raise misuse(f"{cal.id} ({cal.name}) is not a task list: it accepts no tasks. Task lists: "
-                         f"{', '.join(c.id for c in lists) or 'none'}.", status="not_task_list")
+                         f"{', '.join(c.id for c in lists) or 'none'}.", status=ToolStatus.NOT_TASK_LIST)
         return [cal]
     if not lists:
-        raise refused(NO_LIST, status="no_task_list")
+        raise refused(NO_LIST, status=ToolStatus.NO_TASK_LIST)
     return lists
 
 
@@ -71,7 +72,7 @@ def list_tasks(ctx: ServerContext, *, task_list: str | None, due_before: str | N
     try:
         lists = task_lists(ctx, task_list)
     except ToolFailure as exc:
-        if exc.status != "no_task_list":
+        if exc.status is not ToolStatus.NO_TASK_LIST:
             raise
         return {"tasks": [], "truncated": False, "lists": {}, "hint": NO_LIST}
     limit_at = as_utc(bound(due_before, "dueBefore")) if due_before else None
@@ -111,7 +112,7 @@ def create(ctx: ServerContext, *, title: str, due: str | None, priority: str | N
     cal = next((c for c in lists if c.writable), lists[0])
     if not cal.writable:
         raise misuse(f"Task list {cal.id} is read-only. Name another with list.",
-                     status="read_only")
+                     status=ToolStatus.READ_ONLY)
     uid, ics = new_task(fields)
     _nc(ctx.client().caldav.put_todo, cal.id, uid, ics)
     return {**summaries(ics)[0], "list": cal.id}
@@ -126,14 +127,14 @@ def _locate(ctx: ServerContext, uid: str, task_list: str | None) -> tuple[Calend
             return cal, obj
     raise misuse(f"No task with uid {uid!r} in {'list ' + lists[0].id if task_list else 'any task list'}. "
                  "Call tasks_list (completed=true for done ones) and use the uid it returns. Do not guess.",
-                 status="unknown_task")
+                 status=ToolStatus.UNKNOWN_TASK)
 
 
 def update(ctx: ServerContext, *, uid: str, task_list: str | None, fields: TaskFields) -> dict[str, Any]:
     """Patch the task `uid` with If-Match; a stale etag (someone else wrote) re-reads and tries once more."""
     if all(v is None for v in (fields.title, fields.due, fields.priority, fields.description, fields.done)):
         raise misuse("Nothing to change: give done, title, due, priority or description.",
-                     status="no_change")
+                     status=ToolStatus.NO_CHANGE)
     fields.due = _due(fields.due) if isinstance(fields.due, str) else fields.due
     caldav = ctx.client().caldav
     for attempt in (1, 2):

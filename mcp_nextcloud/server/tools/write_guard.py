@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_nextcloud.nextcloud.errors import NextcloudError, NotFoundError
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse, refused
 
@@ -55,7 +56,7 @@ def entity_tag_or_none(etag: str | None) -> str | None:
     if tag is None:
         raise misuse("etag must be exactly one entity tag, as files_read returned it (e.g. 5f1c2a or \"5f1c2a\"); "
                      "a list, '*', spaces, non-ASCII or control characters are not accepted. Re-read the file "
-                     "with files_read and pass its etag.", status="bad_etag")
+                     "with files_read and pass its etag.", status=ToolStatus.BAD_ETAG)
     return tag
 
 
@@ -66,7 +67,7 @@ def refuse_binary_name(target: str) -> None:
     if ext in BINARY_EXTENSIONS:
         raise refused(f"{target} is a .{ext} file: files_write writes text files only (e.g. .md, .txt, .csv, "
                       ".json) and would destroy this format. Write a text file next to it instead.",
-                      status="binary_file")
+                      status=ToolStatus.BINARY_FILE)
 
 
 def refuse_binary_content(ctx: ServerContext, target: str, item: Any | None) -> None:
@@ -87,7 +88,7 @@ def refuse_binary_content(ctx: ServerContext, target: str, item: Any | None) -> 
         what = {"image": "an image", "binary": "binary data"}.get(kind, f"{kind.upper()} content")
         raise refused(f"{item.path} holds {what}, not text (judged by its content, whatever its name): "
                       "files_write would replace it with text and destroy it. Write a text file next to it "
-                      "instead.", status="binary_file")
+                      "instead.", status=ToolStatus.BINARY_FILE)
 
 
 _TEXT_KINDS = frozenset({"text", "markdown", "csv", "json", "html"})
@@ -110,7 +111,7 @@ def refuse_unread_change(ctx: ServerContext, item: Any | None, tag: str) -> None
     if digest is None and read is None:
         raise refused(f"{item.path}: no read through this server returned this etag, so what it names cannot be "
                       "checked (Nextcloud can keep an etag for changed content). Read the file with files_read, "
-                      "then write with the etag it returns.", status="etag_not_read")
+                      "then write with the etag it returns.", status=ToolStatus.ETAG_NOT_READ)
     from mcp_nextcloud.indexer.remote.digest import content_digest
 
     data = _current_bytes(ctx, item)
@@ -124,7 +125,7 @@ def refuse_unread_change(ctx: ServerContext, item: Any | None, tag: str) -> None
     raise refused(f"{item.path} changed since it was read, yet Nextcloud still gives it the same etag (another "
                   "client overwrote it within the same second, keeping the size): writing would destroy that edit. "
                   "Re-read it with files_read (it now returns the current content and an etag for it), merge your "
-                  "change, then write.", status="changed_under_same_etag")
+                  "change, then write.", status=ToolStatus.CHANGED_UNDER_SAME_ETAG)
 
 
 def _version_record(ctx: ServerContext, item: Any) -> Any:
@@ -147,7 +148,7 @@ def _cached_text(ctx: ServerContext, rec: Any) -> Any:
 def _current_bytes(ctx: ServerContext, item: Any) -> bytes:
     """What the file holds now (within the read cap: a text file over it was not read through us either)."""
     try:
-        return ctx.client().webdav.read(item.path, max_bytes=ctx.settings.max_read_bytes)
+        return ctx.client().webdav.read(item.path, max_bytes=ctx.call_settings.max_read_bytes)
     except NextcloudError as exc:
         raise from_nextcloud(exc) from None
 
