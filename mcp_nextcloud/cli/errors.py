@@ -27,6 +27,7 @@ from mcp_nextcloud.indexer.errors import IndexerError, reader_category
 from mcp_nextcloud.nextcloud.errors import Category, NextcloudError, Voice, instruction, sentence, split_instruction
 from mcp_nextcloud.reader.document import ReaderError
 from mcp_nextcloud.cli.console import stderr, stdout
+from mcp_nextcloud.cli.voice import for_person
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -73,7 +74,8 @@ class Failure:
 
     def __init__(self, code: str, category: Category, cause: str, action: str = "", retry: bool = False) -> None:
         self.code, self.category, self.retry = code, category, retry
-        self.cause, self.action = sentence(cause), sentence(action)
+        # said with the CLI's commands and flags, never a tool's names (cli/voice.py)
+        self.cause, self.action = sentence(for_person(cause)), sentence(for_person(action))
 
     def words(self) -> str:
         """The instruction for a person: cause, next action, and the retry when it can help."""
