@@ -45,7 +45,7 @@ def register(subparsers: Subcommands) -> None:
 def _declare(p: argparse.ArgumentParser, cmd: ToolCommand, spec: dict[str, Any]) -> None:
     props: dict[str, Any] = spec["input"].get("properties", {})
     assert not set(props) & set(RESERVED), f"{cmd.tool} has an argument named like a CLI option"
-    required = set(spec["input"].get("required", []))
+    required = set(spec["input"].get("required", [])) - {prop for prop, _ in cmd.defaults}
     for prop in cmd.positional:
         add_tool_argument(p, prop, props[prop], positional=True, required=prop in required)
     for prop, schema in props.items():
