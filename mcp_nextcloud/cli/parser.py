@@ -10,6 +10,7 @@ manifest cannot describe an option the parser does not have.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any, Callable, NoReturn
 
@@ -50,6 +51,31 @@ class UsageError(Exception):
         self.prog, self.message, self.usage = prog, message, usage
 
 
+_INVALID_CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$", re.DOTALL)
+
+
+def did_you_mean(word: str, known: list[str]) -> str:
+    """" Did you mean 'grep'?" for the nearest known word (difflib), or "" when none is near."""
+    import difflib
+
+    near = difflib.get_close_matches(word, known, n=2, cutoff=0.6)
+    return f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+
+
+def _suggesting(message: str) -> str:
+    """argparse's "invalid choice" as one line with the nearest choice, not the list of every command."""
+    match = _INVALID_CHOICE.match(message)
+    if match is None:
+        return message
+    what, word, listed = match.groups()
+    choices = re.findall(r"'([^']*)'", listed)
+    guess = did_you_mean(word, choices)
+    if what in ("COMMAND", "ACTION"):
+        kind = "command" if what == "COMMAND" else "action"
+        return f"unknown {kind} {word!r}.{guess}" + ("" if guess else " See --help for the list.")
+    return f"argument {what}: invalid choice {word!r}.{guess} Choose from {', '.join(choices)}"
+
+
 class CommandParser(argparse.ArgumentParser):
     """An ArgumentParser that remembers its sub-commands and their summaries.
 
@@ -70,9 +96,19 @@ class CommandParser(argparse.ArgumentParser):
         if message:
             (stderr() if file is sys.stderr else stdout()).write(message)
 
+    def format_help(self) -> str:
+        """argparse's help, in the person's voice: a tool's own description names flags and commands."""
+        from mcp_nextcloud.cli.voice import for_person
+
+        return for_person(super().format_help())
+
     def error(self, message: str) -> NoReturn:
         """A usage error raised, not printed: `cli.root.parse` words it (JSON with --json)."""
-        raise UsageError(self.prog, message, self.format_usage())
+        raise UsageError(self.prog, _suggesting(message), self.format_usage())
+
+    def flags(self) -> list[str]:
+        """Every option string this command takes (for "did you mean")."""
+        return [f for declared in self.arguments for f in declared.flags if f.startswith("--")] + ["--help"]
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
