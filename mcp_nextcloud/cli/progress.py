@@ -26,7 +26,8 @@ class FilesProgress:
 
     def __enter__(self) -> "FilesProgress":
         if self.enabled:
-            self._bar = tqdm(desc=self._label, total=None, unit=" files", file=self._stream, dynamic_ncols=True,
+            self._bar = tqdm(desc=self._label, total=None, unit=" files", file=self._stream,
+                             ncols=console.columns(),   # the caller's width: in the service the stream is a proxy
                              leave=True)
         return self
 
