@@ -95,10 +95,39 @@ def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# The failures that mean the server was not reached: the person sees which address was tried.
+UNREACHED = ("network", "timeout")
+
+
+def _tried(err: NextcloudError) -> str:
+    """" Tried https://cloud.example.com." for a server not reached: the configured base URL, never its
+    credentials (user info, query and fragment dropped); "" for any other failure or no account."""
+    if err.code.value not in UNREACHED:
+        return ""
+    from mcp_nextcloud.nextcloud.config import load_account
+
+    try:
+        account = load_account()
+    except (NextcloudError, OSError, ValueError):
+        return ""
+    return f" Tried {base_url(account.url)}." if account is not None else ""
+
+
+def base_url(url: str) -> str:
+    """A server address as it may be shown: scheme, host, port and path; no user, password, query or fragment."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}" if parts.scheme else url.split("@")[-1]
+
+
 def failure_of(err: BaseException) -> Failure:
     """Any failure as the one shape: its code, category, cause, action and retry."""
     if isinstance(err, NextcloudError):
-        return Failure(err.code.value, err.category, err.cause_in(), err.action_in(PERSON), err.retry)
+        return Failure(err.code.value, err.category, err.cause_in() + _tried(err), err.action_in(PERSON), err.retry)
     source = getattr(err, "source", None)   # a ToolFailure made from a NextcloudError: word the table's parts
     if isinstance(source, NextcloudError):
         failure = failure_of(source)
@@ -132,6 +161,20 @@ def report(err: BaseException, as_json: bool, prog: str = "mcp-nextcloud") -> in
     else:
         print(f"{prog}: {failure.words()}", file=stderr())
     return failure.exit_code
+
+
+def stored_words(text: str) -> str:
+    """An instruction the library stored as text in its plain voice (a failed job's error), as a person hears
+    it: the retry in the person's words, the address tried when the server was not reached, flags for names."""
+    from mcp_nextcloud.nextcloud.errors import PLAIN, error_for
+
+    text = text.replace(PLAIN.retry_yes, RETRY_HELPS).replace(PLAIN.retry_no, "").strip()
+    for condition in UNREACHED:
+        unreached = error_for("webdav", None, condition=condition)
+        if text.startswith(sentence(unreached.cause)):
+            cut = len(sentence(unreached.cause))
+            text = text[:cut] + _tried(unreached) + text[cut:]
+    return for_person(text)
 
 
 def person_text(err: BaseException) -> str:

@@ -93,7 +93,9 @@ def print_job(job: Any, as_json: bool, **extra: Any) -> None:
         for f in r.get("failures", [])[:5]:
             print(f"  failed: {f['path']}: {f['reason']}", file=stdout())
     if data.get("error"):
-        print(f"  error: {data['error']}", file=stdout())
+        from mcp_nextcloud.cli.errors import stored_words
+
+        print(f"  error: {stored_words(data['error'])}", file=stdout())
     if data.get("hint"):
         print(f"  {data['hint']}", file=stdout())
 
