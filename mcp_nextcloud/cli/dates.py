@@ -2,7 +2,7 @@
 
 The tools take ISO dates ("2026-12-24", "2026-12-10T14:00 Europe/Paris"); the
 CLI turns a leading day word into today's date on this machine's calendar, so
-`calendar list --start tomorrow` and `calendar create --start "today 14:00"`
+`calendar list --start tomorrow` and `calendar create --start "today 14:00 Europe/Paris"`
 work. Anything else is passed on untouched: the tool checks it.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ def today() -> dt.date:
 
 
 def resolve(value: str) -> str:
-    """`tomorrow` -> "2026-12-05"; `today 14:00` -> "2026-12-04T14:00"; anything else unchanged."""
+    """`tomorrow` -> "2026-12-05"; `today 14:00Z` -> "2026-12-04T14:00Z"; anything else unchanged."""
     match = _DAY_WORD.match(value)
     if match is None:
         return value

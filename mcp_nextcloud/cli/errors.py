@@ -59,8 +59,9 @@ class CliError(Exception):
 
     def __init__(self, message: str, *, usage: bool = False, status: str | None = None,
                  category: Category | None = None, retry: bool = False, action: str | None = None,
-                 source: BaseException | None = None) -> None:
+                 source: BaseException | None = None, spoken: bool = True) -> None:
         super().__init__(message)
+        self.spoken = spoken    # False: a tool's words (for an agent), said again in the person's voice
         self.source = source    # the table's error a tool failure came from: worded here from its parts
         self.message, self.action = message, action
         self.usage = usage
@@ -75,7 +76,12 @@ class Failure:
     def __init__(self, code: str, category: Category, cause: str, action: str = "", retry: bool = False) -> None:
         self.code, self.category, self.retry = code, category, retry
         # said with the CLI's commands and flags, never a tool's names (cli/voice.py)
-        self.cause, self.action = sentence(for_person(cause)), sentence(for_person(action))
+        self.cause, self.action = sentence(cause), sentence(action)
+
+    def for_person(self) -> "Failure":
+        """This failure said with the CLI's commands and flags, never a tool's names (cli/voice.py)."""
+        self.cause, self.action = for_person(self.cause), for_person(self.action)
+        return self
 
     def words(self) -> str:
         """The instruction for a person: cause, next action, and the retry when it can help."""
@@ -125,12 +131,18 @@ def base_url(url: str) -> str:
 
 
 def failure_of(err: BaseException) -> Failure:
-    """Any failure as the one shape: its code, category, cause, action and retry."""
+    """Any failure as the one shape: its code, category, cause, action and retry; words from a tool or the
+    library are said in the person's voice, the CLI's own words (a CliError) are already."""
+    failure = _failure_of(err)
+    return failure if isinstance(err, CliError) and err.spoken else failure.for_person()
+
+
+def _failure_of(err: BaseException) -> Failure:
     if isinstance(err, NextcloudError):
         return Failure(err.code.value, err.category, err.cause_in() + _tried(err), err.action_in(PERSON), err.retry)
     source = getattr(err, "source", None)   # a ToolFailure made from a NextcloudError: word the table's parts
     if isinstance(source, NextcloudError):
-        failure = failure_of(source)
+        failure = _failure_of(source)
         category = getattr(err, "category", None)
         failure.category = category if isinstance(category, Category) else failure.category
         return failure

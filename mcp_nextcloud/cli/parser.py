@@ -28,6 +28,20 @@ class Formatter(argparse.HelpFormatter):
                          columns() - 2 if width is None else width)
 
 
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        """An argument's help; one a tool wrote (marked TOOL_WORDS) said in the person's voice."""
+        text = super()._get_help_string(action)
+        if text and getattr(action, TOOL_WORDS, False):
+            from mcp_nextcloud.cli.voice import for_person
+
+            return for_person(text)
+        return text
+
+
+# Marks an argparse action whose help is a tool's own description (for the agent): shown in the person's voice.
+TOOL_WORDS = "tool_words"
+
+
 class RawDescriptionFormatter(Formatter, argparse.RawDescriptionHelpFormatter):
     """argparse.RawDescriptionHelpFormatter (a description kept as written), told the width like Formatter."""
 
@@ -90,6 +104,7 @@ class CommandParser(argparse.ArgumentParser):
         self.commands: list[tuple[str, str, CommandParser]] = []
         self.arguments: list[Declared] = []
         self.manifest_extra: dict[str, Any] = {}    # what a command adds to its manifest entry (e.g. a schema)
+        self.tool_words = False     # its description and TOOL_WORDS arguments' help are a tool's (cli/voice.py)
 
     def _print_message(self, message: str, file: Any = None) -> None:
         """argparse's help and version text: to the command line's own streams (cli/console.py)."""
@@ -97,10 +112,16 @@ class CommandParser(argparse.ArgumentParser):
             (stderr() if file is sys.stderr else stdout()).write(message)
 
     def format_help(self) -> str:
-        """argparse's help, in the person's voice: a tool's own description names flags and commands."""
+        """argparse's help; a description a tool wrote (`tool_words`) in the person's voice."""
+        if not self.tool_words or not self.description:
+            return super().format_help()
         from mcp_nextcloud.cli.voice import for_person
 
-        return for_person(super().format_help())
+        written, self.description = self.description, for_person(self.description)
+        try:
+            return super().format_help()
+        finally:
+            self.description = written
 
     def error(self, message: str) -> NoReturn:
         """A usage error raised, not printed: `cli.root.parse` words it (JSON with --json)."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_nextcloud.cli import toolspec
+from mcp_nextcloud.cli.parser import TOOL_WORDS
 
 # Collection conventions (one owner): --fields splits on this, cursors are opaque.
 FIELDS_SEPARATOR = ","
@@ -194,7 +195,7 @@ def add_tool_argument(p: argparse.ArgumentParser, prop: str, schema: dict[str, A
     kw: dict[str, Any] = {"help": _help(schema) + (" (required)" if required else ""), "default": None, "dest": prop}
     if positional:
         del kw["dest"]
-        p.add_argument(prop, nargs="?", metavar=prop.upper(), type=_type_of(schema), **kw)
+        setattr(p.add_argument(prop, nargs="?", metavar=prop.upper(), type=_type_of(schema), **kw), TOOL_WORDS, True)
         # the flag too, as an alias (its own dest: a positional absent would overwrite a shared one)
         kw.update(dest=alias_dest(prop), help=f"same as {prop.upper()}")
         if kind in ("integer", "number", "string", None):
@@ -211,7 +212,7 @@ def add_tool_argument(p: argparse.ArgumentParser, prop: str, schema: dict[str, A
             kw["choices"] = schema["enum"]
         else:
             kw["metavar"] = "N" if kind in ("integer", "number") else "TEXT"
-    p.add_argument(option(prop), **kw)
+    setattr(p.add_argument(option(prop), **kw), TOOL_WORDS, True)   # the tool's description: said for a person
 
 
 def _quote(arg: str) -> str:

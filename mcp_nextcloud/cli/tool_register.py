@@ -36,6 +36,7 @@ def register(subparsers: Subcommands) -> None:
         p = where.add_parser(cmd.name, help=summary[:1].lower() + summary[1:], description=spec["description"],
                              epilog=rules + "Example: mcp-nextcloud " + " ".join(_quote(a) for a in cmd.example),
                              formatter_class=RawDescriptionFormatter)
+        p.tool_words = True   # its description is the tool's
         _declare(p, cmd, spec)
         # A read may be asked again when the index service ended during it (service/client.py).
         p.set_defaults(func=tool_run.runner(cmd), repeatable=not is_write(spec))
