@@ -59,7 +59,7 @@ def table(items: list[dict[str, Any]], indent: str = "") -> list[str]:
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(columns)]
 
     def line(cells: list[str]) -> str:
-        return (indent + "  ".join(cell.ljust(width) for cell, width in zip(cells, widths))).rstrip()
+        return (indent + "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True))).rstrip()
 
     return [line(columns), *(line(r) for r in rows)]
 
@@ -141,7 +141,7 @@ def record(payload: dict[str, Any]) -> list[str]:
     payload = dict(payload)
     hint = payload.pop("hint", None)
     payload.pop("warnings", None)
-    for key, value in list(payload.items()):
+    for value in list(payload.values()):
         if isinstance(value, list) and all(isinstance(v, dict) for v in value):
             name_ids(payload, value)
     short = {k: v for k, v in payload.items() if not (isinstance(v, str) and ("\n" in v or len(v) > LONG))}

@@ -36,7 +36,10 @@ def _names() -> _Names:
     from mcp_nextcloud.cli.tool_commands import all_commands
 
     tools = toolspec.load()
-    commands, arguments, positional, kinds = {}, {}, {}, {}
+    commands: dict[str, str] = {}
+    arguments: dict[str, set[str]] = {}
+    positional: dict[str, tuple[str, ...]] = {}
+    kinds: dict[str, str] = {}
     for cmd in all_commands(tools):
         commands[cmd.tool] = cmd.full_name
         props = tools[cmd.tool]["input"].get("properties", {})

@@ -106,13 +106,15 @@ def test_the_words_are_translated_from_the_tool_and_argument_names() -> None:
     """The agent's words, as the person reads them (the renderer, not the messages, does it)."""
     assert for_person("Confirm the path with files_search; do not guess variants.") == \
         "Confirm the path with `mcp-nextcloud files search`; do not guess variants."
-    assert for_person("1 not listed; includeAppCalendars=true adds them.") == "1 not listed; --include-app-calendars adds them."
+    assert for_person("1 not listed; includeAppCalendars=true adds them.") == \
+        "1 not listed; --include-app-calendars adds them."
     assert for_person("read around a match with files_read(offset=its offset)") == \
         "read around a match with `mcp-nextcloud files read --offset OFFSET`"
     assert for_person("Confirm with files_search(path='/X')") == "Confirm with `mcp-nextcloud files search --path /X`"
     assert for_person("mail_read(id) reads a message.") == "`mcp-nextcloud mail read ID` reads a message."
     assert for_person("Several people match: ask the user which one.") == "Several people match: choose which one."
-    assert for_person("No calendar. Ask the user to create one in Nextcloud.") == "No calendar. Create one in Nextcloud."
+    assert for_person("No calendar. Ask the user to create one in Nextcloud.") == \
+        "No calendar. Create one in Nextcloud."
 
 
 def test_a_tool_failure_is_said_with_the_flag(cli: Any) -> None:
