@@ -142,7 +142,8 @@ def run_sync(args: argparse.Namespace) -> int:
 
 
 def wait_drawing(index_path: Path, job: Any, seconds: float, progress: Any) -> Any:
-    """Wait up to `seconds` for the job as `--wait` does, drawing its files done of those known meanwhile.
+    """Wait up to `seconds` for the job as `--wait` does, drawing its files done of those known (and the bytes
+    downloaded) meanwhile.
 
     The worker records its progress in the job store (indexer/jobs/run.py); this reads it back a few times a
     second. In the index service the bar reaches the caller's terminal through its stderr stream.
@@ -157,7 +158,7 @@ def wait_drawing(index_path: Path, job: Any, seconds: float, progress: Any) -> A
         with progress:
             while True:
                 job = store.wait(job.id, min(POLL_S, max(0.0, deadline - time.monotonic())))
-                progress(job.done, job.total, job.message)
+                progress(job.done, job.total, job.message, job.bytes)
                 if job.state not in ACTIVE_STATES or time.monotonic() >= deadline:
                     return job
     finally:

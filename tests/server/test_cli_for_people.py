@@ -33,7 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _env(world: Any, tmp_path: Path, index: Path | None = None) -> dict[str, str]:
     acct = world.emulator.account("alice")
-    return {"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"], "NEXTCLOUD_APP_PASSWORD": acct["app_password"],
+    return {"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"],
+            "NEXTCLOUD_APP_PASSWORD": acct["app_password"],
             "MCP_NEXTCLOUD_INDEX": str(index or world.index_path), "MCP_NEXTCLOUD_SERVICE": "0",
             "MCP_NEXTCLOUD_JOURNAL": str(tmp_path / "journal.db"), "MCP_NEXTCLOUD_ARTIFACTS": str(tmp_path / "art"),
             "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"),
@@ -221,6 +222,7 @@ def test_index_sync_wait_draws_progress_on_a_terminal(sync_env: dict[str, str]) 
     assert bars, drawn
     done, total = map(int, bars[-1])
     assert done == total >= 10                      # the last bar: every file known, every file done
+    assert re.search(r"\d+(\.\d+)?[kM]?B downloaded", drawn), drawn    # and the bytes downloaded
     assert re.search(r"job \w+: succeeded \((\d+)/\1 files\)", drawn), drawn
 
 
