@@ -134,9 +134,9 @@ def derived(tool: str, spec: dict[str, Any]) -> ToolCommand:
                        ids=(records[key][0],) if key else (), positional=positional)
 
 
-# The argument a derived command takes without a flag: a file command's path, a search's query (the flag
-# stays an alias: `files delete /a.md` and `files delete --path /a.md` are one command).
-POSITIONAL_FIRST = ("path", "query")
+# The argument a derived command takes without a flag: a file command's path, a search's query, a Talk room's
+# token (the flag stays an alias: `files delete /a.md` and `files delete --path /a.md` are one command).
+POSITIONAL_FIRST = ("path", "query", "token")
 
 
 def all_commands(tools: dict[str, dict[str, Any]] | None = None) -> list[ToolCommand]:
