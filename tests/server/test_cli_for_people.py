@@ -24,39 +24,16 @@ from typing import Any, Iterator
 
 import pytest
 
-from mcp_nextcloud.cli import main
 from mcp_nextcloud.cli.dates import resolve
 from mcp_nextcloud.cli.errors import base_url
+from tests.helpers import cli_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _env(world: Any, tmp_path: Path, index: Path | None = None) -> dict[str, str]:
-    acct = world.emulator.account("alice")
-    return {"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"],
-            "NEXTCLOUD_APP_PASSWORD": acct["app_password"],
-            "MCP_NEXTCLOUD_INDEX": str(index or world.index_path), "MCP_NEXTCLOUD_SERVICE": "0",
-            "MCP_NEXTCLOUD_JOURNAL": str(tmp_path / "journal.db"), "MCP_NEXTCLOUD_ARTIFACTS": str(tmp_path / "art"),
-            "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"),
-            "XDG_CACHE_HOME": str(tmp_path / "cache")}
-
-
 @pytest.fixture
-def cli(world: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Any:
-    for key, value in _env(world, tmp_path).items():
-        monkeypatch.setenv(key, value)
-    world.emulator.faults.clear()
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        try:
-            code = main(list(argv))
-        except SystemExit as stop:
-            code = int(stop.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
+def cli(person_cli: Any) -> Any:
+    return person_cli
 
 
 # -- positional paths and queries ----------------------------------------------------------------------------
@@ -206,7 +183,7 @@ def _on_terminal(argv: list[str], env: dict[str, str], timeout: float = 180) -> 
 def sync_env(request: pytest.FixtureRequest, world: Any, tmp_path: Path) -> Iterator[dict[str, str]]:
     runtime = Path(tempfile.mkdtemp(prefix="bar", dir="/tmp"))   # short: a Unix socket path holds ~100 bytes
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_", "XDG_"))}
-    env.update(_env(world, tmp_path, tmp_path / "fresh.db"), PYTHONPATH=str(ROOT), XDG_RUNTIME_DIR=str(runtime),
+    env.update(cli_env(world, tmp_path, tmp_path / "fresh.db"), PYTHONPATH=str(ROOT), XDG_RUNTIME_DIR=str(runtime),
                MCP_NEXTCLOUD_SERVICE=request.param, MCP_NEXTCLOUD_SERVICE_IDLE_S="30", HOME=str(tmp_path))
     yield env
     if request.param == "1":

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from mcp_nextcloud.cli import build_parser, iter_commands, main, toolspec
+from mcp_nextcloud.cli import build_parser, iter_commands, toolspec
 from mcp_nextcloud.cli.tool_commands import all_commands, is_write
 from mcp_nextcloud.cli.voice import for_person
 
@@ -41,28 +40,8 @@ def person_lines(out: str, err: str) -> str:
 
 
 @pytest.fixture
-def cli(world: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> Iterator[Any]:
-    acct = world.emulator.account("alice")
-    env = {"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"], "NEXTCLOUD_APP_PASSWORD": acct["app_password"],
-           "MCP_NEXTCLOUD_INDEX": str(world.index_path), "MCP_NEXTCLOUD_JOURNAL": str(tmp_path / "journal.db"),
-           "MCP_NEXTCLOUD_ARTIFACTS": str(tmp_path / "artifacts"), "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "MCP_NEXTCLOUD_SERVICE": "0"}
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    world.emulator.faults.clear()
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        try:
-            code = main(list(argv))
-        except SystemExit as stop:     # argparse's usage errors and --help
-            code = int(stop.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    yield run
+def cli(person_cli: Any) -> Any:
+    return person_cli
 
 
 def _variants(name: str, parser: Any) -> list[list[str]]:

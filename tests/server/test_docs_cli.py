@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mcp_nextcloud.cli import main
+from tests.helpers import cli_env
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 BLOCK = re.compile(r"```console\n(.*?)```", re.DOTALL)
@@ -37,14 +38,7 @@ def test_the_doc_shows_commands() -> None:
 
 def test_every_command_in_the_doc_runs(world: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    acct = world.emulator.account("alice")
-    for key, value in {"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"],
-                       "NEXTCLOUD_APP_PASSWORD": acct["app_password"], "MCP_NEXTCLOUD_SERVICE": "0",
-                       "MCP_NEXTCLOUD_INDEX": str(tmp_path / "index.db"),
-                       "MCP_NEXTCLOUD_JOURNAL": str(tmp_path / "journal.db"),
-                       "MCP_NEXTCLOUD_ARTIFACTS": str(tmp_path / "artifacts"),
-                       "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"),
-                       "XDG_CACHE_HOME": str(tmp_path / "cache")}.items():
+    for key, value in cli_env(world, tmp_path, tmp_path / "index.db").items():   # the doc syncs its own
         monkeypatch.setenv(key, value)
     world.emulator.faults.clear()
     seen = len(list(world.emulator.requests))
