@@ -133,7 +133,7 @@ def _arguments(text: str) -> str:
     text = re.sub(r"(?<![-\w`])([A-Za-z]+)=('[^']*'|\"[^\"]*\"|[^\s,;)]+?)(?=[\s,;)]|\.(?:\s|$)|$)", pair, text)
     if names.camel:
         camel = "|".join(sorted(names.camel, key=len, reverse=True))
-        text = re.sub(rf"(?<![-\w.]){'('}{camel}{')'}\b(?!\()", lambda m: flag(m.group(1)), text)
+        text = re.sub(rf"(?<![-\w.])({camel})\b(?!\()", lambda m: flag(m.group(1)), text)
     return text
 
 
@@ -159,17 +159,14 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
 
 
 def _reword(pattern: re.Pattern[str], replacement: str, text: str) -> str:
+    """One step for the reader; where it starts a sentence, what now starts it gets the capital."""
     def one(match: re.Match[str]) -> str:
-        starts = _SENTENCE_START.search(text[:match.start()]) is not None
-        if not starts or not replacement:
-            if starts and match.end() < len(text):   # the next word now starts the sentence
-                return ""
-            return replacement
-        return replacement[:1].upper() + replacement[1:]
+        said = replacement + match.group("next")
+        if _SENTENCE_START.search(text[:match.start()]) is None:
+            return said
+        return said[:1].upper() + said[1:]
 
-    out = pattern.sub(one, text)
-    return re.sub(r"(^|[.!?]\s+)([a-z])(?=\w* )", lambda m: m.group(1) + m.group(2).upper(), out) \
-        if out != text else out
+    return re.compile(pattern.pattern + r"(?P<next>\w?)").sub(one, text)
 
 
 def for_person(text: str) -> str:
