@@ -76,7 +76,7 @@ def did_you_mean(word: str, known: list[str]) -> str:
     return f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
 
 
-def _suggesting(message: str) -> str:
+def _suggesting(message: str, has_commands: bool) -> str:
     """argparse's "invalid choice" as one line with the nearest choice, not the list of every command."""
     match = _INVALID_CHOICE.match(message)
     if match is None:
@@ -84,7 +84,7 @@ def _suggesting(message: str) -> str:
     what, word, listed = match.groups()
     choices = re.findall(r"'([^']*)'", listed)
     guess = did_you_mean(word, choices)
-    if what in ("COMMAND", "ACTION"):
+    if has_commands and not what.startswith("-"):   # the choice of a command or of a group's action
         kind = "command" if what == "COMMAND" else "action"
         return f"unknown {kind} {word!r}.{guess}" + ("" if guess else " See --help for the list.")
     return f"argument {what}: invalid choice {word!r}.{guess} Choose from {', '.join(choices)}"
@@ -125,7 +125,7 @@ class CommandParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """A usage error raised, not printed: `cli.root.parse` words it (JSON with --json)."""
-        raise UsageError(self.prog, _suggesting(message), self.format_usage())
+        raise UsageError(self.prog, _suggesting(message, bool(self.commands)), self.format_usage())
 
     def flags(self) -> list[str]:
         """Every option string this command takes (for "did you mean")."""

@@ -112,6 +112,11 @@ def test_a_typo_gets_the_nearest_word(cli: Any, argv: list[str], guess: str) -> 
     assert f"Did you mean {guess}?" in err and "choose from" not in err
 
 
+def test_help_names_the_nearest_command(cli: Any) -> None:
+    code, out, err = cli("help", "files", "serch")
+    assert code == 2 and out == "" and "Did you mean 'files search'" in err
+
+
 def test_nothing_near_gets_no_guess(cli: Any) -> None:
     code, _, err = cli("zzzzqq")
     assert code == 2 and "Did you mean" not in err and "unknown command 'zzzzqq'" in err and "--help" in err
