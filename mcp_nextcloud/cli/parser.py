@@ -112,11 +112,14 @@ class CommandParser(argparse.ArgumentParser):
             (stderr() if file is sys.stderr else stdout()).write(message)
 
     def format_help(self) -> str:
-        """argparse's help; a description a tool wrote (`tool_words`) in the person's voice."""
+        """argparse's help; a description a tool wrote (`tool_words`), and a group's summaries of its actions,
+        in the person's voice."""
         if not self.tool_words or not self.description:
             return super().format_help()
         from mcp_nextcloud.cli.voice import for_person
 
+        if self.commands:   # a group: its actions' summaries are the tools' descriptions
+            return for_person(super().format_help())
         written, self.description = self.description, for_person(self.description)
         try:
             return super().format_help()

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_nextcloud.cli import toolspec
-from mcp_nextcloud.cli.parser import TOOL_WORDS
 
 # Collection conventions (one owner): --fields splits on this, cursors are opaque.
 FIELDS_SEPARATOR = ","
@@ -189,18 +188,19 @@ def _help(schema: dict[str, Any]) -> str:
 
 
 def add_tool_argument(p: argparse.ArgumentParser, prop: str, schema: dict[str, Any], *, positional: bool,
-                      required: bool) -> None:
-    """One tool argument as an option (or positional), typed from its JSON schema; absent means the tool's default."""
+                      required: bool) -> argparse.Action:
+    """One tool argument as an option (or positional), typed from its JSON schema; absent means the tool's default.
+    Returns the action whose help is the tool's description."""
     kind = schema.get("type")
     kw: dict[str, Any] = {"help": _help(schema) + (" (required)" if required else ""), "default": None, "dest": prop}
     if positional:
         del kw["dest"]
-        setattr(p.add_argument(prop, nargs="?", metavar=prop.upper(), type=_type_of(schema), **kw), TOOL_WORDS, True)
+        said = p.add_argument(prop, nargs="?", metavar=prop.upper(), type=_type_of(schema), **kw)
         # the flag too, as an alias (its own dest: a positional absent would overwrite a shared one)
         kw.update(dest=alias_dest(prop), help=f"same as {prop.upper()}")
         if kind in ("integer", "number", "string", None):
             p.add_argument(option(prop), type=_type_of(schema), metavar=prop.upper(), **kw)
-        return
+        return said
     if kind == "boolean":
         kw["action"] = argparse.BooleanOptionalAction
     elif kind == "array":
@@ -212,7 +212,7 @@ def add_tool_argument(p: argparse.ArgumentParser, prop: str, schema: dict[str, A
             kw["choices"] = schema["enum"]
         else:
             kw["metavar"] = "N" if kind in ("integer", "number") else "TEXT"
-    setattr(p.add_argument(option(prop), **kw), TOOL_WORDS, True)   # the tool's description: said for a person
+    return p.add_argument(option(prop), **kw)
 
 
 def _quote(arg: str) -> str:

@@ -152,6 +152,7 @@ _TO_READER: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bcall again\b"), "run it again"),
     (re.compile(r"\bwith the user\b"), "yourself"),
     (re.compile(r"\bby the user\b"), "by you"),
+    (re.compile(r"\bfor the user\b"), "for you"),
     (re.compile(r"\bthe user's\b"), "your"),
     (re.compile(r"\b[Cc]all (?=`mcp-nextcloud)"), "run "),
 )

@@ -23,7 +23,7 @@ COMMANDS = {c.full_name: c for c in all_commands(SPECS)}
 CAMEL = sorted({p for s in SPECS.values() for p in s["input"].get("properties", {}) if p != p.lower()})
 LEAKS = [re.compile(rf"(?<![-\w]){name}\b") for name in CAMEL] + \
     [re.compile(rf"\b{tool}\b") for tool in SPECS] + [re.compile(r"\b[a-z]+_[a-z_]+\("),
-                                                      re.compile(r"\b(?:[Aa]sk|[Tt]ell) the user\b")]
+                                                      re.compile(r"\b(?:[Aa]sk|[Tt]ell|for) the user\b")]
 # Commands that run until stopped, wait for a browser, or start or stop processes: not walked.
 SKIP = {"serve", "demo", "report", "index watch", "index sync", "login", "service start", "service stop",
         "jobs wait"}
@@ -79,6 +79,15 @@ def test_every_command_speaks_with_flags_and_commands(cli: Any) -> None:
                 found[" ".join(argv)] = sorted(set(bad))
     assert walked > 150, walked
     assert not found, found
+
+
+def test_every_help_speaks_with_flags_and_commands() -> None:
+    """A tool's description shown as a command's help (its summary and its arguments') names commands."""
+    # --fields lists the record fields by name (fileId is one), which --fields takes; serve and demo describe
+    # what the MCP server gives an agent, by its tools' names
+    found = {name: leaks(re.sub(r"\n  --fields.*?(?=\n  -|\n\n)", "", parser.format_help(), flags=re.DOTALL))
+             for name, parser in iter_commands(build_parser()) if name not in ("serve", "demo")}
+    assert not {name: bad for name, bad in found.items() if bad}, found
 
 
 def test_the_words_are_translated_from_the_tool_and_argument_names() -> None:
