@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 
@@ -82,3 +83,16 @@ def serve_and_call(env: dict[str, str], calls: Calls, *, cwd: str, interval: flo
             return results
 
     return anyio.run(go)
+
+
+def cli_env(world: Any, tmp_path: Path, index: Path | None = None) -> dict[str, str]:
+    """The variables a CLI run on the session's emulator needs: its account, an index (the session's unless
+    named), private config/data/cache folders, the command run in this process (no index service)."""
+    acct = world.emulator.account("alice")
+    return {"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"],
+            "NEXTCLOUD_APP_PASSWORD": acct["app_password"], "MCP_NEXTCLOUD_SERVICE": "0",
+            "MCP_NEXTCLOUD_INDEX": str(index or world.index_path),
+            "MCP_NEXTCLOUD_JOURNAL": str(tmp_path / "journal.db"),
+            "MCP_NEXTCLOUD_ARTIFACTS": str(tmp_path / "artifacts"), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+

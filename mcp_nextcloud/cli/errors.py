@@ -27,6 +27,7 @@ from mcp_nextcloud.indexer.errors import IndexerError, reader_category
 from mcp_nextcloud.nextcloud.errors import Category, NextcloudError, Voice, instruction, sentence, split_instruction
 from mcp_nextcloud.reader.document import ReaderError
 from mcp_nextcloud.cli.console import stderr, stdout
+from mcp_nextcloud.cli.voice import for_person
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -58,8 +59,9 @@ class CliError(Exception):
 
     def __init__(self, message: str, *, usage: bool = False, status: str | None = None,
                  category: Category | None = None, retry: bool = False, action: str | None = None,
-                 source: BaseException | None = None) -> None:
+                 source: BaseException | None = None, spoken: bool = True) -> None:
         super().__init__(message)
+        self.spoken = spoken    # False: a tool's words (for an agent), said again in the person's voice
         self.source = source    # the table's error a tool failure came from: worded here from its parts
         self.message, self.action = message, action
         self.usage = usage
@@ -73,7 +75,13 @@ class Failure:
 
     def __init__(self, code: str, category: Category, cause: str, action: str = "", retry: bool = False) -> None:
         self.code, self.category, self.retry = code, category, retry
+        # said with the CLI's commands and flags, never a tool's names (cli/voice.py)
         self.cause, self.action = sentence(cause), sentence(action)
+
+    def for_person(self) -> "Failure":
+        """This failure said with the CLI's commands and flags, never a tool's names (cli/voice.py)."""
+        self.cause, self.action = for_person(self.cause), for_person(self.action)
+        return self
 
     def words(self) -> str:
         """The instruction for a person: cause, next action, and the retry when it can help."""
@@ -93,13 +101,48 @@ def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# The failures that mean the server was not reached: the person sees which address was tried.
+UNREACHED = ("network", "timeout")
+
+
+def _tried(err: NextcloudError) -> str:
+    """" Tried https://cloud.example.com." for a server not reached: the configured base URL, never its
+    credentials (user info, query and fragment dropped); "" for any other failure or no account."""
+    if err.code.value not in UNREACHED:
+        return ""
+    from mcp_nextcloud.nextcloud.config import load_account
+
+    try:
+        account = load_account()
+    except (NextcloudError, OSError, ValueError):
+        return ""
+    return f" Tried {base_url(account.url)}." if account is not None else ""
+
+
+def base_url(url: str) -> str:
+    """A server address as it may be shown: scheme, host, port and path; no user, password, query or fragment."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}" if parts.scheme else url.split("@")[-1]
+
+
 def failure_of(err: BaseException) -> Failure:
-    """Any failure as the one shape: its code, category, cause, action and retry."""
+    """Any failure as the one shape: its code, category, cause, action and retry; words from a tool or the
+    library are said in the person's voice, the CLI's own words (a CliError) are already."""
+    failure = _failure_of(err)
+    return failure if isinstance(err, CliError) and err.spoken else failure.for_person()
+
+
+def _failure_of(err: BaseException) -> Failure:
     if isinstance(err, NextcloudError):
-        return Failure(err.code.value, err.category, err.cause_in(), err.action_in(PERSON), err.retry)
+        return Failure(err.code.value, err.category, err.cause_in() + _tried(err), err.action_in(PERSON), err.retry)
     source = getattr(err, "source", None)   # a ToolFailure made from a NextcloudError: word the table's parts
     if isinstance(source, NextcloudError):
-        failure = failure_of(source)
+        failure = _failure_of(source)
         category = getattr(err, "category", None)
         failure.category = category if isinstance(category, Category) else failure.category
         return failure
@@ -130,6 +173,20 @@ def report(err: BaseException, as_json: bool, prog: str = "mcp-nextcloud") -> in
     else:
         print(f"{prog}: {failure.words()}", file=stderr())
     return failure.exit_code
+
+
+def stored_words(text: str) -> str:
+    """An instruction the library stored as text in its plain voice (a failed job's error), as a person hears
+    it: the retry in the person's words, the address tried when the server was not reached, flags for names."""
+    from mcp_nextcloud.nextcloud.errors import PLAIN, error_for
+
+    text = text.replace(PLAIN.retry_yes, RETRY_HELPS).replace(PLAIN.retry_no, "").strip()
+    for condition in UNREACHED:
+        unreached = error_for("webdav", None, condition=condition)
+        if text.startswith(sentence(unreached.cause)):
+            cut = len(sentence(unreached.cause))
+            text = text[:cut] + _tried(unreached) + text[cut:]
+    return for_person(text)
 
 
 def person_text(err: BaseException) -> str:

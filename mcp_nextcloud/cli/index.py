@@ -481,6 +481,6 @@ def register(subparsers: Subcommands) -> None:
     g.add_argument("--passages", type=int, default=1, help=f"passages per file (default 1, max {MAX_PASSAGES})")
     g.add_argument("--fields", metavar="A,B", default=None,
                    help="only these hit fields (path and fileId always kept), e.g. passages")
-    add_json(g, "{items, page, total, tookMs}: the hits as files_grep returns them")
+    add_json(g, "{items, page, total, tookMs}: the hits as `mcp-nextcloud files grep --json` gives them")
     add_index(g)
     g.set_defaults(func=_guarded(_cmd_grep), repeatable=True)

@@ -185,6 +185,9 @@ def run_help(args: argparse.Namespace) -> int:
 
 def _no_command(args: argparse.Namespace, name: str) -> int:
     from mcp_nextcloud.cli.errors import CliError, report
+    from mcp_nextcloud.cli.parser import did_you_mean
 
-    return report(CliError(f"no command {name!r}.", action="Run 'mcp-nextcloud --help' for the list", usage=True,
-                           status="unknown_command"), args.json, "mcp-nextcloud manifest")
+    guess = did_you_mean(name, [found for found, _, _ in walk(_root())])
+    return report(CliError(f"no command {name!r}.{guess}", action="" if guess else
+                           "Run 'mcp-nextcloud --help' for the list", usage=True, status="unknown_command"),
+                  args.json, "mcp-nextcloud manifest")

@@ -10,6 +10,7 @@ manifest cannot describe an option the parser does not have.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any, Callable, NoReturn
 
@@ -25,6 +26,20 @@ class Formatter(argparse.HelpFormatter):
         # argparse's own default: the terminal's width less 2.
         super().__init__(prog, indent_increment, max_help_position,
                          columns() - 2 if width is None else width)
+
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        """An argument's help; one a tool wrote (marked TOOL_WORDS) said in the person's voice."""
+        text = super()._get_help_string(action)
+        if text and getattr(action, TOOL_WORDS, False):
+            from mcp_nextcloud.cli.voice import for_person
+
+            return for_person(text)
+        return text
+
+
+# Marks an argparse action whose help is a tool's own description (for the agent): shown in the person's voice.
+TOOL_WORDS = "tool_words"
 
 
 class RawDescriptionFormatter(Formatter, argparse.RawDescriptionHelpFormatter):
@@ -50,6 +65,31 @@ class UsageError(Exception):
         self.prog, self.message, self.usage = prog, message, usage
 
 
+_INVALID_CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$", re.DOTALL)
+
+
+def did_you_mean(word: str, known: list[str]) -> str:
+    """" Did you mean 'grep'?" for the nearest known word (difflib), or "" when none is near."""
+    import difflib
+
+    near = difflib.get_close_matches(word, known, n=2, cutoff=0.6)
+    return f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+
+
+def _suggesting(message: str, has_commands: bool) -> str:
+    """argparse's "invalid choice" as one line with the nearest choice, not the list of every command."""
+    match = _INVALID_CHOICE.match(message)
+    if match is None:
+        return message
+    what, word, listed = match.groups()
+    choices = re.findall(r"'([^']*)'", listed)
+    guess = did_you_mean(word, choices)
+    if has_commands and not what.startswith("-"):   # the choice of a command or of a group's action
+        kind = "command" if what == "COMMAND" else "action"
+        return f"unknown {kind} {word!r}.{guess}" + ("" if guess else " See --help for the list.")
+    return f"argument {what}: invalid choice {word!r}.{guess} Choose from {', '.join(choices)}"
+
+
 class CommandParser(argparse.ArgumentParser):
     """An ArgumentParser that remembers its sub-commands and their summaries.
 
@@ -64,15 +104,35 @@ class CommandParser(argparse.ArgumentParser):
         self.commands: list[tuple[str, str, CommandParser]] = []
         self.arguments: list[Declared] = []
         self.manifest_extra: dict[str, Any] = {}    # what a command adds to its manifest entry (e.g. a schema)
+        self.tool_words = False     # its description and TOOL_WORDS arguments' help are a tool's (cli/voice.py)
 
     def _print_message(self, message: str, file: Any = None) -> None:
         """argparse's help and version text: to the command line's own streams (cli/console.py)."""
         if message:
             (stderr() if file is sys.stderr else stdout()).write(message)
 
+    def format_help(self) -> str:
+        """argparse's help; a description a tool wrote (`tool_words`), and a group's summaries of its actions,
+        in the person's voice."""
+        if not self.tool_words or not self.description:
+            return super().format_help()
+        from mcp_nextcloud.cli.voice import for_person
+
+        if self.commands:   # a group: its actions' summaries are the tools' descriptions
+            return for_person(super().format_help())
+        written, self.description = self.description, for_person(self.description)
+        try:
+            return super().format_help()
+        finally:
+            self.description = written
+
     def error(self, message: str) -> NoReturn:
         """A usage error raised, not printed: `cli.root.parse` words it (JSON with --json)."""
-        raise UsageError(self.prog, message, self.format_usage())
+        raise UsageError(self.prog, _suggesting(message, bool(self.commands)), self.format_usage())
+
+    def flags(self) -> list[str]:
+        """Every option string this command takes (for "did you mean")."""
+        return [f for declared in self.arguments for f in declared.flags if f.startswith("--")] + ["--help"]
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)

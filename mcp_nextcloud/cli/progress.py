@@ -1,4 +1,4 @@
-"""The CLI's progress bar (tqdm): files done / total, rate and time left, on stderr when it is a terminal.
+"""The CLI's progress bar (tqdm): files done / total, bytes, rate and time left, on stderr when it is a terminal.
 
 Libraries report progress through a callback (`indexer.models.ProgressFn`);
 this is the one place that draws it. Off a terminal (pipes, CI, --json
@@ -26,7 +26,8 @@ class FilesProgress:
 
     def __enter__(self) -> "FilesProgress":
         if self.enabled:
-            self._bar = tqdm(desc=self._label, total=None, unit=" files", file=self._stream, dynamic_ncols=True,
+            self._bar = tqdm(desc=self._label, total=None, unit=" files", file=self._stream,
+                             ncols=console.columns(),   # the caller's width: in the service the stream is a proxy
                              leave=True)
         return self
 
@@ -35,10 +36,13 @@ class FilesProgress:
             self._bar.close()
             self._bar = None
 
-    def __call__(self, done: int, total: int, path: str = "") -> None:
-        """progress(done, total, path): the callback the indexer and the sync call."""
+    def __call__(self, done: int, total: int, path: str = "", nbytes: int | None = None) -> None:
+        """progress(done, total, path): the callback the indexer and the sync call; `nbytes` downloaded so far
+        (a sync) is shown beside the files."""
         if self._bar is None:
             return
         if total and self._bar.total != total:
             self._bar.total = total
+        if nbytes:
+            self._bar.set_postfix_str(f"{tqdm.format_sizeof(nbytes, 'B', 1024)} downloaded", refresh=False)
         self._bar.update(done - self._bar.n)   # update() keeps tqdm's rate and time left right

@@ -78,14 +78,20 @@ def parse(parser: RootParser, argv: list[str]) -> argparse.Namespace:
         args, extra = parser.parse_known_args(argv)
         if extra:   # argparse would blame the root: name the command that was given them
             command = _command_of(parser, argv)
-            raise UsageError(command.prog, f"unrecognized arguments: {' '.join(extra)}", command.format_usage())
+            from mcp_nextcloud.cli.parser import did_you_mean
+
+            guess = did_you_mean(extra[0].split("=")[0], command.flags()) if extra[0].startswith("--") else ""
+            raise UsageError(command.prog, f"unrecognized arguments: {' '.join(extra)}.{guess}".rstrip("."),
+                             command.format_usage())
         return args
     except UsageError as err:
         options = argv[: argv.index("--")] if "--" in argv else argv
         if "--json" in options:
             from mcp_nextcloud.cli.errors import CliError, report
 
-            report(CliError(f"{err.prog}: {err.message}.", action=f"Run '{err.prog} --help' for its options",
+            from mcp_nextcloud.nextcloud.errors import sentence
+
+            report(CliError(sentence(f"{err.prog}: {err.message}"), action=f"Run '{err.prog} --help' for its options",
                             usage=True), as_json=True)
         else:
             stderr().write(err.usage)

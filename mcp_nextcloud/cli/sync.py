@@ -18,6 +18,7 @@ from mcp_nextcloud.cli.parser import Subcommands
 from mcp_nextcloud.cli.console import index_file, stdout
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_RUNNING = 0, 1, 2, 75   # 75 = EX_TEMPFAIL: not finished yet
+POLL_S = 0.25    # how often `index sync --wait` on a terminal redraws its bar from the job's record
 
 
 def register_sync(index_subparsers: Subcommands) -> None:
@@ -92,7 +93,9 @@ def print_job(job: Any, as_json: bool, **extra: Any) -> None:
         for f in r.get("failures", [])[:5]:
             print(f"  failed: {f['path']}: {f['reason']}", file=stdout())
     if data.get("error"):
-        print(f"  error: {data['error']}", file=stdout())
+        from mcp_nextcloud.cli.errors import stored_words
+
+        print(f"  error: {stored_words(data['error'])}", file=stdout())
     if data.get("hint"):
         print(f"  {data['hint']}", file=stdout())
 
@@ -126,10 +129,40 @@ def run_sync(args: argparse.Namespace) -> int:
         chosen = _update_selection(path, args)
     except ValueError as err:
         return report(err, args.json, prog)
-    job, joined = start_sync(path, account, wait=args.wait, max_file_bytes=args.max_file_bytes)
+    from mcp_nextcloud.cli.progress import FilesProgress
+
+    drawn = FilesProgress("syncing", enabled=None if args.wait > 0 and not args.json else False)
+    job, joined = start_sync(path, account, wait=0.0 if drawn.enabled else args.wait,
+                             max_file_bytes=args.max_file_bytes)
+    if drawn.enabled:
+        job = wait_drawing(path, job, args.wait, drawn)
     print_job(job, args.json, joined=joined, **({"selection": describe(chosen)} if not chosen.whole_account
                                                 else {}))
     return exit_code(job)
+
+
+def wait_drawing(index_path: Path, job: Any, seconds: float, progress: Any) -> Any:
+    """Wait up to `seconds` for the job as `--wait` does, drawing its files done of those known (and the bytes
+    downloaded) meanwhile.
+
+    The worker records its progress in the job store (indexer/jobs/run.py); this reads it back a few times a
+    second. In the index service the bar reaches the caller's terminal through its stderr stream.
+    """
+    import time
+
+    from mcp_nextcloud.indexer.jobs.store import ACTIVE_STATES, JobStore, jobs_path_for
+
+    deadline = time.monotonic() + seconds
+    store = JobStore(jobs_path_for(index_path))
+    try:
+        with progress:
+            while True:
+                job = store.wait(job.id, min(POLL_S, max(0.0, deadline - time.monotonic())))
+                progress(job.done, job.total, job.message, job.bytes)
+                if job.state not in ACTIVE_STATES or time.monotonic() >= deadline:
+                    return job
+    finally:
+        store.close()
 
 
 def describe(selection: Any) -> dict[str, Any]:

@@ -41,6 +41,7 @@ class ToolCommand:
     positional: tuple[str, ...] = ()    # tool arguments given without a flag
     artifact: tuple[str, ...] = ()      # text fields that go to an artifact file when large
     constraints: tuple[str, ...] = ()   # rules between arguments the schema cannot say (manifest, help)
+    defaults: tuple[tuple[str, str], ...] = ()   # (argument, value) the CLI gives when absent (a person's default)
 
     @property
     def full_name(self) -> str:
@@ -53,17 +54,17 @@ TOOL_COMMANDS: tuple[ToolCommand, ...] = (
                 records="files", ids=("path", "fileId")),
     ToolCommand("files", "grep", "files_grep", ("files", "grep", "install", "--fields", "passages"),
                 records="hits", ids=("path", "fileId"), positional=("query",)),
-    ToolCommand("files", "read", "files_read", ("files", "read", "--path", "/Documents/manual.pdf", "--find",
-                                                 "install"), artifact=("content",),
-                constraints=("one of --path, --file-id", "--find and --format outline do not combine")),
-    ToolCommand("files", "write", "files_write", ("files", "write", "--path", "/Notes/todo.md", "--content",
-                                                   "milk", "--dry-run"),
-                constraints=("one of --path (create or replace), --file-id (replace)",
+    ToolCommand("files", "read", "files_read", ("files", "read", "/Documents/manual.pdf", "--find", "install"),
+                artifact=("content",), positional=("path",),
+                constraints=("one of PATH (or --path), --file-id", "--find and --format outline do not combine")),
+    ToolCommand("files", "write", "files_write", ("files", "write", "/Notes/todo.md", "--content", "milk",
+                                                   "--dry-run"), positional=("path",),
+                constraints=("one of PATH (create or replace), --file-id (replace)",
                              "with --etag it replaces only that version; without, only a new file is written",
                              "text files only: binary formats are refused")),
-    ToolCommand("files", "share", "files_share_internal", ("files", "share", "--path", "/Documents",
-                                                            "--share-with", "bob", "--dry-run"),
-                constraints=("one of --path, --file-id",)),
+    ToolCommand("files", "share", "files_share_internal", ("files", "share", "/Documents", "--share-with", "bob",
+                                                            "--dry-run"), positional=("path",),
+                constraints=("one of PATH (or --path), --file-id",)),
     ToolCommand("deck", "list", "deck_list_cards", ("deck", "list", "--board", "Roadmap", "--limit", "20"),
                 records="cards", ids=("card", "board", "stack")),
     ToolCommand("deck", "create-board", "deck_create_board", ("deck", "create-board", "--title", "Trip",
@@ -84,9 +85,9 @@ TOOL_COMMANDS: tuple[ToolCommand, ...] = (
     ToolCommand("mail", "read", "mail_read", ("mail", "read", "42"), positional=("id",), artifact=("body",)),
     ToolCommand("mail", "compose", "mail_compose", ("mail", "compose", "--to", "bob@example.com", "--subject",
                                                      "Hi", "--body", "See you")),
-    ToolCommand("calendar", "list", "calendar_list_events", ("calendar", "list", "--start", "2026-12-01",
-                                                             "--end", "2026-12-08"),
-                records="events", ids=("uid", "calendar")),
+    ToolCommand("calendar", "list", "calendar_list_events", ("calendar", "list", "--start", "tomorrow"),
+                records="events", ids=("uid", "calendar"), defaults=(("start", "today"),),
+                constraints=("without --start: from today, 7 days",)),
     ToolCommand("calendar", "create", "calendar_create_event", ("calendar", "create", "--title", "Dentist",
                                                                 "--start", "2026-12-10T09:00Z", "--dry-run")),
     ToolCommand("calendar", "update", "calendar_update_event", ("calendar", "update", "--uid", "UID", "--start",
@@ -127,8 +128,14 @@ def derived(tool: str, spec: dict[str, Any]) -> ToolCommand:
         example += [option(prop), "1" if kind in ("integer", "number") else "x"]
     records = spec.get("records") or {}
     key = next(iter(records)) if len(records) == 1 and "cursor" in props else None
+    positional = tuple(p for p in POSITIONAL_FIRST if p in props and (group == "files" or p != "path"))[:1]
     return ToolCommand(group, rest.replace("_", "-"), tool, tuple(example), records=key,
-                       ids=(records[key][0],) if key else ())
+                       ids=(records[key][0],) if key else (), positional=positional)
+
+
+# The argument a derived command takes without a flag: a file command's path, a search's query, a Talk room's
+# token (the flag stays an alias: `files delete /a.md` and `files delete --path /a.md` are one command).
+POSITIONAL_FIRST = ("path", "query", "token")
 
 
 def all_commands(tools: dict[str, dict[str, Any]] | None = None) -> list[ToolCommand]:
@@ -146,6 +153,11 @@ def by_tool() -> dict[str, ToolCommand]:
 def option(prop: str) -> str:
     """A tool argument's CLI flag: modifiedAfter -> --modified-after."""
     return "--" + re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", prop).lower()
+
+
+def alias_dest(prop: str) -> str:
+    """Where the flag of a positional argument (`--path` beside PATH) is parsed to."""
+    return f"{prop}_flag"
 
 
 def is_write(spec: dict[str, Any]) -> bool:
@@ -176,14 +188,19 @@ def _help(schema: dict[str, Any]) -> str:
 
 
 def add_tool_argument(p: argparse.ArgumentParser, prop: str, schema: dict[str, Any], *, positional: bool,
-                      required: bool) -> None:
-    """One tool argument as an option (or positional), typed from its JSON schema; absent means the tool's default."""
+                      required: bool) -> argparse.Action:
+    """One tool argument as an option (or positional), typed from its JSON schema; absent means the tool's default.
+    Returns the action whose help is the tool's description."""
     kind = schema.get("type")
     kw: dict[str, Any] = {"help": _help(schema) + (" (required)" if required else ""), "default": None, "dest": prop}
     if positional:
         del kw["dest"]
-        p.add_argument(prop, nargs="?", metavar=prop.upper(), type=_type_of(schema), **kw)
-        return
+        said = p.add_argument(prop, nargs="?", metavar=prop.upper(), type=_type_of(schema), **kw)
+        # the flag too, as an alias (its own dest: a positional absent would overwrite a shared one)
+        kw.update(dest=alias_dest(prop), help=f"same as {prop.upper()}")
+        if kind in ("integer", "number", "string", None):
+            p.add_argument(option(prop), type=_type_of(schema), metavar=prop.upper(), **kw)
+        return said
     if kind == "boolean":
         kw["action"] = argparse.BooleanOptionalAction
     elif kind == "array":
@@ -195,7 +212,7 @@ def add_tool_argument(p: argparse.ArgumentParser, prop: str, schema: dict[str, A
             kw["choices"] = schema["enum"]
         else:
             kw["metavar"] = "N" if kind in ("integer", "number") else "TEXT"
-    p.add_argument(option(prop), **kw)
+    return p.add_argument(option(prop), **kw)
 
 
 def _quote(arg: str) -> str:

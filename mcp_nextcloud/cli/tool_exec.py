@@ -151,7 +151,7 @@ class ToolSession:
                 return None
             raise CliError(failure.cause, action=failure.action, usage=failure.category is Category.MISUSE,
                            status=failure.code, category=failure.category, retry=failure.retry,
-                           source=failure.source) from None
+                           source=failure.source, spoken=False) from None
 
     def close(self) -> None:
         try:

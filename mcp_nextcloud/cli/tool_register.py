@@ -10,7 +10,7 @@ from typing import Any
 
 from mcp_nextcloud.cli import batch, tool_run, toolspec
 from mcp_nextcloud.cli.options import add_index, add_json
-from mcp_nextcloud.cli.parser import RawDescriptionFormatter, Subcommands
+from mcp_nextcloud.cli.parser import TOOL_WORDS, RawDescriptionFormatter, Subcommands
 from mcp_nextcloud.cli.tool_commands import (DEFAULT_TIMEOUT_S, GROUP_HELP, RESERVED, ToolCommand, _quote,
                                              add_tool_argument, all_commands, is_write, needs_confirm)
 
@@ -30,28 +30,34 @@ def register(subparsers: Subcommands) -> None:
                                                                   if c.group == cmd.group).example))
             groups[cmd.group] = g.add_commands(dest=f"{cmd.group}_command", metavar="ACTION")
             g.set_defaults(func=g.help_command())
+            g.tool_words = True   # its actions' summaries are the tools' descriptions
         where = groups[cmd.group] if cmd.group else subparsers
         summary = spec["description"].rstrip(".")
         rules = "".join(f"Rule: {c}\n" for c in cmd.constraints)
         p = where.add_parser(cmd.name, help=summary[:1].lower() + summary[1:], description=spec["description"],
                              epilog=rules + "Example: mcp-nextcloud " + " ".join(_quote(a) for a in cmd.example),
                              formatter_class=RawDescriptionFormatter)
+        p.tool_words = True   # its description is the tool's
         _declare(p, cmd, spec)
         # A read may be asked again when the index service ended during it (service/client.py).
         p.set_defaults(func=tool_run.runner(cmd), repeatable=not is_write(spec))
     batch.register(groups["deck"])
 
 
+def _tools_words(action: argparse.Action) -> None:
+    setattr(action, TOOL_WORDS, True)   # its help is the tool's description: shown in the person's voice
+
+
 def _declare(p: argparse.ArgumentParser, cmd: ToolCommand, spec: dict[str, Any]) -> None:
     props: dict[str, Any] = spec["input"].get("properties", {})
     assert not set(props) & set(RESERVED), f"{cmd.tool} has an argument named like a CLI option"
-    required = set(spec["input"].get("required", []))
+    required = set(spec["input"].get("required", [])) - {prop for prop, _ in cmd.defaults}
     for prop in cmd.positional:
-        add_tool_argument(p, prop, props[prop], positional=True, required=prop in required)
+        _tools_words(add_tool_argument(p, prop, props[prop], positional=True, required=prop in required))
     for prop, schema in props.items():
         if prop in cmd.positional or (cmd.records and prop == "cursor"):
             continue
-        add_tool_argument(p, prop, schema, positional=False, required=prop in required)
+        _tools_words(add_tool_argument(p, prop, schema, positional=False, required=prop in required))
     if cmd.records and "cursor" in props:
         p.add_argument("--cursor", metavar="TOKEN", default=None,
                        help="page.next_cursor of the previous page (opaque; bound to this query and account)")

@@ -17,7 +17,9 @@ from mcp_nextcloud.cli import toolspec
 from mcp_nextcloud.nextcloud.errors import NextcloudError
 from mcp_nextcloud.cli.errors import CliError, report
 from mcp_nextcloud.cli.output import emit
-from mcp_nextcloud.cli.tool_commands import FIELDS_SEPARATOR, ToolCommand, is_write, needs_confirm, option
+from mcp_nextcloud.cli.dates import resolve_all
+from mcp_nextcloud.cli.tool_commands import (FIELDS_SEPARATOR, ToolCommand, alias_dest, is_write, needs_confirm,
+                                             option)
 from mcp_nextcloud.cli.console import current, stdin
 
 
@@ -44,14 +46,27 @@ def arguments_from(cmd: ToolCommand, spec: dict[str, Any], args: argparse.Namesp
             raise CliError(f"{args.input_file} names {', '.join(unknown)}, which {cmd.full_name} does not take "
                            f"(it takes {', '.join(props) or 'no arguments'})", usage=True)
     for prop in props:
-        given = getattr(args, prop, None)
+        given = _given(cmd, args, prop)
         if given is not None:
             values[prop] = given
+    for prop, value in cmd.defaults:
+        values.setdefault(prop, value)
+    values = resolve_all(values)
     missing = [p for p in spec["input"].get("required", []) if p not in values]
     if missing:
         flags = ", ".join(p.upper() if p in cmd.positional else option(p) for p in missing)
         raise CliError(f"{cmd.full_name} needs {flags} (or the same names in --input-file)", usage=True)
     return values
+
+
+def _given(cmd: ToolCommand, args: argparse.Namespace, prop: str) -> Any:
+    """An argument as given on the command line: a positional one by place or by its flag, not both."""
+    given = getattr(args, prop, None)
+    alias = getattr(args, alias_dest(prop), None) if prop in cmd.positional else None
+    if given is not None and alias is not None and given != alias:
+        raise CliError(f"{cmd.full_name} got {prop.upper()} twice ({given!r} and {option(prop)} {alias!r}): "
+                       f"give one", usage=True)
+    return given if given is not None else alias
 
 
 def read_input_file(path: str) -> dict[str, Any]:

@@ -49,6 +49,34 @@ def test_lifecycle_queued_running_succeeded_with_progress(store: JobStore) -> No
     assert "pid" not in json.dumps(d) and "host" not in d
 
 
+def test_progress_records_the_bytes_downloaded(store: JobStore) -> None:
+    job = store.create_or_join("sync", "alice@host")
+
+    def body(handle: JobHandle) -> dict:
+        handle.progress(done=2, total=4, message="/a.pdf", nbytes=4096)
+        handle._flush()
+        mid = store.get(job.id)
+        assert (mid.done, mid.bytes) == (2, 4096) and mid.to_dict()["progress"]["bytes"] == 4096
+        return {}
+
+    assert run_job(store, job.id, body).state == SUCCEEDED
+
+
+def test_a_store_made_before_the_bytes_column_gets_it(tmp_path: Path) -> None:
+    import apsw
+
+    path = jobs_path_for(tmp_path / "old.db")
+    old = apsw.Connection(str(path))
+    old.execute("CREATE TABLE jobs(id TEXT PRIMARY KEY, kind TEXT NOT NULL, key TEXT NOT NULL, state TEXT NOT NULL, "
+                "created_at REAL NOT NULL, started_at REAL, finished_at REAL, heartbeat_at REAL, host TEXT, "
+                "pid INTEGER, done INTEGER NOT NULL DEFAULT 0, total INTEGER NOT NULL DEFAULT 0, message TEXT NOT "
+                "NULL DEFAULT '', result TEXT, error TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0, attempts "
+                "INTEGER NOT NULL DEFAULT 0)")
+    old.execute("INSERT INTO jobs(id, kind, key, state, created_at) VALUES('j1', 'sync', 'k', 'succeeded', 1.0)")
+    old.close()
+    assert JobStore(path).get("j1").bytes == 0
+
+
 def test_second_request_joins_the_active_job_and_a_finished_one_starts_fresh(store: JobStore) -> None:
     first = store.create_or_join("sync", "k")
     again = store.create_or_join("sync", "k")

@@ -184,3 +184,27 @@ def pim(emulator: Emulator) -> Pim:
 def pim_factory(emulator_factory: Callable[..., Emulator]) -> Callable[..., Pim]:
     """pim_factory(users=[...], apps=...) -> a Pim on an emulator built with those arguments."""
     return lambda **kwargs: Pim(emulator_factory(**kwargs))
+
+
+@pytest.fixture
+def person_cli(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+               capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """person_cli(*argv) -> (exit code, stdout, stderr): `mcp-nextcloud argv` in this process on the session's
+    emulator (cli_env); argparse's exits (usage errors, --help) are returned as codes too."""
+    from mcp_nextcloud.cli import main
+    from tests.helpers import cli_env
+
+    for key, value in cli_env(world, tmp_path).items():
+        monkeypatch.setenv(key, value)
+    world.emulator.faults.clear()
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        try:
+            code = main(list(argv))
+        except SystemExit as stop:
+            code = int(stop.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

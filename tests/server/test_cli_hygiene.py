@@ -94,7 +94,7 @@ def test_the_fault_log_skips_a_deliberate_stop_and_keeps_real_faults(caplog: pyt
     (["files", "search", "--no-such-option"], "unrecognized arguments: --no-such-option"),
     (["files", "search", "--limit"], "expected one argument"),
     (["grep", "--limit", "many", "quota"], "invalid int value"),
-    (["no-such-command"], "invalid choice"),
+    (["no-such-command"], "unknown command 'no-such-command'"),
 ])
 def test_a_parser_error_with_json_is_a_json_error_and_exit_2(argv: list[str], needle: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

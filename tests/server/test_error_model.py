@@ -17,6 +17,7 @@ from mcp_nextcloud.nextcloud.errors import (Category, ErrorCode, FaultError, Mis
 from mcp_nextcloud.reader.document import DEFAULT_LIMITS, ReaderCode, ReaderError
 from mcp_nextcloud.cli.errors import person_text
 from mcp_nextcloud.server.status import ToolStatus
+from mcp_nextcloud.cli.voice import for_person
 from mcp_nextcloud.server.errors import ToolFailure, as_tool_failure, from_nextcloud, from_reader, misuse, refused
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,7 +92,10 @@ def test_the_same_error_worded_for_each_audience():
         assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
     # An error without a person-only step reads the same to both, but for the retry.
     gone = error_for("webdav", 404, path="/a")
-    assert str(from_nextcloud(gone)) == str(gone) == f"{person_text(gone)} Do not retry."
+    assert str(from_nextcloud(gone)) == str(gone)
+    # the person hears the same, with the CLI's command for the tool's name (cli/voice.py), and no retry
+    assert person_text(gone) == for_person(str(gone).removesuffix(" Do not retry."))
+    assert "files_search" in str(gone) and "`mcp-nextcloud files search`" in person_text(gone)
     busy = error_for("webdav", 503, path="/a")
     assert str(from_nextcloud(busy)).endswith("Retry once; if it fails again, stop and report.")
     assert person_text(busy).endswith("Trying again in a moment may help.")

@@ -56,10 +56,11 @@ class JobHandle:
         if self.store.heartbeat(self.id, **pending):
             self._cancel.set()
 
-    def progress(self, done: int | None = None, total: int | None = None, message: str | None = None) -> None:
-        """Record progress; written at most a few times a second."""
+    def progress(self, done: int | None = None, total: int | None = None, message: str | None = None,
+                 nbytes: int | None = None) -> None:
+        """Record progress (files done of those known, bytes downloaded); written at most a few times a second."""
         with self._lock:
-            for k, v in (("done", done), ("total", total), ("message", message)):
+            for k, v in (("done", done), ("total", total), ("message", message), ("bytes", nbytes)):
                 if v is not None:
                     self._pending[k] = v
             due = time.monotonic() - self._last_write > 0.25

@@ -62,13 +62,14 @@ CREATE TABLE IF NOT EXISTS jobs(
   result TEXT,
   error TEXT,
   cancel_requested INTEGER NOT NULL DEFAULT 0,
-  attempts INTEGER NOT NULL DEFAULT 0
+  attempts INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_key_state ON jobs(kind, key, state);
 CREATE INDEX IF NOT EXISTS jobs_created ON jobs(created_at);
 """
 _COLUMNS = ("id", "kind", "key", "state", "created_at", "started_at", "finished_at", "heartbeat_at",
-            "host", "pid", "done", "total", "message", "result", "error", "cancel_requested", "attempts")
+            "host", "pid", "done", "total", "message", "result", "error", "cancel_requested", "attempts", "bytes")
 
 
 class JobCancelled(Exception):
@@ -104,6 +105,7 @@ class Job:
     error: str | None
     cancel_requested: bool
     attempts: int
+    bytes: int = 0          # bytes downloaded so far (a sync), for a progress bar
 
     @property
     def finished(self) -> bool:
@@ -117,7 +119,7 @@ class Job:
         """The public form (CLI --json, MCP results): no host, no pid, ISO times."""
         out: dict[str, Any] = {
             "id": self.id, "kind": self.kind, "state": self.state,
-            "progress": {"done": self.done, "total": self.total, "message": self.message},
+            "progress": {"done": self.done, "total": self.total, "message": self.message, "bytes": self.bytes},
             "createdAt": iso_time(self.created_at), "startedAt": iso_time(self.started_at),
             "finishedAt": iso_time(self.finished_at), "attempts": self.attempts,
         }
@@ -177,6 +179,8 @@ class JobStore:
         secure_database(Path(self.path))   # 0700 folder, 0600 database (it names the files being synced)
         with self._conn() as db:
             db.execute(_SCHEMA)
+            if "bytes" not in {row[1] for row in db.execute("PRAGMA table_info(jobs)")}:   # a store made before
+                db.execute("ALTER TABLE jobs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0")
 
     # -- connections ---------------------------------------------------
     def _conn(self) -> apsw.Connection:
@@ -334,11 +338,11 @@ class JobStore:
         return self.get(job_id) if changed else None
 
     def heartbeat(self, job_id: str, *, done: int | None = None, total: int | None = None,
-                  message: str | None = None) -> bool:
+                  message: str | None = None, bytes: int | None = None) -> bool:   # noqa: A002 - the column
         """Record liveness (and progress when given); returns True when a cancel was requested."""
         sets = ["heartbeat_at=?"]
         args: list[float | int | str] = [time.time()]
-        for col, val in (("done", done), ("total", total), ("message", message)):
+        for col, val in (("done", done), ("total", total), ("message", message), ("bytes", bytes)):
             if val is not None:
                 sets.append(f"{col}=?")
                 args.append(val)

@@ -44,7 +44,8 @@ class _Job(Protocol):
     """What sync needs from a running job (indexer.jobrun.JobHandle)."""
 
     def check(self) -> None: ...
-    def progress(self, done: int | None = None, total: int | None = None, message: str | None = None) -> None: ...
+    def progress(self, done: int | None = None, total: int | None = None, message: str | None = None,
+                 nbytes: int | None = None) -> None: ...
 
 
 @dataclass
@@ -392,7 +393,8 @@ class _Syncer:
     def step(self, path: str) -> None:
         self.files_done += 1
         if self.job is not None:
-            self.job.progress(done=self.files_done, total=self.total, message=path)
+            self.job.progress(done=self.files_done, total=self.total, message=path,
+                              nbytes=self.report.bytes_downloaded)
         if self.progress_fn is not None:
             self.progress_fn(self.files_done, self.total, path)
 
