@@ -21,7 +21,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# docs/cli.md shows failures on purpose (a typo, a missing argument): tests/server/test_docs_cli.py runs its
+# commands in order with the exit code each should have, so it is not run here as well.
+OWN_RUNNER = {ROOT / "docs" / "cli.md"}
+DOCS = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p not in OWN_RUNNER)]
 _FENCE = re.compile(r"^```(\w*)\s*$")
 _SKIP = re.compile(r"<!--\s*doc-test:\s*skip:\s*(.+?)\s*-->")
 
