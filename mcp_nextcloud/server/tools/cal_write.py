@@ -97,10 +97,13 @@ def _writable(cal: CalendarRef) -> CalendarRef:
     return cal
 
 
-def target_calendar(ctx: ServerContext, calendar: str | None) -> Any:
-    """The writable calendar a new event goes to: the one named, else the default (refused when none yet)."""
+def target_calendar(ctx: ServerContext, calendar: str | None) -> tuple[CalendarRef, str | None]:
+    """The writable calendar a new event goes to: the one named, else the default (made when there is none;
+    the second item then says so)."""
     all_cals = calendars(ctx)
-    return _writable(pick_calendar(all_cals, calendar) if calendar else default_calendar(all_cals))
+    if calendar:
+        return _writable(pick_calendar(all_cals, calendar)), None
+    return default_calendar(ctx, all_cals)
 
 
 def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calendar: str | None,
@@ -115,7 +118,7 @@ def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calen
         hi = lo + (dt.timedelta(hours=1) if isinstance(lo, dt.datetime) else dt.timedelta(days=1))
     people = check_emails(attendees)
     unverified = [] if checked else check_known(ctx, people, typed)
-    cal = target_calendar(ctx, calendar)
+    cal, made = target_calendar(ctx, calendar)
     fields = EventFields(title=title, start=lo, end=hi, location=location, description=description,
                          rrule=repeat, attendees=people, organizer=organizer(ctx) if people else None)
     uid, ics = new_event(fields, uid=uid)
@@ -126,6 +129,8 @@ def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calen
             raise from_nextcloud(exc) from None
         raise
     out = _written(uid, cal, fields, people)
+    if made:
+        out["hint"] = " ".join(filter(None, [made, out.get("hint")]))
     if unverified:
         out["warnings"] = unverified_warning(unverified)
     return out
