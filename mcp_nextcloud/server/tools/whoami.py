@@ -52,10 +52,10 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         payload = dict(ctx.cached("whoami", WHOAMI_TTL_S, lambda: whoami_payload(ctx)))
         in_force = profile.current()
         if not in_force.unrestricted:   # per request (a bearer token's own): never cached with the account
-            payload["profile"] = in_force.describe()
-            limits = ("only " + ", ".join(in_force.folders) if in_force.folders is not None else "every folder",
-                      "read-only" if in_force.read_only else "reads and writes")
-            note = (f"Profile {in_force.name!r}: {limits[0]}, {limits[1]}; files outside its folders are "
-                    "answered as missing.")
+            tools = {t.name: bool(getattr(t.annotations, "read_only_hint", False))
+                     for t in server._tool_manager.list_tools()}
+            payload["profile"] = {**in_force.describe(), "offered": in_force.offered(tools)}
+            note = in_force.summary(tools) + (" Files outside its folders are answered as missing."
+                                              if in_force.folders is not None else "")
             payload["hint"] = " ".join(filter(None, [payload.get("hint"), note]))
         return envelope(payload)
