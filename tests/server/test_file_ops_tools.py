@@ -173,3 +173,20 @@ def test_a_moved_or_deleted_file_leaves_the_index_at_once(call, ok, ctx):
     assert moved["path"] in {h["path"] for h in hits} and name not in {h["path"] for h in hits}
     ok(call("files_delete", {"path": moved["path"]}))
     assert ctx.index.get_file(path=moved["path"]) is None
+
+
+def test_a_move_into_a_missing_folder_names_that_folder_and_createfolders_makes_it(pim, folder, ok, err):
+    """Issue 37: the refusal named the source as the missing parent; now it names the folder, and the same call
+    with createFolders=true creates it (the agent no longer writes a dummy .keep file)."""
+    fid = _put(pim, f"{folder}/plan.md", b"# Plan\n")
+    text = err(pim.call("files_move", {"path": f"{folder}/plan.md", "to": f"{folder}/Archive/2026/"}))
+    assert f"The folder {folder}/Archive does not exist" in text and "createFolders=true" in text
+    assert f"({folder}/plan.md)" not in text and _get(pim, f"{folder}/plan.md")[0] == 200
+    moved = ok(pim.call("files_move", {"path": f"{folder}/plan.md", "to": f"{folder}/Archive/2026/",
+                                       "createFolders": True}))
+    assert moved["path"] == f"{folder}/Archive/2026/plan.md" and moved["fileId"] == fid
+    assert moved["createdFolders"] == [f"{folder}/Archive", f"{folder}/Archive/2026"]
+    assert _get(pim, f"{folder}/Archive/2026/plan.md") == (200, b"# Plan\n")
+    copied = ok(pim.call("files_move", {"path": f"{folder}/Archive/2026/plan.md", "to": f"{folder}/Copies/",
+                                        "copy": True, "createFolders": True}))
+    assert copied["createdFolders"] == [f"{folder}/Copies"] and _get(pim, f"{folder}/Copies/plan.md")[0] == 200

@@ -37,7 +37,7 @@ EXPECTED_ARGS = {
     "tasks_list": {"list", "dueBefore", "priority", "completed", "limit"},
     "tasks_create": {"title", "due", "priority", "description", "list"},
     "tasks_update": {"uid", "done", "title", "due", "priority", "description", "list"},
-    "files_move": {"path", "fileId", "to", "copy", "replace"},
+    "files_move": {"path", "fileId", "to", "copy", "replace", "createFolders"},
     "files_delete": {"path", "fileId"},
     "files_restore": {"path", "fileId", "version"},
     "files_history": {"path", "fileId", "limit"},
