@@ -20,8 +20,9 @@ from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse, refused
 from mcp_nextcloud.server.tools.resolve import check_path, file_ref, resolve, resolve_account
-from mcp_nextcloud.server.tools.write_guard import (entity_tag_or_none, make_parents, missing_folder, refuse_binary_content, refuse_binary_name,
-                                                    refuse_unread_change, stat_or_none)
+from mcp_nextcloud.server.tools.write_guard import (entity_tag_or_none, make_parents, missing_folder,
+                                                    refuse_binary_content, refuse_binary_name, refuse_unread_change,
+                                                    stat_or_none)
 
 # Nextcloud keeps the content an overwrite replaced as a version (the files_versions app).
 UNDO_HINT = " The previous content is kept as a version: files_history lists it, files_restore brings it back."
