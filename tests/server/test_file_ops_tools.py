@@ -190,3 +190,14 @@ def test_a_move_into_a_missing_folder_names_that_folder_and_createfolders_makes_
     copied = ok(pim.call("files_move", {"path": f"{folder}/Archive/2026/plan.md", "to": f"{folder}/Copies/",
                                         "copy": True, "createFolders": True}))
     assert copied["createdFolders"] == [f"{folder}/Copies"] and _get(pim, f"{folder}/Copies/plan.md")[0] == 200
+
+
+def test_versions_a_second_apart_are_told_apart(pim, ok, folder):
+    """Issue 37: files_history gave versions to the minute, so two versions a second apart looked alike."""
+    path = f"{folder}/seconds.md"
+    _put(pim, path, b"one", mtime=1790000000)
+    _put(pim, path, b"two", mtime=1790000001)
+    _put(pim, path, b"three", mtime=1790000002)
+    versions = ok(pim.call("files_history", {"path": path}))["versions"]
+    stamps = [v["modified"] for v in versions]
+    assert {"2026-09-21T14:13:20Z", "2026-09-21T14:13:21Z"} <= set(stamps) and len(set(stamps)) == len(stamps)

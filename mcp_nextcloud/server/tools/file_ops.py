@@ -33,7 +33,8 @@ def _resolve_target(ctx: ServerContext, path: str, *, write: bool = False) -> st
 
 
 def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    """UTC to the second: two versions (or deletions) a second apart must not look alike."""
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _item(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:

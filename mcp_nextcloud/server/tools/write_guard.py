@@ -122,9 +122,17 @@ def refuse_unread_change(ctx: ServerContext, item: Any | None, tag: str) -> None
         return
     _remember_current(ctx, item, data, key)
     raise refused(f"{item.path} changed since it was read, yet Nextcloud still gives it the same etag (another "
-                  "client overwrote it within the same second, keeping the size): writing would destroy that edit. "
-                  "Re-read it with files_read (it now returns the current content and an etag for it), merge your "
-                  "change, then write.", status="changed_under_same_etag")
+                  f"client overwrote it within the same second{_size_note(rec, len(data))}): writing would destroy "
+                  "that edit. Re-read it with files_read (it now returns the current content and an etag for it), "
+                  "merge your change, then write.", status="changed_under_same_etag")
+
+
+def _size_note(rec: Any, now: int) -> str:
+    """How the size went, as far as the read's record knows it (Nextcloud 34 keeps the etag either way)."""
+    before = getattr(rec, "size", None) if rec else None
+    if not isinstance(before, int):
+        return ""
+    return ", keeping the size" if before == now else f"; its size went from {before} to {now} bytes"
 
 
 def _version_record(ctx: ServerContext, item: Any) -> Any:
