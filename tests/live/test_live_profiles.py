@@ -115,17 +115,10 @@ def test_live_read_only_lists_only_read_only_tools_and_refuses_a_write(jailed, l
     assert gone.status_code == 404
 
 
-def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http, tmp_path):
-    """serve --http --read-only on the real server, plus a token jailed in the scratch Projects folder."""
+def _cli_env(live_account: Any, tmp_path: Any) -> tuple[Any, dict[str, str]]:
+    """(this tree's root, the environment of a `python -m mcp_nextcloud` on the live account, data under tmp_path)."""
     import os
-    import subprocess
-    import sys
     from pathlib import Path
-
-    import httpx
-
-    from tests.server.test_hostile_serve import _result, _rpc, _session
-    from tests.server.test_profiles_serve import serve_http
 
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
@@ -133,6 +126,20 @@ def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http,
                 "NEXTCLOUD_APP_PASSWORD": live_account.app_password, "PYTHONPATH": str(root),
                 "MCP_NEXTCLOUD_INDEX": str(tmp_path / "index.db"), "MCP_NEXTCLOUD_TELEMETRY": str(tmp_path / "c.db"),
                 "MCP_NEXTCLOUD_CONFIG": str(tmp_path / "config" / "account.json")})
+    return root, env
+
+
+def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http, tmp_path):
+    """serve --http --read-only on the real server, plus a token jailed in the scratch Projects folder."""
+    import subprocess
+    import sys
+
+    import httpx
+
+    from tests.server.test_hostile_serve import _result, _rpc, _session
+    from tests.server.test_profiles_serve import serve_http
+
+    root, env = _cli_env(live_account, tmp_path)
     jail, folder = jailed["jail"], jailed["folder"]
     added = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "token", "add", "--name", "live-scans", "--folder",
                             jail,
@@ -168,20 +175,13 @@ def test_live_a_folder_scoped_token_lists_only_file_tools_and_whoami_says_so(jai
                                                                            tmp_path):
     """`token add --folder X --read-only` (a scanner agent): no Talk, calendar, Deck, contacts or tasks tool is
     listed or callable over HTTP; token add, token list and whoami say exactly what it allows."""
-    import os
     import subprocess
     import sys
-    from pathlib import Path
 
     from tests.server.test_hostile_serve import _session
     from tests.server.test_profiles_serve import _call, _tools, serve_http
 
-    root = Path(__file__).resolve().parents[2]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
-    env.update({"NEXTCLOUD_URL": live_account.url, "NEXTCLOUD_USER": live_account.user,
-                "NEXTCLOUD_APP_PASSWORD": live_account.app_password, "PYTHONPATH": str(root),
-                "MCP_NEXTCLOUD_INDEX": str(tmp_path / "index.db"), "MCP_NEXTCLOUD_TELEMETRY": str(tmp_path / "c.db"),
-                "MCP_NEXTCLOUD_CONFIG": str(tmp_path / "config" / "account.json")})
+    root, env = _cli_env(live_account, tmp_path)
 
     def cli(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *args], env=env, cwd=str(root),

@@ -69,7 +69,8 @@ def test_isinstance_matching_across_layers(world):
     failure = as_tool_failure(caught.value)
     assert isinstance(failure, ToolFailure) and failure.category is Category.MISUSE and failure.status == "404"
     assert failure.retry is False and as_tool_failure(error_for("webdav", 503)).retry is True
-    assert "files_search" in str(failure) and "do not retry" in str(failure).lower()
+    assert "files_search" in str(failure) and "do not repeat this call unchanged" in str(failure).lower()
+    assert "do not retry" not in str(failure).lower()   # a misuse is told to change the call (issue 37)
     fault = as_tool_failure(ReaderError("took too long", "ask for a smaller copy", code=ReaderCode.TIMEOUT))
     assert fault is not None and (fault.category, fault.status) == (Category.FAULT, "timeout")
     assert fault.fields() == {"code": "timeout", "cause": "took too long.", "action": "Ask for a smaller copy.",
@@ -83,12 +84,13 @@ def test_the_same_error_worded_for_each_audience():
         for text in (agent, person):
             assert err.cause in text
         # Each front end says the retry from the field: the agent explicitly, the person only when it helps.
-        assert err.retry is False and agent.endswith("Do not retry.") and "retry" not in person.lower()
+        said = "Do not repeat this call unchanged." if err.category is Category.MISUSE else "Do not retry."
+        assert err.retry is False and agent.endswith(said) and "retry" not in person.lower()
         assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in agent
         assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
     # An error without a person-only step reads the same to both, but for the retry.
     gone = error_for("webdav", 404, path="/a")
-    assert str(from_nextcloud(gone)) == str(gone) == f"{person_text(gone)} Do not retry."
+    assert str(from_nextcloud(gone)) == str(gone) == f"{person_text(gone)} Do not repeat this call unchanged."
     busy = error_for("webdav", 503, path="/a")
     assert str(from_nextcloud(busy)).endswith("Retry once; if it fails again, stop and report.")
     assert person_text(busy).endswith("Trying again in a moment may help.")

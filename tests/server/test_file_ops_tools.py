@@ -59,7 +59,7 @@ def test_an_existing_name_is_refused_unless_replace_and_then_it_is_in_the_trash(
     _put(pim, f"{folder}/a.txt", b"new")
     old = _put(pim, f"{folder}/b.txt", b"old")
     text = err(pim.call("files_move", {"path": f"{folder}/a.txt", "to": f"{folder}/b.txt"}))
-    assert "already exists" in text and "replace=true" in text and "Do not retry" in text
+    assert "already exists" in text and "replace=true" in text and "Do not repeat this call unchanged" in text
     assert _get(pim, f"{folder}/b.txt") == (200, b"old")
     out = ok(pim.call("files_move", {"path": f"{folder}/a.txt", "to": f"{folder}/b.txt", "replace": True}))
     assert out["replaced"] == old and "files_restore" in out["hint"]

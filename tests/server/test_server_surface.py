@@ -157,7 +157,7 @@ def test_results_are_compact_json_equal_to_structured_content(call, ok):
 
 def test_unknown_tool_is_a_misuse_naming_tools_list(call, err, ctx):
     text = err(call("files_shred", {"path": "/x"}))
-    assert "tools/list" in text and "do not retry" in text.lower()
+    assert "tools/list" in text and "do not repeat this call unchanged" in text.lower()
     assert ctx.telemetry.rows()[-1]["kind"] == "misuse"
 
 

@@ -86,7 +86,7 @@ def test_rooms_found_by_name_and_by_participant(pim, ok):
 
 def test_an_unknown_room_says_what_to_do(pim, err):
     text = err(pim.call("talk_read", {"token": "zzzzzzzz"}))
-    assert "talk_rooms" in text and "Do not retry" in text
+    assert "talk_rooms" in text and "Do not repeat this call unchanged" in text
 
 
 def test_long_messages_page_instead_of_flooding_the_answer(pim, ok):
