@@ -31,8 +31,23 @@ def failure_text(result: Any) -> str:
     error = (result.structured_content or {}).get("error")
     assert isinstance(error, dict) and set(error) == {"code", "cause", "action", "retry"}, result.structured_content
     assert error["code"] and error["cause"] and text.startswith(error["cause"]) and error["action"] in text
-    assert text.endswith("Retry once; if it fails again, stop and report." if error["retry"] else "Do not retry.")
+    assert_retry_words(text, error["retry"])
     return text
+
+
+def assert_retry_words(text: str, retry: bool) -> None:
+    """The retry said once, in the error model's words (issue 37): "Retry once..." when it can help; else
+    "Do not repeat this call unchanged." (a misuse: the action says how to change the call) or "Do not retry."
+    (a refusal or a fault), never both, and never "Do not retry" in an answer that says to call again."""
+    from mcp_nextcloud.nextcloud.errors import PLAIN
+
+    if retry:
+        assert text.endswith(PLAIN.retry_yes), text
+        return
+    assert text.endswith((PLAIN.retry_no, str(PLAIN.fix_no))), text
+    assert not (PLAIN.retry_no.lower() in text.lower() and str(PLAIN.fix_no).lower() in text.lower()), text
+    if "call again" in text.lower() or "call it again" in text.lower():
+        assert PLAIN.retry_no.lower() not in text.lower(), text
 
 
 Calls = list[tuple[str, dict[str, Any]]]

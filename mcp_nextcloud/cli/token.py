@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from mcp_nextcloud.cli.options import add_json
 from mcp_nextcloud.cli.parser import Subcommands
@@ -59,9 +60,14 @@ def _config(args: argparse.Namespace) -> Path:
 
 def known_tools() -> list[str]:
     """Every tool name of both servers (the snapshot the CLI is generated from)."""
+    return sorted(tool_modes())
+
+
+def tool_modes() -> dict[str, bool]:
+    """{tool name: whether it is read-only} of both servers (the snapshot's readOnlyHint)."""
     from mcp_nextcloud.cli import toolspec
 
-    return sorted(toolspec.load())
+    return {name: spec.get("annotations", {}).get("readOnlyHint") is True for name, spec in toolspec.load().items()}
 
 
 def run_add(args: argparse.Namespace) -> int:
@@ -80,28 +86,37 @@ def run_add(args: argparse.Namespace) -> int:
         return report(CliError("this token would have no limits: give --folder, --read-only or --tools (the serve "
                              "token already has the whole account)", usage=True), args.json)
     token = add_token(_config(args), limits.name, limits.to_dict())
+    modes = tool_modes()
     if args.json:
-        print(json.dumps({"name": limits.name, "token": token, "profile": limits.describe()}, separators=(",", ":")),
-              file=stdout())
+        print(json.dumps({"name": limits.name, "token": token, "profile": _shown(limits, modes)},
+                         separators=(",", ":")), file=stdout())
     else:
         print(token, file=stdout())
+        print(f"{PROG}: {limits.summary(modes)}", file=stderr())
         print(f"{PROG}: token for profile {limits.name!r} (printed once, only its SHA-256 is stored); restart "
               "`mcp-nextcloud serve --http` and send it as 'Authorization: Bearer <token>'", file=stderr())
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from mcp_nextcloud.server.http_auth import stored_tokens
+    from mcp_nextcloud.server.http_auth import profile_of, stored_tokens
 
-    rows = [{"name": t["name"], "profile": t.get("profile") or {}} for t in stored_tokens(_config(args))]
+    modes = tool_modes()
+    limits = [profile_of(t) for t in stored_tokens(_config(args))]
+    rows = [{"name": p.name, "profile": _shown(p, modes)} for p in limits]
     if args.json:
         print(json.dumps({"tokens": rows}, separators=(",", ":")), file=stdout())
     else:
-        for row in rows:
-            print(f"{row['name']}: {json.dumps(row['profile'], separators=(',', ':'))}", file=stdout())
+        for p in limits:
+            print(p.summary(modes), file=stdout())
         if not rows:
             print("no tokens added (mcp-nextcloud token add --name NAME --folder PATH)", file=stdout())
     return 0
+
+
+def _shown(limits: Any, modes: dict[str, bool]) -> dict[str, Any]:
+    """The profile's limits and every tool it offers (of both servers)."""
+    return {**limits.describe(), "offered": limits.offered(modes), "summary": limits.summary(modes)}
 
 
 def run_remove(args: argparse.Namespace) -> int:

@@ -40,7 +40,7 @@ class IndexerError(Exception):
 
     def render(self, voice: Voice = PLAIN) -> str:
         """The instruction in one audience's words: cause, next action, the retry from `retry`."""
-        return instruction(self.cause, self.action, self.retry, voice)
+        return instruction(self.cause, self.action, self.retry, voice, self.category)
 
     @property
     def reason(self) -> str:

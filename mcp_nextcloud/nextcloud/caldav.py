@@ -173,6 +173,23 @@ class CalDAV:
                                content=body.encode(), ok=(207,))
         return calendars_from_multistatus(resp.content)
 
+    def make_calendar(self, calendar: str, display_name: str, components: tuple[str, ...],
+                      color: str | None = None) -> None:
+        """Create the calendar `calendar` as Nextcloud's Calendar and Tasks apps do: an extended MKCOL (RFC 5689,
+        cdav-library's createCalendarCollection) with its name, colour and component set. 201 on Nextcloud 34;
+        a name already taken answers 405 (code EXISTS)."""
+        comps = "".join(f'<c:comp name="{escape(c)}"/>' for c in components)
+        colour = f"<x1:calendar-color>{escape(color)}</x1:calendar-color>" if color else ""
+        body = (f'<?xml version="1.0" encoding="UTF-8"?><d:mkcol {_CAL_NS} xmlns:oc="http://owncloud.org/ns">'
+                "<d:set><d:prop><d:resourcetype><d:collection/><c:calendar/></d:resourcetype>"
+                f"<d:displayname>{escape(display_name)}</d:displayname>{colour}"
+                "<oc:calendar-enabled>1</oc:calendar-enabled>"
+                f"<c:supported-calendar-component-set>{comps}</c:supported-calendar-component-set>"
+                "</d:prop></d:set></d:mkcol>")
+        self._t.request("MKCOL", self._cal_url(calendar), source=SOURCE, path=calendar, dav=True,
+                        headers={"Content-Type": "application/xml; charset=utf-8"}, content=body.encode(),
+                        ok=(201,), no_retry=(405,))
+
     def principal(self) -> Principal:
         """Display name and calendar-user-address-set of the account (PROPFIND Depth 0 on its principal)."""
         url = "/remote.php/dav/principals/users" + paths.encode(self._user_id()) + "/"

@@ -91,13 +91,23 @@ class Voice:
     step_lead: str      # introduces `user_step`: "Run" for a person, "Tell the user to run" for an agent
     retry_yes: str      # said when `retry` is true
     retry_no: str       # said when it is false ("" to say nothing)
+    fix_no: str | None = None   # said instead of retry_no for a misuse (None: retry_no)
 
-    def retry_words(self, retry: bool) -> str:
-        return self.retry_yes if retry else self.retry_no
+    def retry_words(self, retry: bool, category: Category | None = None) -> str:
+        """The retry in this voice. The one decision of what the words mean (issue 37): a misuse (its action
+        says how to change the call) is told not to repeat the same call, never "do not retry", which reads
+        as a contradiction after "fix the arguments and call again"; anything else that cannot succeed by
+        trying again is told "do not retry" (what must change lies outside the call: a share, the quota)."""
+        if retry:
+            return self.retry_yes
+        if category is Category.MISUSE and self.fix_no is not None:
+            return self.fix_no
+        return self.retry_no
 
 
 # The library's own wording (logs, job records, `str(err)`): the retry said plainly, as to an agent.
-PLAIN = Voice("Run", "Retry once; if it fails again, stop and report.", "Do not retry.")
+PLAIN = Voice("Run", "Retry once; if it fails again, stop and report.", "Do not retry.",
+              "Do not repeat this call unchanged.")
 # What an index or a record keeps: cause and action, no retry (whoever shows it later words the retry from the
 # code, for its own audience; a stored "do not retry" would outlive the moment it was true for).
 STORED = Voice("Run", "", "")
@@ -155,7 +165,7 @@ class NextcloudError(Exception):
 
     def render(self, voice: Voice = PLAIN) -> str:
         """The whole instruction in one audience's words: cause, next action, retry."""
-        return instruction(self.cause_in(), self.action_in(voice), self.retry, voice)
+        return instruction(self.cause_in(), self.action_in(voice), self.retry, voice, self.category)
 
     @property
     def message(self) -> str:
@@ -216,10 +226,11 @@ def sentence(text: str | None) -> str:
 _sentence = sentence
 
 
-def instruction(cause: str, action: str, retry: bool, voice: Voice = PLAIN) -> str:
+def instruction(cause: str, action: str, retry: bool, voice: Voice = PLAIN, category: Category | None = None) -> str:
     """Cause, next action and the retry in one audience's words: how every failure's parts become one text
-    (this table's errors, the reader's and the indexer's in the front ends, the server's HTTP refusals)."""
-    return " ".join(p for p in (sentence(cause), sentence(action), voice.retry_words(retry)) if p)
+    (this table's errors, the reader's and the indexer's in the front ends, the server's HTTP refusals).
+    `category` MISUSE words a retry that cannot help as "do not repeat this call unchanged" (Voice)."""
+    return " ".join(p for p in (sentence(cause), sentence(action), voice.retry_words(retry, category)) if p)
 
 # An instruction written as one text: its first sentence is the cause, the rest the next action.
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")

@@ -21,6 +21,7 @@ class User:
     email: str | None
     quota: dict[str, Any] | None
     groups: list[str] = field(default_factory=list)
+    timezone: str | None = None   # the user's time zone preference (cloud/user "timezone"); None when unset
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ def user_from_ocs(data: dict[str, Any]) -> User:
                 display_name=str(data.get("display-name") or data.get("displayname") or data.get("id", "")),
                 email=data.get("email") or None,
                 quota=quota if isinstance(quota, dict) else None,
-                groups=[str(g) for g in groups] if isinstance(groups, list) else [])
+                groups=[str(g) for g in groups] if isinstance(groups, list) else [],
+                timezone=str(data.get("timezone") or "").strip() or None)
 
 
 def share_from_ocs(data: dict[str, Any]) -> Share:

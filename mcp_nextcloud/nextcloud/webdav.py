@@ -358,12 +358,18 @@ class WebDAV:
                                      "Overwrite": "T" if overwrite else "F"},
                             conditions={409: "missing_parent", 412: "exists"})
         try:
-            send()
-        except NextcloudError as err:
-            if err.status in (404, 409) and self._recheck_user is not None and self._recheck_user():
+            try:
                 send()
-            else:
-                raise
+            except NextcloudError as err:
+                if err.status in (404, 409) and self._recheck_user is not None and self._recheck_user():
+                    send()
+                else:
+                    raise
+        except NextcloudError as err:
+            if err.code is ErrorCode.MISSING_PARENT:   # the destination's folder is missing, not the source
+                raise error_for(SOURCE, err.status, condition="missing_parent",
+                                path=d.rsplit("/", 1)[0] or "/") from None
+            raise
 
     def move(self, src: str, dst: str, *, overwrite: bool = False) -> None:
         """Rename or move; the fileId is kept. Without overwrite an existing destination is an error."""

@@ -41,6 +41,12 @@ INSTRUCTIONS = (
 )
 
 
+def unknown_tool(name: str) -> ToolFailure:
+    """The answer for a name this server does not offer (the SDK's words, and what to do)."""
+    return ToolFailure(f"Unknown tool: {name}", "Call tools/list for the tools this server offers",
+                       category=Category.MISUSE, status=ToolStatus.UNKNOWN_TOOL)
+
+
 def _classify(name: str, exc: ToolError) -> ToolFailure:
     """The instruction and telemetry kind for a failed call."""
     cause = exc.__cause__
@@ -53,8 +59,7 @@ def _classify(name: str, exc: ToolError) -> ToolFailure:
     if isinstance(cause, ValidationError):
         return invalid_arguments(name, [dict(e) for e in cause.errors()])
     if cause is None and str(exc).startswith("Unknown tool"):
-        return ToolFailure(str(exc), "Call tools/list for the tools this server offers", category=Category.MISUSE,
-                           status=ToolStatus.UNKNOWN_TOOL)
+        return unknown_tool(name)
     if isinstance(exc, UnexpectedToolError) or cause is not None:
         return ToolFailure(f"{name} failed on our side (an internal error, logged on the server)", "",
                            category=Category.FAULT, status=ToolStatus.INTERNAL, retry=True)

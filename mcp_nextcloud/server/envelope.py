@@ -68,6 +68,10 @@ class WhoamiOut(_Out):
     email: str | None = None
     serverVersion: str | None = None
     apps: dict[str, bool]
+    now: str | None = None                  # the current time, UTC ("2026-12-04T17:40:12Z")
+    timeZone: str | None = None             # the account's time zone (IANA); None: unknown
+    localTime: str | None = None            # now in that zone, as the tools accept it
+    weekday: str | None = None              # today's weekday (in the account's zone, else UTC)
     profile: dict[str, Any] | None = None   # the limits in force (server/profile.py); absent: none
 
 

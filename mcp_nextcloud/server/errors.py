@@ -75,7 +75,7 @@ class ToolFailure(ToolError):
 
     @property
     def text(self) -> str:
-        return instruction(self.cause, self.action, self.retry, AGENT)
+        return instruction(self.cause, self.action, self.retry, AGENT, self.category)
 
     def fields(self) -> dict[str, Any]:
         """The structured error of a tool result (and of the CLI's JSON)."""

@@ -100,14 +100,16 @@ def add_token(config_path: Path, name: str, limits: dict[str, Any]) -> str:
 
 def token_profiles(config_path: Path) -> dict[str, Any]:
     """{sha256: Profile} of the added tokens."""
+    return {t["sha256"]: profile_of(t) for t in stored_tokens(config_path)}
+
+
+def profile_of(token: dict[str, Any]) -> Any:
+    """The Profile a stored token runs under."""
     from mcp_nextcloud.server.profile import build
 
-    out = {}
-    for t in stored_tokens(config_path):
-        limits = t.get("profile") or {}
-        out[t["sha256"]] = build(t["name"], folders=limits.get("folders"), read_only=bool(limits.get("readOnly")),
-                                 tools=limits.get("tools"))
-    return out
+    limits = token.get("profile") or {}
+    return build(token["name"], folders=limits.get("folders"), read_only=bool(limits.get("readOnly")),
+                 tools=limits.get("tools"))
 
 
 # -- the guard ----------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
 
 from mcp_nextcloud.nextcloud.errors import instruction
-from mcp_nextcloud.server.app import NextcloudMCP, _slim_tools, _version
+from mcp_nextcloud.server.app import NextcloudMCP, _slim_tools, _version, unknown_tool
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.tools import mail
 from mcp_nextcloud.server.tools.mail_compose import ComposedStore
@@ -94,6 +94,13 @@ class MailMCP(NextcloudMCP):
     async def list_tools(self) -> list[Any]:
         tools = await super().list_tools()
         return tools if await self._offered() else []
+
+    async def run_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """A tool tools/list does not show (Mail missing, credentials refused) is answered as an unknown tool,
+        before its arguments are looked at: a listed-nowhere tool must not answer as if it were there."""
+        if self._tool_manager.get_tool(name) is not None and not await self._offered():
+            raise unknown_tool(name)
+        return await super().run_tool(name, arguments, context)
 
     async def list_resources(self) -> list[Any]:
         resources = await super().list_resources()

@@ -9,7 +9,10 @@ with `mcp-nextcloud token add`) and enforced here, in one place:
   another name. Every file tool calls it (or `check_path` / `hide_outside`) before it reads, lists,
   writes or shares; a tool added later adopts the jail with one call.
 - `Profile.offers(name, annotations)`: whether a tool is listed and callable. Read-only is derived from
-  the tools' own readOnlyHint (the one source of truth the approval policy also reads).
+  the tools' own readOnlyHint (the one source of truth the approval policy also reads). A profile limited
+  to folders offers the file tools (and whoami) only, unless `--tools` names others: Talk, calendars,
+  Deck, contacts, tasks and mail live in no folder, so a folder cannot limit them.
+- `Profile.summary(tools)`: what it allows in one sentence (whoami, `token add`, `token list` say it).
 
 The profile in force is a context variable: the process's (from `serve` options) unless the HTTP guard
 set a bearer token's own for the request it is serving (server/http_auth.py). Worker threads inherit it.
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import contextvars
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from mcp_nextcloud.nextcloud.errors import Category
 from mcp_nextcloud.server.errors import ToolFailure
@@ -63,12 +66,36 @@ class Profile:
 
     # -- tools --------------------------------------------------------------------------------
     def offers(self, name: str, annotations: Any) -> bool:
-        """Whether the tool is listed and may be called: in the allowlist, and read-only when the profile is."""
-        if self.tools is not None and name not in self.tools:
-            return False
+        """Whether the tool is listed and may be called: in the allowlist (a folder jail without one: the file
+        tools and whoami), and read-only when the profile is."""
+        read_only = getattr(annotations, "read_only_hint", None) or getattr(annotations, "readOnlyHint", None)
+        return self._offers(name, bool(read_only))
+
+    def _offers(self, name: str, read_only_tool: bool) -> bool:
+        if self.tools is not None:
+            if name not in self.tools:
+                return False
+        elif self.folders is not None and not in_folders(name):
+            return False   # Talk, calendars, Deck, contacts, tasks and mail live in no folder: not for a jail
+        return read_only_tool or not self.read_only
+
+    def offered(self, tools: Mapping[str, bool]) -> list[str]:
+        """Of `tools` ({name: its readOnlyHint}), the names this profile offers, sorted."""
+        return sorted(name for name, read_only_tool in tools.items() if self._offers(name, read_only_tool))
+
+    def summary(self, tools: Mapping[str, bool]) -> str:
+        """What the profile allows, in one sentence: its folders, reads or writes, and every tool it offers."""
+        where = "only " + ", ".join(self.folders) if self.folders is not None else "every folder"
+        mode = "read-only" if self.read_only else "reads and writes"
+        text = f"Profile {self.name!r}: {where}, {mode}; tools: {', '.join(self.offered(tools)) or 'none'}."
+        if self.tools is not None:
+            text += " Only tools named by --tools."
+        elif self.folders is not None:
+            text += (" A folder profile offers the file tools only (Talk, calendars, tasks, Deck, contacts and mail "
+                     "live in no folder), unless --tools names others.")
         if self.read_only:
-            return bool(getattr(annotations, "read_only_hint", None) or getattr(annotations, "readOnlyHint", None))
-        return True
+            text += " No tool that changes anything."
+        return text
 
     def describe(self) -> dict[str, Any]:
         """What whoami shows: the profile's name and limits (None where there is none)."""
@@ -77,6 +104,12 @@ class Profile:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.describe().items() if v not in (None, False)}
+
+
+def in_folders(tool: str) -> bool:
+    """The tools a folder profile offers without --tools: the file tools, and whoami (how an agent learns its
+    limits)."""
+    return tool.startswith("files_") or tool == "nextcloud_whoami"
 
 
 def canonical(path: str | None) -> str | None:

@@ -246,7 +246,7 @@ def test_two_sync_folders_mirroring_the_same_nextcloud_folder_are_refused(tmp_pa
             index_folder(index, tmp_path / "bob", pool=counting_pool, remote_path=remote)
         assert conflict.value.code is IndexCode.REMOTE_PATH_CONFLICT and conflict.value.category is Category.MISUSE
         assert "--index" in conflict.value.action and conflict.value.retry is False
-        assert str(conflict.value).endswith("Do not retry.")          # the plain voice words the field
+        assert str(conflict.value).endswith("call unchanged.")   # the plain voice words the field
     assert [r.folder for r in index.roots()] == [str(tmp_path / "alice")]
     assert index.get_file(path="/Documents/plan.md").local_path == str(tmp_path / "alice" / "Documents" / "plan.md")
 

@@ -387,16 +387,18 @@ def throwaway_account(server_admin, live_account):
 
     `first_login=False` leaves it as an app password alone leaves it: Nextcloud makes the calendar and the
     address book at the first (password) login, which an app-password request does not count as.
-    `quota` (e.g. "20 KB") is set on this user only, never on the shared accounts."""
+    `quota` (e.g. "20 KB") is set on this user only, never on the shared accounts.
+    `make.password_of(name)` is its login password (for a test of a password login)."""
     import secrets
 
     from mcp_nextcloud.nextcloud.config import Account
 
     made: list[str] = []
+    passwords: dict[str, str] = {}
 
     def make(*, first_login: bool = True, quota: str | None = None) -> Account:
         name = f"live-{uuid.uuid4().hex[:8]}"
-        password = secrets.token_urlsafe(18)
+        password = passwords[name] = secrets.token_urlsafe(18)
         server_admin.occ("user:add", "--password-from-env", name, env={"OC_PASS": password})
         made.append(name)
         if quota:
@@ -408,6 +410,7 @@ def throwaway_account(server_admin, live_account):
         out = server_admin.occ("user:auth-tokens:add", "--password-from-env", name, env={"NC_PASS": password})
         token = [line.strip() for line in out.splitlines() if line.strip()][-1]
         return Account(url=live_account.url, user=name, app_password=token, public_url=live_account.public_url)
+    make.password_of = passwords.__getitem__   # type: ignore[attr-defined]  # the login password (a login test)
     yield make
     for name in made:
         server_admin.occ("user:delete", name)

@@ -185,4 +185,4 @@ def test_live_meeting_invites_the_participant_and_stays_closed_to_guests(tools, 
 def test_live_refusals_name_the_argument(tools, tool, args):
     server, _ = tools
     text = _call(server, tool, args, error=True)
-    assert "internal" not in text and "Do not retry" in text
+    assert "internal" not in text and "Do not repeat this call unchanged" in text

@@ -55,7 +55,7 @@ def test_live_403_writing_into_a_read_only_share(live_tools, live_account, membe
 
 def test_live_404_a_missing_path_points_at_files_search(live_tools, live_dav, scratch_folder):
     text = live_tools.error("files_read", {"path": f"{scratch_folder}/missing.md"})
-    assert "files_search" in text and "do not retry" in text.lower()
+    assert "files_search" in text and "do not repeat this call unchanged" in text.lower()
     assert live_dav.props(f"{scratch_folder}/missing.md") == {}
 
 
@@ -71,7 +71,7 @@ def test_live_409_conflicts_are_named_for_what_they_are(live_account, live_dav, 
             client.webdav.mkcol(f"{scratch_folder}/nope/child")
     assert onto_folder.value.code is ErrorCode.CONFLICT and "is a folder" in str(onto_folder.value)
     assert no_parent.value.code is ErrorCode.MISSING_PARENT and "parent folder does not exist" in str(no_parent.value)
-    assert "Do not retry" in str(onto_folder.value) and "Do not retry" in str(no_parent.value)
+    assert all("repeat this call unchanged" in str(e.value) for e in (onto_folder, no_parent))
     assert live_dav.props(scratch_folder)["type"] == "folder" and live_dav.props(f"{scratch_folder}/nope") == {}
 
 

@@ -60,6 +60,23 @@ def test_live_a_moved_file_keeps_its_file_id(server, dav, live_http):
     assert live_http.get(f"{prefix}{folder}/b.txt").content == b"bee"
 
 
+def test_live_a_move_into_a_missing_folder_names_it_and_createfolders_makes_it(server, dav, live_http):
+    """Issue 37: Nextcloud answers the MOVE with 409; the refusal names the missing folder (never the source), and
+    createFolders=true makes it (MKCOL) before the move."""
+    prefix, folder = dav
+    assert live_http.put(f"{prefix}{folder}/plan.md", content=b"# Plan").status_code == 201
+    fid = _fileid(live_http, f"{prefix}{folder}/plan.md")
+    text = call(server, "files_move", {"path": f"{folder}/plan.md", "to": f"{folder}/Undo-x/2026/"}, error=True)
+    assert f"The folder {folder}/Undo-x does not exist" in text and "createFolders=true" in text
+    assert f"({folder}/plan.md)" not in text
+    assert _fileid(live_http, f"{prefix}{folder}/Undo-x") is None
+    out = call(server, "files_move", {"path": f"{folder}/plan.md", "to": f"{folder}/Undo-x/2026/",
+                                      "createFolders": True})
+    assert out["createdFolders"] == [f"{folder}/Undo-x", f"{folder}/Undo-x/2026"] and out["fileId"] == fid
+    assert _fileid(live_http, f"{prefix}{folder}/Undo-x/2026/plan.md") == fid
+    assert live_http.get(f"{prefix}{folder}/Undo-x/2026/plan.md").content == b"# Plan"
+
+
 def test_live_a_deleted_file_is_in_the_trash_and_comes_back(server, dav, live_http, live_account):
     prefix, folder = dav
     live_http.put(f"{prefix}{folder}/gone.txt", content=b"keep me")

@@ -128,3 +128,18 @@ def test_live_meet_schedule_makes_a_room_and_an_event_pointing_at_it(live_tools,
     stored = caldav_event(live_http, live_account, uid)
     assert stored is not None and str(stored["SUMMARY"]) == title
     assert f"/call/{token}" in str(stored.get("LOCATION", "")) + str(stored.get("DESCRIPTION", ""))
+
+
+def test_live_a_deleted_meeting_keeps_its_room_and_says_so(live_tools, live_http, live_account, live_member,
+                                                           cleanup):
+    """Issue 37: the delete's answer names the room it kept (its chat cannot come back; the event can)."""
+    title = f"mcp live cancelled {uuid.uuid4().hex[:8]}"
+    out = live_tools.ok("meet_schedule", {"title": title, "start": "2030-04-03T15:00 Europe/Paris",
+                                          "participants": [live_member.user]})
+    token, uid = out["room"]["token"], out["event"]["uid"]
+    cleanup["rooms"].append(token)
+    gone = live_tools.ok("calendar_delete_event", {"uid": uid})
+    assert gone["deleted"] is True and gone["room"] == token
+    assert any(f"(token {token}) was kept" in w for w in gone["warnings"])
+    assert caldav_event(live_http, live_account, uid) is None
+    assert live_http.get(f"{TALK}/room/{token}", params={"format": "json"}).status_code == 200

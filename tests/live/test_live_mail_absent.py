@@ -123,10 +123,12 @@ def mail_absent(tools_factory, live_http):
     return tools_factory(mail=True)
 
 
-def test_live_mail_absent_lists_no_tools_and_a_call_says_why(mail_absent):
+def test_live_mail_absent_lists_no_tools_and_answers_a_call_as_an_unknown_tool(mail_absent):
+    """Issue 37: a tool listed nowhere is answered as an unknown tool, argument errors included (the
+    instructions say why Mail is not there: test_live_without_mail_no_tool_no_app_and_instructions_that_say_so)."""
     assert mail_absent.list_tools() == []
-    text = mail_absent.error("mail_search", {"limit": 1})
-    assert "Mail app is not installed" in text and "Do not retry" in text
+    assert mail_absent.error("mail_search", {"limit": 1}).startswith("Unknown tool: mail_search. Call tools/list")
+    assert mail_absent.error("mail_read", {"nonsense": 1}).startswith("Unknown tool: mail_read. Call tools/list")
 
 
 def _session_facts(tools: Any) -> tuple[str, list[str]]:

@@ -115,17 +115,10 @@ def test_live_read_only_lists_only_read_only_tools_and_refuses_a_write(jailed, l
     assert gone.status_code == 404
 
 
-def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http, tmp_path):
-    """serve --http --read-only on the real server, plus a token jailed in the scratch Projects folder."""
+def _cli_env(live_account: Any, tmp_path: Any) -> tuple[Any, dict[str, str]]:
+    """(this tree's root, the environment of a `python -m mcp_nextcloud` on the live account, data under tmp_path)."""
     import os
-    import subprocess
-    import sys
     from pathlib import Path
-
-    import httpx
-
-    from tests.server.test_hostile_serve import _result, _rpc, _session
-    from tests.server.test_profiles_serve import serve_http
 
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
@@ -133,6 +126,20 @@ def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http,
                 "NEXTCLOUD_APP_PASSWORD": live_account.app_password, "PYTHONPATH": str(root),
                 "MCP_NEXTCLOUD_INDEX": str(tmp_path / "index.db"), "MCP_NEXTCLOUD_TELEMETRY": str(tmp_path / "c.db"),
                 "MCP_NEXTCLOUD_CONFIG": str(tmp_path / "config" / "account.json")})
+    return root, env
+
+
+def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http, tmp_path):
+    """serve --http --read-only on the real server, plus a token jailed in the scratch Projects folder."""
+    import subprocess
+    import sys
+
+    import httpx
+
+    from tests.server.test_hostile_serve import _result, _rpc, _session
+    from tests.server.test_profiles_serve import serve_http
+
+    root, env = _cli_env(live_account, tmp_path)
     jail, folder = jailed["jail"], jailed["folder"]
     added = subprocess.run([sys.executable, "-m", "mcp_nextcloud", "token", "add", "--name", "live-scans", "--folder",
                             jail,
@@ -162,3 +169,36 @@ def test_live_per_token_profiles_hold_over_http(jailed, live_account, live_http,
     assert live_http.get(f"{dav}{jail}/from-token.md").text == "filed by the token"
     for never in (f"{folder}/escaped.md", f"{jail}/from-main.md"):
         assert live_http.request("PROPFIND", dav + never, headers={"Depth": "0"}).status_code == 404
+
+
+def test_live_a_folder_scoped_token_lists_only_file_tools_and_whoami_says_so(jailed, live_account, live_http,
+                                                                           tmp_path):
+    """`token add --folder X --read-only` (a scanner agent): no Talk, calendar, Deck, contacts or tasks tool is
+    listed or callable over HTTP; token add, token list and whoami say exactly what it allows."""
+    import subprocess
+    import sys
+
+    from tests.server.test_hostile_serve import _session
+    from tests.server.test_profiles_serve import _call, _tools, serve_http
+
+    root, env = _cli_env(live_account, tmp_path)
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mcp_nextcloud", *args], env=env, cwd=str(root),
+                              capture_output=True, text=True, timeout=120)
+
+    added = cli("token", "add", "--name", "live-scanner", "--folder", jailed["jail"], "--read-only")
+    assert added.returncode == 0, added.stderr
+    files_ro = ["files_grep", "files_history", "files_read", "files_search", "nextcloud_whoami"]
+    said = f"Profile 'live-scanner': only {jailed['jail']}, read-only; tools: {', '.join(files_ro)}."
+    assert said in added.stderr and "file tools only" in added.stderr
+    assert said in cli("token", "list").stdout
+    with serve_http(env) as (url, _proc):
+        scanner = _session(url, added.stdout.strip())
+        assert sorted(_tools(url, scanner)) == files_ro
+        for tool, args in (("talk_rooms", {}), ("calendar_list_events", {"start": "2030-01-01", "end": "2030-01-02"}),
+                           ("tasks_list", {}), ("contacts_search", {"query": "a"}), ("deck_list_cards", {})):
+            refused = _call(url, scanner, tool, args, 2)
+            assert refused["isError"] and "not available to this agent" in refused["content"][0]["text"], tool
+        who = json.loads(_call(url, scanner, "nextcloud_whoami", {}, 3)["content"][0]["text"])
+    assert who["profile"]["offered"] == files_ro and said in who["hint"]

@@ -67,3 +67,32 @@ def test_live_rooms_found_by_name_and_by_participant(server, room, live_member):
     assert token in {r["token"] for r in call(server, "talk_rooms", {"query": name})["rooms"]}
     display = "Élodie" if live_member.user == "elodie" else live_member.user
     assert token in {r["token"] for r in call(server, "talk_rooms", {"query": display, "limit": 100})["rooms"]}
+
+
+def test_live_a_mention_is_resolved_among_the_rooms_participants_first(server, live_http, live_member,
+                                                                       throwaway_account):
+    """Issue 37: with a second Élodie on the server, "Élodie" in a one-to-one with Élodie Martin is her (before,
+    it was refused as ambiguous across the whole server)."""
+    other = throwaway_account(first_login=True)
+    import httpx
+
+    password = throwaway_account.password_of(other.user)   # changing one's name asks for the login password
+    with httpx.Client(base_url=other.url, auth=(other.user, password), timeout=60,
+                      headers={"OCS-APIRequest": "true"}) as own:   # the user names themself (provisioning API)
+        renamed = own.put(f"/ocs/v2.php/cloud/users/{other.user}", data={"key": "displayname",
+                                                                         "value": "Élodie Dupont"})
+        assert renamed.status_code == 200, renamed.text
+    found = call(server, "contacts_search", {"query": "Élodie"})["people"]
+    assert {live_member.user, other.user} <= {p.get("accountId") for p in found}   # two Élodies on the server
+    made = live_http.post(ROOM, json={"roomType": 1, "invite": live_member.user})
+    assert made.status_code in (200, 201), made.text
+    token = made.json()["ocs"]["data"]["token"]
+    try:
+        posted = call(server, "talk_post", {"token": token, "message": f"@Élodie ping {uuid.uuid4().hex[:6]}",
+                                            "mentions": ["Élodie"]})
+        assert posted["mentioned"] == [live_member.user]
+        raw = live_http.get(f"{CHAT}/{token}", params={"lookIntoFuture": 0, "limit": 5}).json()["ocs"]["data"]
+        assert raw[0]["id"] == posted["id"]
+        assert raw[0]["messageParameters"]["mention-user1"]["id"] == live_member.user
+    finally:
+        live_http.delete(f"{ROOM}/{token}/participants/self")   # a one-to-one is left, not deleted (400)

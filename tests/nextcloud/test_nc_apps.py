@@ -75,7 +75,7 @@ def test_update_share_changes_permissions_both_ways(nc, emulator):
     assert [s.permissions for s in nc.ocs.list_shares("/share-update.txt")] == [1]
     with pytest.raises(NextcloudError) as gone:
         nc.ocs.update_share("987654", permissions=3)
-    assert gone.value.code is ErrorCode.NOT_FOUND and "do not retry" in str(gone.value).lower()
+    assert gone.value.code is ErrorCode.NOT_FOUND and "do not repeat this call unchanged" in str(gone.value).lower()
 
 def test_user_id_is_lazy_and_resolvable(emulator):
     acct = emulator.account("alice")

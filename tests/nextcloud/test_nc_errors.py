@@ -7,11 +7,11 @@ from mcp_nextcloud.nextcloud.errors import Category, ErrorCode, NextcloudError, 
 
 
 @pytest.mark.parametrize("status,kind,needles", [
-    (400, "bad_request", ["do not retry"]),
+    (400, "bad_request", ["do not repeat this call unchanged"]),
     (401, "auth", ["mcp-nextcloud login", "do not retry"]),
     (403, "forbidden", ["not allowed", "do not retry"]),
-    (404, "not_found", ["confirm the path with files_search", "do not guess variants", "do not retry"]),
-    (409, "conflict", ["do not retry"]),
+    (404, "not_found", ["confirm the path with files_search", "do not guess variants", "repeat this call unchanged"]),
+    (409, "conflict", ["do not repeat this call unchanged"]),
     (412, "precondition", ["changed since you read it", "re-read it with files_read", "new etag"]),
     (416, "bad_request", ["beyond the end"]),
     (423, "locked", ["locked", "editor"]),
@@ -40,7 +40,7 @@ def test_status_rows(status, kind, needles):
     ("network", "network", ["could not reach", "retry once"], True),
     ("unknown_outcome", "unknown_outcome", ["may or may not have happened", "re-read", "stat"], False),
     ("too_large", "too_large", ["not downloaded", "do not retry"], False),
-    ("bad_path", "bad_path", ["..", "do not retry"], False),
+    ("bad_path", "bad_path", ["..", "do not repeat this call unchanged"], False),
     ("invalid_response", "invalid_response", ["could not be understood", "do not retry"], False),
     ("unsafe_xml", "invalid_response", ["entities"], False),
 ])

@@ -45,7 +45,7 @@ def test_normalize():
 def test_traversal_and_nul_refused(bad):
     with pytest.raises(NextcloudError) as exc:
         paths.normalize(bad)
-    assert exc.value.code is ErrorCode.BAD_PATH and "do not retry" in str(exc.value).lower()
+    assert exc.value.code is ErrorCode.BAD_PATH and "do not repeat this call unchanged" in str(exc.value).lower()
 
 
 segment = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"), min_size=1,

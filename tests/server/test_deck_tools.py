@@ -144,7 +144,7 @@ def test_archived_cards_come_from_their_own_route(call, ok, err, project, world,
     assert ("GET", f"{DECK}api/v1.0/boards/{bid}/stacks/archived") in sent()[start:]
     assert "Refactor" not in _titles(ok(call("deck_list_cards", {"board": bid})))
     text = err(call("deck_list_cards", {"board": bid, "archived": True, "label": "bug"}))
-    assert "archived" in text and "Do not retry" in text
+    assert "archived" in text and "Do not repeat this call unchanged" in text
     moved = err(call("deck_move_card", {"board": bid, "card": card["card"], "stack": "Done"}))
     assert "archived" in moved and "Unarchive" in moved
 
@@ -193,7 +193,7 @@ def test_create_board_makes_columns_labels_and_shares_in_one_call(call, ok, deck
 def test_a_share_to_an_unknown_participant_is_refused_before_any_write(call, err, deck, sent, ctx):
     title = _title("Secret")
     text = err(call("deck_create_board", {"title": title, "stacks": ["A"], "shares": ["bob", "nobody-here"]}))
-    assert "nobody-here" in text and "Do not retry" in text
+    assert "nobody-here" in text and "Do not repeat this call unchanged" in text
     assert [m for m, _ in sent() if m != "GET"] == []
     assert not any(b.title == title for b in deck.boards.values())
     assert ctx.telemetry.rows()[-1]["kind"] == "misuse"

@@ -73,7 +73,8 @@ def test_isinstance_matching_across_layers(world):
     assert isinstance(failure, ToolFailure) and failure.category is Category.MISUSE \
         and failure.status is ErrorCode.NOT_FOUND and failure.http_status == 404 and failure.logged_status == "404"
     assert failure.retry is False and as_tool_failure(error_for("webdav", 503)).retry is True
-    assert "files_search" in str(failure) and "do not retry" in str(failure).lower()
+    assert "files_search" in str(failure) and "do not repeat this call unchanged" in str(failure).lower()
+    assert "do not retry" not in str(failure).lower()   # a misuse is told to change the call (issue 37)
     fault = as_tool_failure(ReaderError("took too long", "ask for a smaller copy", code=ReaderCode.TIMEOUT))
     assert fault is not None and (fault.category, fault.status) == (Category.FAULT, ReaderCode.TIMEOUT)
     assert fault.fields() == {"code": "timeout", "cause": "took too long.", "action": "Ask for a smaller copy.",
@@ -87,14 +88,15 @@ def test_the_same_error_worded_for_each_audience():
         for text in (agent, person):
             assert err.cause in text
         # Each front end says the retry from the field: the agent explicitly, the person only when it helps.
-        assert err.retry is False and agent.endswith("Do not retry.") and "retry" not in person.lower()
+        said = "Do not repeat this call unchanged." if err.category is Category.MISUSE else "Do not retry."
+        assert err.retry is False and agent.endswith(said) and "retry" not in person.lower()
         assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in agent
         assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
     # An error without a person-only step reads the same to both, but for the retry.
     gone = error_for("webdav", 404, path="/a")
-    assert str(from_nextcloud(gone)) == str(gone)
+    assert str(from_nextcloud(gone)) == str(gone) and str(gone).endswith(" Do not repeat this call unchanged.")
     # the person hears the same, with the CLI's command for the tool's name (cli/voice.py), and no retry
-    assert person_text(gone) == for_person(str(gone).removesuffix(" Do not retry."))
+    assert person_text(gone) == for_person(str(gone).removesuffix(" Do not repeat this call unchanged."))
     assert "files_search" in str(gone) and "`mcp-nextcloud files search`" in person_text(gone)
     busy = error_for("webdav", 503, path="/a")
     assert str(from_nextcloud(busy)).endswith("Retry once; if it fails again, stop and report.")

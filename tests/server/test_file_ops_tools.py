@@ -59,7 +59,7 @@ def test_an_existing_name_is_refused_unless_replace_and_then_it_is_in_the_trash(
     _put(pim, f"{folder}/a.txt", b"new")
     old = _put(pim, f"{folder}/b.txt", b"old")
     text = err(pim.call("files_move", {"path": f"{folder}/a.txt", "to": f"{folder}/b.txt"}))
-    assert "already exists" in text and "replace=true" in text and "Do not retry" in text
+    assert "already exists" in text and "replace=true" in text and "Do not repeat this call unchanged" in text
     assert _get(pim, f"{folder}/b.txt") == (200, b"old")
     out = ok(pim.call("files_move", {"path": f"{folder}/a.txt", "to": f"{folder}/b.txt", "replace": True}))
     assert out["replaced"] == old and "files_restore" in out["hint"]
@@ -173,3 +173,31 @@ def test_a_moved_or_deleted_file_leaves_the_index_at_once(call, ok, ctx):
     assert moved["path"] in {h["path"] for h in hits} and name not in {h["path"] for h in hits}
     ok(call("files_delete", {"path": moved["path"]}))
     assert ctx.index.get_file(path=moved["path"]) is None
+
+
+def test_a_move_into_a_missing_folder_names_that_folder_and_createfolders_makes_it(pim, folder, ok, err):
+    """Issue 37: the refusal named the source as the missing parent; now it names the folder, and the same call
+    with createFolders=true creates it (the agent no longer writes a dummy .keep file)."""
+    fid = _put(pim, f"{folder}/plan.md", b"# Plan\n")
+    text = err(pim.call("files_move", {"path": f"{folder}/plan.md", "to": f"{folder}/Archive/2026/"}))
+    assert f"The folder {folder}/Archive does not exist" in text and "createFolders=true" in text
+    assert f"({folder}/plan.md)" not in text and _get(pim, f"{folder}/plan.md")[0] == 200
+    moved = ok(pim.call("files_move", {"path": f"{folder}/plan.md", "to": f"{folder}/Archive/2026/",
+                                       "createFolders": True}))
+    assert moved["path"] == f"{folder}/Archive/2026/plan.md" and moved["fileId"] == fid
+    assert moved["createdFolders"] == [f"{folder}/Archive", f"{folder}/Archive/2026"]
+    assert _get(pim, f"{folder}/Archive/2026/plan.md") == (200, b"# Plan\n")
+    copied = ok(pim.call("files_move", {"path": f"{folder}/Archive/2026/plan.md", "to": f"{folder}/Copies/",
+                                        "copy": True, "createFolders": True}))
+    assert copied["createdFolders"] == [f"{folder}/Copies"] and _get(pim, f"{folder}/Copies/plan.md")[0] == 200
+
+
+def test_versions_a_second_apart_are_told_apart(pim, ok, folder):
+    """Issue 37: files_history gave versions to the minute, so two versions a second apart looked alike."""
+    path = f"{folder}/seconds.md"
+    _put(pim, path, b"one", mtime=1790000000)
+    _put(pim, path, b"two", mtime=1790000001)
+    _put(pim, path, b"three", mtime=1790000002)
+    versions = ok(pim.call("files_history", {"path": path}))["versions"]
+    stamps = [v["modified"] for v in versions]
+    assert {"2026-09-21T14:13:20Z", "2026-09-21T14:13:21Z"} <= set(stamps) and len(set(stamps)) == len(stamps)

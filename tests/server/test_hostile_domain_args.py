@@ -34,7 +34,8 @@ def _events(pim: Any, ok: Any) -> list[dict[str, Any]]:
                                  "a\u202eb", "a\u2066b", "a\u200bb", "a\ufeffb", "a\u2028b", "a\uffffb"])
 def test_control_and_format_characters_in_a_title_are_refused_and_nothing_is_stored(refusals, ok, err, bad):
     text = err(refusals.call("calendar_create_event", {"title": bad + SECRET, "start": START}))
-    assert "title" in text and "U+" in text and "do not retry" in text.lower()
+    assert "title" in text and "U+" in text and "do not repeat this call unchanged" in text.lower()
+    assert "do not retry" not in text.lower()   # "Fix it and call again" is never followed by "Do not retry"
     assert SECRET not in text and bad not in text          # the rejected value is never echoed
     assert _events(refusals, ok) == []                            # nothing stored, and the calendar still lists
 

@@ -32,7 +32,8 @@ def _surface(emu: Emulator, password: str | None = None) -> dict[str, Any]:
                 return {"instructions": client.instructions,
                         "tools": [t.name for t in (await client.list_tools()).tools],
                         "resources": [str(r.uri) for r in (await client.list_resources()).resources],
-                        "call": await client.call_tool("mail_search", {})}
+                        "call": await client.call_tool("mail_search", {}),
+                        "bad_call": await client.call_tool("mail_read", {"nonsense": 1})}
         return {"state": state, **anyio.run(go)}
     finally:
         ctx.close()
@@ -55,7 +56,10 @@ def test_without_mail_nothing_is_listed_and_the_instructions_say_why() -> None:
     text = seen["instructions"]
     assert "not installed" in text and "administrator" in text and "do not retry" in text.lower()
     assert "mail_search" not in text and "mail_contacts" not in text   # no tool advertised that is not there
-    assert seen["call"].is_error and "not installed" in seen["call"].content[0].text
+    # Issue 37: a tool listed nowhere answers as an unknown tool, argument errors included (no hint it exists).
+    for call, name in ((seen["call"], "mail_search"), (seen["bad_call"], "mail_read")):
+        assert call.is_error and call.content[0].text.startswith(f"Unknown tool: {name}. Call tools/list")
+        assert call.structured_content["error"]["code"] == "unknown_tool"
 
 
 def test_with_refused_credentials_nothing_is_listed_and_the_instructions_name_the_password() -> None:

@@ -137,7 +137,7 @@ def test_mail_delivered_after_the_last_sync_is_found_by_the_next_search(world: A
 
 def test_search_misuse_names_the_fix(mcall: Any, err: Any) -> None:
     text = err(mcall("mail_search", {"mailbox": "Projects"}))
-    assert "INBOX" in text and "Do not retry" in text and "just refreshed" in text
+    assert "INBOX" in text and "Do not repeat this call unchanged" in text and "just refreshed" in text
     assert "cursor" in err(mcall("mail_search", {"subject": "budget", "cursor": "bm9wZQ"}))
     assert "ISO date" in err(mcall("mail_search", {"after": "last tuesday"}))
     ok_cursor = json.loads(mcall("mail_search", {"sender": "bob", "limit": 1}).content[0].text)["nextCursor"]
@@ -273,7 +273,8 @@ def _mail_context(emu: Emulator) -> tuple[Any, Any]:
     return ctx, build_mail_server(ctx)
 
 
-def test_without_mail_installed_no_tool_is_listed_and_calls_say_why() -> None:
+def test_without_mail_installed_no_tool_is_listed_and_calls_are_unknown_tools() -> None:
+    """The instructions say why (test_mail_absent.py); a call to a tool listed nowhere is an unknown tool."""
     from mcp import Client
 
     with Emulator(apps=ALL_APPS - {"mail"}) as emu:
@@ -286,7 +287,7 @@ def test_without_mail_installed_no_tool_is_listed_and_calls_say_why() -> None:
         finally:
             ctx.close()
     assert tools == []
-    assert result.is_error and "not installed" in result.content[0].text
+    assert result.is_error and result.content[0].text.startswith("Unknown tool: mail_search")
 
 
 def test_a_429_from_mail_is_said_once_and_not_retried() -> None:

@@ -97,3 +97,19 @@ def test_a_failed_event_removes_the_room_it_made(pim, err):
 def test_the_creator_named_as_participant_is_not_added_twice(pim, ok):
     room = ok(pim.call("meet_create_room", {"name": "Pair", "participants": ["alice", "bob", "bob"]}))
     assert room["participants"] == ["bob"] and _members(pim, room["token"]) == {"alice", "bob"}
+
+
+def test_deleting_a_scheduled_meeting_keeps_its_room_and_says_so(pim, ok):
+    """Issue 37: the room outlived the deleted meeting without a word. It is kept (its chat is not the event's to
+    delete, and cannot come back) and the delete's answer names it."""
+    made = ok(pim.call("meet_schedule", {"title": "Cancelled sync", "start": "2026-12-09T09:00Z",
+                                         "participants": ["bob"]}))
+    token = made["room"]["token"]
+    gone = ok(pim.call("calendar_delete_event", {"uid": made["event"]["uid"]}))
+    assert gone["deleted"] is True and gone["room"] == token
+    assert any(f"Talk room (token {token}) was kept" in w and "delete it in Talk" in w for w in gone["warnings"])
+    with pim.http(ocs=True) as client:
+        assert client.get(f"/ocs/v2.php/apps/spreed/api/v4/room/{token}",
+                          params={"format": "json"}).status_code == 200
+    plain = ok(pim.call("calendar_create_event", {"title": "No room", "start": "2026-12-10T09:00Z"}))
+    assert "room" not in ok(pim.call("calendar_delete_event", {"uid": plain["uid"]}))

@@ -221,7 +221,8 @@ def test_read_only_lists_and_allows_only_read_only_tools(jail_ctx: Any) -> None:
     assert names and all(specs[n]["annotations"].get("readOnlyHint") is True for n in names)
     assert "files_grep" in names and "files_write" not in names and "deck_create_card" not in names
     assert write.is_error and "not available to this agent" in _text(write) and "do not retry" in _text(write).lower()
-    assert _data(whoami)["profile"] == {"name": "reader", "folders": None, "readOnly": True, "tools": None}
+    assert _data(whoami)["profile"] == {"name": "reader", "folders": None, "readOnly": True, "tools": None,
+                                        "offered": sorted(names)}
     mail_names, _ = _client(jail_ctx, readonly, mail=True)([])
     assert mail_names and all(specs[n]["annotations"].get("readOnlyHint") is True for n in mail_names)
     assert not {"mail_send", "mail_draft"} & set(mail_names)
@@ -288,3 +289,50 @@ def test_organising_tools_never_reach_outside(jail_ctx: Any, jail_world: dict[st
     assert emu.state.find("alice", "/Projects/Alpha/movable.md") is not None
     assert emu.state.find("alice", "/Documents/movable.md") is None
     assert emu.state.find("alice", f"{LOOKALIKE}/plan.md") is not None
+
+
+# -- every profile shape, every tool it offers (issue 37) ------------------------------------------------
+
+FILES_RW = ["files_delete", "files_grep", "files_history", "files_move", "files_read", "files_restore", "files_search",
+            "files_share_internal", "files_write"]
+FILES_RO = ["files_grep", "files_history", "files_read", "files_search"]
+MAIN_ALL = ["calendar_create_event", "calendar_delete_event", "calendar_list_events", "calendar_update_event",
+            "contacts_search", "deck_create_board", "deck_create_card", "deck_list_cards", "deck_move_card",
+            "deck_update_card", *FILES_RW, "meet_create_room", "meet_schedule", "nextcloud_whoami", "talk_post",
+            "talk_read", "talk_rooms", "tasks_create", "tasks_list", "tasks_update"]
+MAIN_RO = ["calendar_list_events", "contacts_search", "deck_list_cards", *FILES_RO, "nextcloud_whoami", "talk_read",
+           "talk_rooms", "tasks_list"]
+
+
+@pytest.mark.parametrize("shape, main, mail", [
+    (Profile(), MAIN_ALL, None),
+    (Profile(name="scans", folders=("/Scans",)), [*FILES_RW, "nextcloud_whoami"], []),
+    (Profile(name="scans", folders=("/Scans",), read_only=True), [*FILES_RO, "nextcloud_whoami"], []),
+    (Profile(name="reader", read_only=True), MAIN_RO, ["mail_compose", "mail_contacts", "mail_read", "mail_search"]),
+    (Profile(name="scans", folders=("/Scans",), tools=frozenset({"files_read", "talk_read"})),
+     ["files_read", "talk_read"], []),
+    (Profile(name="mailer", tools=frozenset({"mail_search", "mail_read", "nextcloud_whoami"})),
+     ["nextcloud_whoami"], ["mail_read", "mail_search"]),
+], ids=["unrestricted", "folder", "folder-read-only", "read-only", "folder-with-tools", "tools"])
+def test_each_profile_shape_offers_exactly_these_tools(jail_ctx: Any, shape: Profile, main: list[str],
+                                                       mail: list[str] | None) -> None:
+    """A folder limits files only: a folder profile offers the file tools (and whoami), never Talk, calendars,
+    Deck, contacts, tasks or mail, unless --tools names them."""
+    from mcp_nextcloud.cli.token import tool_modes
+
+    main_names, _ = _client(jail_ctx, shape)([])
+    assert sorted(main_names) == main
+    mail_names, _ = _client(jail_ctx, shape, mail=True)([])
+    if mail is not None:
+        assert sorted(n for n in mail_names if n != "nextcloud_whoami") == mail
+    assert shape.offered(tool_modes()) == sorted({*main_names, *mail_names})   # what token add/list state
+
+
+def test_whoami_states_exactly_what_a_folder_profile_allows(jail_ctx: Any) -> None:
+    scans = Profile(name="scans", folders=("/Scans",), read_only=True)
+    names, (who, talk) = _client(jail_ctx, scans)([("nextcloud_whoami", {}), ("talk_rooms", {})])
+    data = _data(who)
+    assert data["profile"]["offered"] == sorted(names) == [*FILES_RO, "nextcloud_whoami"]
+    assert "only /Scans, read-only" in data["hint"] and "files_read" in data["hint"]
+    assert "talk_rooms" not in data["hint"] and "file tools only" in data["hint"]
+    assert talk.is_error and "not available to this agent" in _text(talk)

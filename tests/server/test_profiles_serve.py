@@ -90,7 +90,8 @@ def test_each_token_runs_under_its_own_profile(served: dict[str, Any]) -> None:
     refused = _call(url, research, "files_write", {"path": "/Projects/Alpha/x.md", "content": "x"}, 5)
     assert refused["isError"] and "not available to this agent" in refused["content"][0]["text"]
     who = json.loads(_call(url, research, "nextcloud_whoami", {}, 6)["content"][0]["text"])
-    assert who["profile"] == {"name": "research", "folders": None, "readOnly": True, "tools": None}
+    assert who["profile"] == {"name": "research", "folders": None, "readOnly": True, "tools": None,
+                              "offered": sorted(research_tools)}
     who_main = json.loads(_call(url, jailed, "nextcloud_whoami", {}, 7)["content"][0]["text"])
     assert who_main["profile"]["name"] == "serve" and who_main["profile"]["folders"] == ["/Projects"]
 
@@ -130,9 +131,20 @@ def test_token_add_prints_once_and_stores_only_a_digest(world: Any, tmp_path: Pa
     assert stored.stat().st_mode & 0o777 == 0o600
     assert token not in stored.read_text() and len(token) >= 40
     listed = json.loads(_cli(env, "token", "list", "--json").stdout)["tokens"]
-    assert listed == [{"name": "scanner", "profile": {"name": "scanner", "folders": ["/Scans"],
-                                                      "tools": ["files_search", "files_write"]}}]
-    assert token not in _cli(env, "token", "list").stdout
+    summary = ("Profile 'scanner': only /Scans, reads and writes; tools: files_search, files_write. Only tools "
+               "named by --tools.")
+    assert listed == [{"name": "scanner", "profile": {"name": "scanner", "folders": ["/Scans"], "readOnly": False,
+                                                      "tools": ["files_search", "files_write"],
+                                                      "offered": ["files_search", "files_write"],
+                                                      "summary": summary}}]
+    assert summary in added.stderr
+    plain = _cli(env, "token", "list").stdout
+    assert token not in plain and summary in plain
+    scans = _cli(env, "token", "add", "--name", "scans", "--folder", "/Scans", "--read-only", "--json")
+    assert json.loads(scans.stdout)["profile"]["offered"] == ["files_grep", "files_history", "files_read",
+                                                               "files_search", "nextcloud_whoami"]
+    assert "file tools only" in json.loads(scans.stdout)["profile"]["summary"]
+    assert _cli(env, "token", "remove", "--name", "scans").returncode == 0
     bad = _cli(env, "token", "add", "--name", "x", "--tools", "files_shred", "--json")
     assert bad.returncode == 2 and "unknown tool name" in json.loads(bad.stdout)["error"]["message"]
     none = _cli(env, "token", "add", "--name", "x", "--json")

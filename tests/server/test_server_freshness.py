@@ -88,7 +88,7 @@ def test_a_file_deleted_after_the_sync_is_not_a_hit(small, ok, err):
     assert any("no longer has" in w and "/Notes/one.md" in w for w in gone["warnings"])
     assert ctx.index.get_file(path="/Notes/one.md") is None, "dropped from the index at once"
     text = err(call("files_read", {"path": "/Notes/one.md"}))
-    assert "files_search" in text and "Do not retry" in text
+    assert "files_search" in text and "Do not repeat this call unchanged" in text
 
 
 def test_hits_the_server_cannot_vouch_for_are_warned_about(small, ok):
@@ -127,7 +127,7 @@ def test_grep_in_a_folder_the_server_does_not_have(small, err, fresh_check):
     emu.reset_requests()
     text = err(call("files_grep", {"query": "herons", "path": "/No-such-folder"}))
     assert "/No-such-folder does not exist on the server" in text and "files_search" in text
-    assert "Do not retry" in text
+    assert "Do not repeat this call unchanged" in text
     assert "Could not ask" not in text and "mcp-nextcloud" not in text
     # Two questions: the freshness SEARCH (which cannot tell a missing folder from a file), then one PROPFIND
     # that can; an empty answer asks the SEARCH even when it is not due (a file added since would be missed).
@@ -157,7 +157,9 @@ def test_tool_answers_never_carry_cli_steps():
         assert "Tell the user (no tool can do this) to run `mcp-nextcloud login URL`" in agent
         assert "Run `mcp-nextcloud login URL`" in person and "Tell the user" not in person
         # The retry is a field: the agent is told explicitly, the person only when trying again helps.
-        assert agent.endswith("Do not retry.") and "retry" not in person.lower()
+        said = "Do not repeat this call unchanged." if err.category.value == "misuse" else "Do not retry."
+        assert agent.endswith(said) and "retry" not in person.lower()
+        assert "repeat" not in person.lower()
 
 
 def test_a_file_uploaded_inside_the_check_interval_is_found_by_the_next_grep(small, ok):

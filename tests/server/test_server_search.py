@@ -38,7 +38,7 @@ def test_search_pages_with_a_cursor(call, ok, err):
     second = ok(call("files_search", {"path": "/Documents", "limit": 2, "cursor": first["nextCursor"]}))
     assert {f["path"] for f in second["files"]}.isdisjoint({f["path"] for f in first["files"]})
     text = err(call("files_search", {"name": "manual", "cursor": first["nextCursor"]}))
-    assert "cursor" in text and "do not retry" in text.lower()
+    assert "cursor" in text and "do not repeat this call unchanged" in text.lower()
 
 
 def test_search_never_matches_contents_and_says_so(call, ok):

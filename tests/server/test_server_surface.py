@@ -37,7 +37,7 @@ EXPECTED_ARGS = {
     "tasks_list": {"list", "dueBefore", "priority", "completed", "limit"},
     "tasks_create": {"title", "due", "priority", "description", "list"},
     "tasks_update": {"uid", "done", "title", "due", "priority", "description", "list"},
-    "files_move": {"path", "fileId", "to", "copy", "replace"},
+    "files_move": {"path", "fileId", "to", "copy", "replace", "createFolders"},
     "files_delete": {"path", "fileId"},
     "files_restore": {"path", "fileId", "version"},
     "files_history": {"path", "fileId", "limit"},
@@ -157,7 +157,7 @@ def test_results_are_compact_json_equal_to_structured_content(call, ok):
 
 def test_unknown_tool_is_a_misuse_naming_tools_list(call, err, ctx):
     text = err(call("files_shred", {"path": "/x"}))
-    assert "tools/list" in text and "do not retry" in text.lower()
+    assert "tools/list" in text and "do not repeat this call unchanged" in text.lower()
     assert ctx.telemetry.rows()[-1]["kind"] == "misuse"
 
 

@@ -272,7 +272,7 @@ def test_plain_local_folder_and_account_share_an_index_and_every_hit_reads(emula
 def test_files_search_mime_is_checked_locally_and_suggests_the_type(world, ctx, err):
     world.emulator.reset_requests()
     text = err(_serve(ctx)("files_search", {"mime": "pdf"}))
-    assert "application/pdf" in text and "Do not retry" in text
+    assert "application/pdf" in text and "Do not repeat this call unchanged" in text
     assert world.emulator.request_count("SEARCH") == 0
 
 

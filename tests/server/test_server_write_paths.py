@@ -19,7 +19,7 @@ def _fresh(stem: str) -> str:
 def test_missing_parent_error_points_at_create_folders(world, call, err):
     folder = _fresh("Notes")
     text = err(call("files_write", {"path": f"{folder}/todo.md", "content": "- milk"}))
-    assert f"The folder {folder}" in text and "createFolders=true" in text and text.endswith("Do not retry.")
+    assert f"The folder {folder}" in text and "createFolders=true" in text and text.endswith("call unchanged.")
     assert "Create the folder first" not in text
     assert world.emulator.state.find(ALICE, folder) is None
 
@@ -38,7 +38,7 @@ def test_create_folders_makes_every_missing_parent_and_says_so(world, call, ok):
 def test_etag_for_a_path_with_no_file_says_there_is_no_file(call, err):
     path = _fresh("gone") + ".md"
     text = err(call("files_write", {"path": path, "content": "x", "etag": "5f2b0c0a1d2e3"}))
-    assert f"No file exists at {path}" in text and "without etag" in text and "Do not retry" in text
+    assert f"No file exists at {path}" in text and "without etag" in text and "repeat this call unchanged" in text
     assert "changed since you read it" not in text
 
 
@@ -52,7 +52,7 @@ def test_writing_to_a_folder_never_suggests_its_etag(call, err):
 def test_sharing_with_yourself_says_it_is_your_own_account(call, err):
     for who in ("alice", "ALICE"):
         text = err(call("files_share_internal", {"path": "/Documents/notes.txt", "shareWith": who}))
-        assert "the caller's own account" in text and "Do not retry" in text
+        assert "the caller's own account" in text and "Do not repeat this call unchanged" in text
         assert "No account" not in text
 
 

@@ -64,7 +64,7 @@ def test_binary_formats_are_refused(world, call, err, ctx, ext):
 
 def test_missing_parent_folder(call, err):
     text = err(call("files_write", {"path": f"/No-such-{uuid.uuid4().hex[:6]}/a.md", "content": "x"}))
-    assert "does not exist" in text and "createFolders=true" in text and "Do not retry" in text
+    assert "does not exist" in text and "createFolders=true" in text and "Do not repeat this call unchanged" in text
 
 
 def test_locked_file(world, call, ok, err):
@@ -150,7 +150,7 @@ def test_share_upgrade_when_the_server_refuses_a_second_share(world, call, ok):
 
 
 @pytest.mark.parametrize("who, needles", [
-    ("nobody-here", ["shareWith: no account", "Do not retry"]),
+    ("nobody-here", ["shareWith: no account", "Do not repeat this call unchanged"]),
     ("i", ["Candidates", "bob", "admin"]),
     ("alice", ["the caller's own account"]),
 ])

@@ -86,7 +86,7 @@ def test_rooms_found_by_name_and_by_participant(pim, ok):
 
 def test_an_unknown_room_says_what_to_do(pim, err):
     text = err(pim.call("talk_read", {"token": "zzzzzzzz"}))
-    assert "talk_rooms" in text and "Do not retry" in text
+    assert "talk_rooms" in text and "Do not repeat this call unchanged" in text
 
 
 def test_long_messages_page_instead_of_flooding_the_answer(pim, ok):
@@ -97,3 +97,20 @@ def test_long_messages_page_instead_of_flooding_the_answer(pim, ok):
     assert len(read["messages"]) == 1 and read["truncated"] is True and read["messages"][0]["text"][0] == "2"
     rest = ok(pim.call("talk_read", {"token": token, "cursor": read["nextCursor"]}))
     assert rest["messages"][0]["text"][0] == "1"
+
+
+def test_a_mention_is_resolved_among_the_rooms_participants_first(pim_factory, ok, err):
+    """Issue 37: two accounts are called Bob; in a room with one of them, "Bob" is that one. Outside any room's
+    participants, the account's contacts and directory decide (and two Bobs there are still ambiguous)."""
+    from tests.server.test_contacts_tools import _users
+
+    pim = pim_factory(users=_users())
+    token = ok(pim.call("meet_create_room", {"name": "With Bob Marley", "participants": ["robert"]}))["token"]
+    posted = ok(pim.call("talk_post", {"token": token, "message": "@Bob see you", "mentions": ["Bob"]}))
+    assert posted["mentioned"] == ["robert"]
+    assert _messages(pim, token)[0]["messageParameters"]["mention-user1"]["id"] == "robert"
+    outsider = ok(pim.call("talk_post", {"token": token, "message": "cc", "mentions": ["Bob Builder"]}))
+    assert outsider["mentioned"] == ["bob"]                        # not in the room: the directory decides
+    both = ok(pim.call("meet_create_room", {"name": "Two Bobs", "participants": ["robert", "bob"]}))["token"]
+    text = err(pim.call("talk_post", {"token": both, "message": "hi", "mentions": ["Bob"]}))
+    assert "several participants of this conversation" in text and "robert" in text and "bob" in text

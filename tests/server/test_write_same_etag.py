@@ -83,3 +83,22 @@ def test_successive_writes_never_reuse_an_etag(world, call, ok, err):
     text = err(call("files_write", {"path": path, "content": "cccc", "etag": first["etag"]}))
     assert "changed since you read it" in text or "changed since it was read" in text
     assert world.emulator.state.find(ALICE, path).data == b"bbbb"
+
+
+def test_the_refusal_says_how_the_size_went(world, call, ok, err):
+    """Issue 37: the refusal said "keeping the size" when the size had changed. It now says what it knows: here
+    the other client's edit is longer, and the etag is kept anyway (as tests/indexer notes Nextcloud 34 can)."""
+    path = _name()
+    made = ok(call("files_write", {"path": path, "content": "draft one"}))
+    node = world.emulator.state.find(ALICE, path)
+    before = node.etag
+    world.emulator.state.put_file(ALICE, path, b"DRAFT ONE, longer", mtime=node.mtime)
+    world.emulator.state.find(ALICE, path).etag = before          # the server kept the etag
+    text = err(call("files_write", {"path": path, "content": "draft two", "etag": made["etag"]}))
+    assert "changed since it was read" in text and "its size went from 9 to 17 bytes" in text
+    assert "keeping the size" not in text
+    assert world.emulator.state.find(ALICE, path).data == b"DRAFT ONE, longer"
+    same = _name()
+    first = ok(call("files_write", {"path": same, "content": "draft one"}))
+    _other_client_edits(world, same, b"DRAFT ONE")
+    assert "keeping the size" in err(call("files_write", {"path": same, "content": "x", "etag": first["etag"]}))

@@ -22,7 +22,7 @@ from mcp_nextcloud.nextcloud.errors import NextcloudError
 from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
-from mcp_nextcloud.server.tools.first_login import NO_CALENDAR_YET, has_own_calendar
+from mcp_nextcloud.server.tools import first_login
 
 # Deck's per-board calendars ("app-generated--deck--board-4"): the cards of a board, not events of the person.
 APP_CALENDAR_PREFIX = "app-generated--"
@@ -182,12 +182,20 @@ def pick_calendar(all_cals: list[CalendarRef], wanted: str, field: str = "calend
                  status=ToolStatus.UNKNOWN_CALENDAR)
 
 
-def default_calendar(all_cals: list[CalendarRef]) -> CalendarRef:
-    """Where a new event goes when no calendar is named: "personal", else the first writable event calendar."""
+def default_calendar(ctx: ServerContext, all_cals: list[CalendarRef]) -> tuple[CalendarRef, str | None]:
+    """Where a new event goes when no calendar is named: "personal", else the first writable event calendar;
+    with none, "Personal" is made as the Calendar app makes it (the note says so)."""
     usable = [c for c in all_cals if c.writable and not c.app and "VEVENT" in c.components]
-    if not has_own_calendar(all_cals):
-        raise misuse(NO_CALENDAR_YET, status=ToolStatus.NO_CALENDAR_YET)
-    if not usable:
-        raise misuse("This account has no calendar that accepts events. Ask the user to create one in "
-                     "Nextcloud Calendar.", status=ToolStatus.NO_CALENDAR)
-    return next((c for c in usable if c.id == "personal"), usable[0])
+    if usable:
+        return next((c for c in usable if c.id == "personal"), usable[0]), None
+    made = make_starter(ctx, first_login.EVENTS, all_cals)
+    return made, first_login.EVENTS.made(made.id)
+
+
+def make_starter(ctx: ServerContext, starter: first_login.Starter, all_cals: list[CalendarRef]) -> CalendarRef:
+    """Create the calendar a Nextcloud app makes on first use (server/tools/first_login.py)."""
+    try:
+        cal_id = first_login.make(ctx.client().caldav, starter, [c.id for c in all_cals])
+    except NextcloudError as exc:
+        raise from_nextcloud(exc) from None
+    return CalendarRef(cal_id, starter.name, True, (starter.component,))

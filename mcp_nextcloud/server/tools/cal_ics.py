@@ -222,4 +222,4 @@ def event_summary(ics: str, uid: str) -> dict[str, Any]:
     return {"title": str(master.get("SUMMARY") or ""),
             "start": master.decoded("DTSTART") if master.get("DTSTART") is not None else None,
             "end": master.decoded("DTEND") if master.get("DTEND") is not None else None,
-            "repeats": master.get("RRULE") is not None}
+            "repeats": master.get("RRULE") is not None, "location": str(master.get("LOCATION") or "")}

@@ -27,7 +27,7 @@ from mcp_nextcloud.server.tools.cal_common import (CalendarRef, bound, calendars
                                                    pick_calendar)
 from mcp_nextcloud.server.tools.cal_expand import Budget, Watchdog, occurrences
 from mcp_nextcloud.server.tools.cal_rrule import BadRule, check_rule, stored_rules
-from mcp_nextcloud.server.tools.first_login import NO_CALENDAR_YET, has_own_calendar
+from mcp_nextcloud.server.tools.first_login import NO_CALENDAR_YET, has_event_calendar
 
 DEFAULT_DAYS = 7
 MAX_WINDOW_DAYS = 366
@@ -212,7 +212,7 @@ def _selected(ctx: ServerContext, calendar: str | None, include_app: bool) -> tu
         return [pick_calendar(all_cals, calendar)], []
     chosen = [c for c in all_cals if (include_app or not c.app)
               and ("VEVENT" in c.components or (c.app and "VTODO" in c.components))]
-    notes = [] if has_own_calendar(all_cals) else [NO_CALENDAR_YET]
+    notes = [] if has_event_calendar(all_cals) else [NO_CALENDAR_YET]
     skipped = [c for c in all_cals if c.app and not include_app]
     if skipped:
         notes.append(f"{len(skipped)} app calendar(s) (Deck boards' due cards) not listed; "

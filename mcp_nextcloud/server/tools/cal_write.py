@@ -9,6 +9,7 @@ ORGANIZER is the account's own address from its calendar-user-address-set.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any, Callable, TypeGuard
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
@@ -98,10 +99,13 @@ def _writable(cal: CalendarRef) -> CalendarRef:
     return cal
 
 
-def target_calendar(ctx: ServerContext, calendar: str | None) -> Any:
-    """The writable calendar a new event goes to: the one named, else the default (refused when none yet)."""
+def target_calendar(ctx: ServerContext, calendar: str | None) -> tuple[CalendarRef, str | None]:
+    """The writable calendar a new event goes to: the one named, else the default (made when there is none;
+    the second item then says so)."""
     all_cals = calendars(ctx)
-    return _writable(pick_calendar(all_cals, calendar) if calendar else default_calendar(all_cals))
+    if calendar:
+        return _writable(pick_calendar(all_cals, calendar)), None
+    return default_calendar(ctx, all_cals)
 
 
 def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calendar: str | None,
@@ -116,7 +120,7 @@ def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calen
         hi = lo + (dt.timedelta(hours=1) if isinstance(lo, dt.datetime) else dt.timedelta(days=1))
     people = check_emails(attendees)
     unverified = [] if checked else check_known(ctx, people, typed)
-    cal = target_calendar(ctx, calendar)
+    cal, made = target_calendar(ctx, calendar)
     fields = EventFields(title=title, start=lo, end=hi, location=location, description=description,
                          rrule=repeat, attendees=people, organizer=organizer(ctx) if people else None)
     uid, ics = new_event(fields, uid=uid)
@@ -127,6 +131,8 @@ def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calen
             raise from_nextcloud(exc) from None
         raise
     out = _written(uid, cal, fields, people)
+    if made:
+        out["hint"] = " ".join(filter(None, [made, out.get("hint")]))
     if unverified:
         out["warnings"] = unverified_warning(unverified)
     return out
@@ -261,6 +267,22 @@ def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | N
     return envelope(out)
 
 
+# meet_schedule's events point at their Talk room (LOCATION: the room's /call/TOKEN link). A deleted meeting
+# keeps its room, and says so: deleting a room deletes its chat and files for every participant, for good,
+# while the event itself comes back from Nextcloud's calendar trash bin; a person expects neither to lose
+# the conversation by cancelling a date nor to be left with a room nobody mentioned.
+ROOM_KEPT = ("This meeting's Talk room (token {token}) was kept, with its chat: deleting a room deletes the "
+             "conversation for every participant and cannot be undone. If the user no longer needs it, tell them "
+             "to delete it in Talk.")
+_ROOM_LINK = re.compile(r"/call/([A-Za-z0-9]{4,32})\b")
+
+
+def _talk_room(location: str) -> str | None:
+    """The Talk room token a meeting's location links to, or None."""
+    found = _ROOM_LINK.search(location or "")
+    return found.group(1) if found else None
+
+
 def delete(ctx: ServerContext, *, uid: str, calendar: str | None, recurrence_id: str | None = None) -> Any:
     """DELETE the event `uid` (the whole series) with If-Match; attendees get Nextcloud's cancellation.
 
@@ -283,6 +305,10 @@ def delete(ctx: ServerContext, *, uid: str, calendar: str | None, recurrence_id:
         out["warnings"] = ["Only this occurrence was cancelled; the rest of the series stays."]
     elif summary["repeats"]:
         out["series"] = True
+    room = _talk_room(summary["location"]) if rid is None else None
+    if room:
+        out["room"] = room
+        out["warnings"] = [ROOM_KEPT.format(token=room)]
     others = [m for m in mails if m.lower() != (org_mail or "").lower()]
     if others:
         me = (ctx.client().caldav.principal().email or "").lower()

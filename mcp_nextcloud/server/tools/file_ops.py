@@ -18,7 +18,7 @@ from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse, refused
 from mcp_nextcloud.server.errors import nextcloud_call as _nc
 from mcp_nextcloud.server.tools.resolve import check_path, file_ref, forget, resolve
-from mcp_nextcloud.server.tools.write_guard import stat_or_none
+from mcp_nextcloud.server.tools.write_guard import make_parents, missing_folder, stat_or_none
 
 
 def _resolve_target(ctx: ServerContext, path: str, *, write: bool = False) -> str:
@@ -34,7 +34,8 @@ def _resolve_target(ctx: ServerContext, path: str, *, write: bool = False) -> st
 
 
 def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    """UTC to the second: two versions (or deletions) a second apart must not look alike."""
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _item(ctx: ServerContext, path: str | None, file_id: int | None) -> Any:
@@ -85,8 +86,9 @@ def _destination(ctx: ServerContext, item: Any, to: str) -> str:
 
 
 def move(ctx: ServerContext, *, path: str | None, file_id: int | None, to: str, copy: bool,
-         replace: bool) -> dict[str, Any]:
-    """MOVE or COPY; an existing destination is refused unless `replace` (it then goes to the trash bin)."""
+         replace: bool, create_folders: bool = False) -> dict[str, Any]:
+    """MOVE or COPY; an existing destination is refused unless `replace` (it then goes to the trash bin); a
+    missing destination folder is created with `create_folders`, else refused naming it."""
     item = _item(ctx, path, file_id)
     target = _destination(ctx, item, to)
     if target == item.path:
@@ -100,9 +102,9 @@ def move(ctx: ServerContext, *, path: str | None, file_id: int | None, to: str, 
         raise misuse(f"{target} already exists (fileId {existing.file_id}). Choose another name in `to`, or pass "
                      "replace=true to put that one in the trash bin and take its place.",
                      status=ToolStatus.EXISTS)
-    webdav = ctx.client().webdav
-    _nc(webdav.copy if copy else webdav.move, item.path, target, overwrite=existing is not None)
-    moved = _nc(webdav.stat, target)
+    made = _transfer(ctx, item.path, target, copy=copy, overwrite=existing is not None,
+                     create_folders=create_folders)
+    moved = _nc(ctx.client().webdav.stat, target)
     if not copy:
         _reindex_move(ctx, item, moved)
     out: dict[str, Any] = {**file_ref(moved), "from": item.path}
@@ -111,11 +113,31 @@ def move(ctx: ServerContext, *, path: str | None, file_id: int | None, to: str, 
         out["hint"] = "A copy has a new fileId; the original is unchanged."
     elif moved.file_id != item.file_id:
         out["warnings"] = [f"The server gave the moved item a new fileId ({moved.file_id}, was {item.file_id})."]
+    if made:
+        out["createdFolders"] = made
     if existing is not None:
         out["replaced"] = existing.file_id
         out["hint"] = (f"The item that was at {target} is in the trash bin: files_restore with fileId "
                        f"{existing.file_id} brings it back.")
     return out
+
+
+def _transfer(ctx: ServerContext, source: str, target: str, *, copy: bool, overwrite: bool,
+              create_folders: bool) -> list[str]:
+    """The MOVE or COPY; the folders created for it (only with create_folders)."""
+    webdav = ctx.client().webdav
+    send = webdav.copy if copy else webdav.move
+    try:
+        send(source, target, overwrite=overwrite)
+        return []
+    except NextcloudError as exc:
+        if exc.code is not ErrorCode.MISSING_PARENT:
+            raise from_nextcloud(exc) from None
+        if not create_folders:
+            raise missing_folder(ctx, target, "files_move") from None
+    made = make_parents(ctx, target)
+    _nc(send, source, target, overwrite=overwrite)
+    return made
 
 
 def _require_trash(ctx: ServerContext) -> None:

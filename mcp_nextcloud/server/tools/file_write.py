@@ -21,8 +21,9 @@ from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse, refused
 from mcp_nextcloud.server.tools.resolve import check_path, file_ref, resolve, resolve_account
-from mcp_nextcloud.server.tools.write_guard import (entity_tag_or_none, refuse_binary_content, refuse_binary_name,
-                                                    refuse_unread_change, stat_or_none)
+from mcp_nextcloud.server.tools.write_guard import (entity_tag_or_none, make_parents, missing_folder,
+                                                    refuse_binary_content, refuse_binary_name, refuse_unread_change,
+                                                    stat_or_none)
 
 # Nextcloud keeps the content an overwrite replaced as a version (the files_versions app).
 UNDO_HINT = " The previous content is kept as a version: files_history lists it, files_restore brings it back."
@@ -102,36 +103,13 @@ def _put(ctx: ServerContext, target: str, data: bytes, etag: str | None,
     except NextcloudError as exc:
         if exc.code is ErrorCode.MISSING_PARENT:
             if not create_folders:
-                raise _missing_folder(target) from None
-            made = _make_parents(ctx, target)
+                raise missing_folder(ctx, target, "files_write") from None
+            made = make_parents(ctx, target)
             return _nextcloud_call(webdav.put, target, data, etag=etag, create_only=etag is None,
                                    mtime=mtime), made
         if exc.code in (ErrorCode.PRECONDITION, ErrorCode.EXISTS):
             _explain_target(ctx, target, exc)
         raise from_nextcloud(exc) from None
-
-
-def _missing_folder(target: str) -> ToolFailure:
-    parent = target.rsplit("/", 1)[0] or "/"
-    return misuse(f"The folder {parent} (or one above it) does not exist, so {target} cannot be written. "
-                  "Call files_write again with createFolders=true to create the missing folders, or confirm the path "
-                  "with files_search (do not guess variants).", status=ToolStatus.MISSING_PARENT)
-
-
-def _make_parents(ctx: ServerContext, target: str) -> list[str]:
-    """MKCOL every missing folder above `target`, top down; the folders created (an existing one is skipped)."""
-    webdav = ctx.client().webdav
-    parts = target.strip("/").split("/")[:-1]
-    made: list[str] = []
-    for i in range(1, len(parts) + 1):
-        folder = "/" + "/".join(parts[:i])
-        try:
-            webdav.mkcol(folder)
-            made.append(folder)
-        except NextcloudError as exc:
-            if exc.code is not ErrorCode.EXISTS:
-                raise from_nextcloud(exc) from None
-    return made
 
 
 def _explain_target(ctx: ServerContext, target: str, exc: NextcloudError) -> None:

@@ -47,10 +47,11 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
                                  max_length=MAX_PATH)],
         copy: Annotated[bool | None, Field(description="Copy instead")] = None,
         replace: Annotated[bool | None, Field(description="Trash what is at `to`")] = None,
+        createFolders: Annotated[bool | None, Field(description="Create missing folders of `to`")] = None,
     ) -> Annotated[CallToolResult, FileOpOut]:
         """Move or rename (fileId kept), or copy, a file or folder."""
         return envelope(file_ops.move(ctx, path=path, file_id=fileId, to=to, copy=bool(copy),
-                                      replace=bool(replace)))
+                                      replace=bool(replace), create_folders=bool(createFolders)))
 
     @server.tool(annotations=CHANGE)
     def files_delete(path: Path_ = None, fileId: FileId = None) -> Annotated[CallToolResult, FileOpOut]:

@@ -150,9 +150,9 @@ def schedule(ctx: ServerContext, *, title: str, start: str, end: str | None, par
     require_public_url(ctx)
     cal_write.times(start, end)
     plan = invitations(ctx, participants, attendees, typed)
-    cal_write.target_calendar(ctx, calendar)   # an account with no calendar yet is told before a room exists
     if plan.mails:
         cal_write.organizer(ctx)
+    made = cal_write.target_calendar(ctx, calendar)[1]   # an account without one gets its calendar before a room
     room = open_room(ctx, title, participants, extra=plan.members)
     warnings = list(plan.warnings)
     with _room_undone_on_failure(ctx, room["token"]):
@@ -162,7 +162,7 @@ def schedule(ctx: ServerContext, *, title: str, start: str, end: str | None, par
         event = cal_write.create(ctx, title=title, start=start, end=end, calendar=calendar,
                                  location=room["url"], description=description, repeat=None,
                                  attendees=plan.mails or None, checked=True)
-    hint = event.pop("hint", None)
+    hint = " ".join(filter(None, [made, event.pop("hint", None)])) or None
     return {"room": room, "event": event, "warnings": warnings, "hint": hint}
 
 

@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.nextcloud.talk import Participant
 from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import _Out, envelope
@@ -167,12 +168,48 @@ def _mention(text: str, given: str, account: str) -> str:
     return f"{tag} {text}"
 
 
+def _people_in(ctx: ServerContext, token: str) -> list[Any]:
+    """The accounts taking part in the room. A one-to-one room lists the other person only once they have
+    joined or been written to (seen on Nextcloud 34 with Talk 22): its `name` is their account id."""
+    talk = ctx.client().talk
+    members = [p for p in _nc(talk.participants, token) if p.source == "users" and p.id]
+    room = _nc(talk.room, token)
+    if room.type == 1 and room.name and all(p.id != room.name for p in members):
+        members.append(Participant(id=room.name, display_name=room.display_name, source="users"))
+    return members
+
+
+def _resolve_mentions(ctx: ServerContext, token: str, names: list[str]) -> dict[str, str]:
+    """{given: account id}: each name among the room's participants first (in a one-to-one with one Élodie,
+    "Élodie" is her), then among the account's contacts and directory (contacts_search's matching)."""
+    if not names:
+        return {}
+    members = _people_in(ctx, token)
+    out: dict[str, str] = {}
+    rest: list[str] = []
+    for given in names:
+        key = given.strip()
+        words = people.fold(key).split()
+        exact = [p for p in members if p.id == key]
+        found = exact or [p for p in members if all(w in people.fold(f"{p.display_name} {p.id}") for w in words)]
+        if len(found) == 1:
+            out[given] = found[0].id
+        elif found:
+            listed = "; ".join(f"{p.display_name} (accountId {p.id})" for p in found[:8])
+            raise misuse(f"{given!r} matches several participants of this conversation: {listed}. Ask the user "
+                         "which one and pass that accountId. Do not pick one yourself.",
+                         status=ToolStatus.AMBIGUOUS_PERSON)
+        else:
+            rest.append(given)
+    return {**out, **people.resolve_accounts(ctx, rest)}
+
+
 def post(ctx: ServerContext, *, token: str, message: str, mentions: list[str] | None) -> dict[str, Any]:
-    """Resolve the mentions to accounts (contacts_search's matching), then post; returns the message's id."""
+    """Resolve the mentions to accounts (the room's participants first), then post; returns the message's id."""
     text = message.strip()
     if not text:
         raise misuse("message is empty. Give the text to post.", status=ToolStatus.EMPTY_MESSAGE)
-    resolved = people.resolve_accounts(ctx, mentions or [])
+    resolved = _resolve_mentions(ctx, token, [m for m in mentions or [] if m.strip()])
     for given, account in resolved.items():
         text = _mention(text, given.strip(), account)
     posted = _nc(ctx.client().talk.post_message, token, text)

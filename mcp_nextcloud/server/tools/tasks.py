@@ -20,16 +20,16 @@ from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import _Out, envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse, refused
 from mcp_nextcloud.server.errors import nextcloud_call as _nc
-from mcp_nextcloud.server.tools.cal_common import CalendarRef, as_utc, bound, calendars, parse_when, pick_calendar
+from mcp_nextcloud.server.tools import first_login
+from mcp_nextcloud.server.tools.cal_common import (CalendarRef, as_utc, bound, calendars, make_starter, parse_when,
+                                                   pick_calendar)
 from mcp_nextcloud.server.tools.task_ics import TaskFields, new_task, patch_task, summaries
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 # An update can replace a description or a due date: destructive, so the policy asks (as for deck_update_card).
 UPDATE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False)
-NO_LIST = ("This account has no task list: its calendars accept events only (their supported components lack "
-           "VTODO). Ask the user to create one in the Nextcloud Tasks app (or in Calendar: a new calendar with "
-           "tasks), then call again.")
+NO_LIST = first_login.TASKS.missing("tasks_create")
 Priority = Literal["high", "medium", "low"]
 
 ListId = Annotated[str | None, Field(description="Task list id or name", max_length=200)]
@@ -47,7 +47,7 @@ class TaskOut(_Out):
 
 
 def task_lists(ctx: ServerContext, wanted: str | None = None) -> list[CalendarRef]:
-    """The account's task lists (or the one named); none at all is refused with how to make one."""
+    """The account's task lists (or the one named); none at all is refused, saying tasks_create makes one."""
     all_cals = calendars(ctx)
     lists = [c for c in all_cals if "VTODO" in c.components and not c.app]
     if wanted:
@@ -108,14 +108,29 @@ def create(ctx: ServerContext, *, title: str, due: str | None, priority: str | N
            task_list: str | None) -> dict[str, Any]:
     """PUT a new VTODO (If-None-Match) in the named list, else the first writable one."""
     fields = TaskFields(title=title, due=_due(due) or None, priority=priority, description=description)
-    lists = task_lists(ctx, task_list)
-    cal = next((c for c in lists if c.writable), lists[0])
-    if not cal.writable:
-        raise misuse(f"Task list {cal.id} is read-only. Name another with list.",
-                     status=ToolStatus.READ_ONLY)
+    cal, made = _list_for_new_task(ctx, task_list)
     uid, ics = new_task(fields)
     _nc(ctx.client().caldav.put_todo, cal.id, uid, ics)
-    return {**summaries(ics)[0], "list": cal.id}
+    out = {**summaries(ics)[0], "list": cal.id}
+    if made:
+        out["hint"] = made
+    return out
+
+
+def _list_for_new_task(ctx: ServerContext, task_list: str | None) -> tuple[CalendarRef, str | None]:
+    """The named list, else the first writable one; with none at all, "Tasks" made as the Tasks app makes it
+    on first use (the second item says so)."""
+    try:
+        lists = task_lists(ctx, task_list)
+    except ToolFailure as exc:
+        if exc.status is not ToolStatus.NO_TASK_LIST:
+            raise
+        made = make_starter(ctx, first_login.TASKS, calendars(ctx))
+        return made, first_login.TASKS.made(made.id)
+    cal = next((c for c in lists if c.writable), lists[0])
+    if not cal.writable:
+        raise misuse(f"Task list {cal.id} is read-only. Name another with list.", status=ToolStatus.READ_ONLY)
+    return cal, None
 
 
 def _locate(ctx: ServerContext, uid: str, task_list: str | None) -> tuple[CalendarRef, Any]:

@@ -5,7 +5,9 @@ round trips each time, so the facts are cached per process for WHOAMI_TTL_S.
 """
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -34,10 +36,39 @@ def whoami_payload(ctx: ServerContext) -> dict[str, Any]:
         "email": getattr(user, "email", None) or None,
         "serverVersion": str(version) if version else None,
         "apps": apps,
+        "timeZone": _zone_or_none(getattr(user, "timezone", None)),
     }
     if missing:
         payload["hint"] = "Not available here: " + ", ".join(missing) + ". Do not call tools for those apps."
     return payload
+
+
+def _zone_or_none(name: str | None) -> str | None:
+    """The IANA zone the account set in Nextcloud (its personal settings, or the browser at login); None when
+    unset or not a zone this machine knows."""
+    if not name:
+        return None
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+    return name
+
+
+def clock(zone: str | None, now: dt.datetime | None = None) -> dict[str, Any]:
+    """What day and time it is: UTC always, and the account's local time and weekday when its zone is known
+    (else the weekday in UTC, and a note that the zone is unknown)."""
+    utc = (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc).replace(microsecond=0)
+    out: dict[str, Any] = {"now": utc.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if zone:
+        local = utc.astimezone(ZoneInfo(zone))
+        out.update(localTime=f"{local.replace(tzinfo=None).isoformat(timespec='minutes')} {zone}",
+                   weekday=local.strftime("%A"))
+    else:
+        out["weekday"] = utc.strftime("%A") + " (UTC)"
+        out["timeNote"] = ("The account's time zone is unknown (none is set in Nextcloud): ask the user before "
+                           "reading a local time such as 'Friday 9:00', or give times with Z (UTC).")
+    return out
 
 
 def register(server: MCPServer, ctx: ServerContext) -> None:
@@ -46,16 +77,20 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     # openWorldHint is left out where it would say false (as for every tool): see server/tools/files.py.
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True))
     def nextcloud_whoami() -> Annotated[CallToolResult, WhoamiOut]:
-        """Who you act as, and which apps this server has."""
+        """Who you act as, which apps this server has, and the current time in the account's time zone."""
         from mcp_nextcloud.server import profile
 
         payload = dict(ctx.cached("whoami", WHOAMI_TTL_S, lambda: whoami_payload(ctx)))
+        payload.update(clock(payload.get("timeZone")))   # per call: the cache must not stop the clock
+        note = payload.pop("timeNote", None)
+        if note:
+            payload["hint"] = " ".join(filter(None, [payload.get("hint"), note]))
         in_force = profile.current()
         if not in_force.unrestricted:   # per request (a bearer token's own): never cached with the account
-            payload["profile"] = in_force.describe()
-            limits = ("only " + ", ".join(in_force.folders) if in_force.folders is not None else "every folder",
-                      "read-only" if in_force.read_only else "reads and writes")
-            note = (f"Profile {in_force.name!r}: {limits[0]}, {limits[1]}; files outside its folders are "
-                    "answered as missing.")
+            tools = {t.name: bool(getattr(t.annotations, "read_only_hint", False))
+                     for t in server._tool_manager.list_tools()}
+            payload["profile"] = {**in_force.describe(), "offered": in_force.offered(tools)}
+            note = in_force.summary(tools) + (" Files outside its folders are answered as missing."
+                                              if in_force.folders is not None else "")
             payload["hint"] = " ".join(filter(None, [payload.get("hint"), note]))
         return envelope(payload)

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_nextcloud.nextcloud.errors import NextcloudError, NotFoundError
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError, NotFoundError
 from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
-from mcp_nextcloud.server.errors import from_nextcloud, misuse, refused
+from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse, refused
 
 BINARY_EXTENSIONS = frozenset("""
 pdf doc docx docm dot dotx xls xlsx xlsm xlsb ppt pptx pptm odt ods odp odg odf ott ots otp epub
@@ -123,9 +123,17 @@ def refuse_unread_change(ctx: ServerContext, item: Any | None, tag: str) -> None
         return
     _remember_current(ctx, item, data, key)
     raise refused(f"{item.path} changed since it was read, yet Nextcloud still gives it the same etag (another "
-                  "client overwrote it within the same second, keeping the size): writing would destroy that edit. "
-                  "Re-read it with files_read (it now returns the current content and an etag for it), merge your "
-                  "change, then write.", status=ToolStatus.CHANGED_UNDER_SAME_ETAG)
+                  f"client overwrote it within the same second{_size_note(rec, len(data))}): writing would destroy "
+                  "that edit. Re-read it with files_read (it now returns the current content and an etag for it), "
+                  "merge your change, then write.", status=ToolStatus.CHANGED_UNDER_SAME_ETAG)
+
+
+def _size_note(rec: Any, now: int) -> str:
+    """How the size went, as far as the read's record knows it (Nextcloud 34 keeps the etag either way)."""
+    before = getattr(rec, "size", None) if rec else None
+    if not isinstance(before, int):
+        return ""
+    return ", keeping the size" if before == now else f"; its size went from {before} to {now} bytes"
 
 
 def _version_record(ctx: ServerContext, item: Any) -> Any:
@@ -230,3 +238,36 @@ def _sniffed_kind(ctx: ServerContext, item: Any) -> str:
         return detect(head, item.name or item.path.rsplit("/", 1)[-1], None)
     except ReaderError:
         return "binary"
+
+
+# -- folders that do not exist yet (files_write and files_move create them with createFolders=true) ---------
+
+def missing_folder(ctx: ServerContext, target: str, tool: str) -> ToolFailure:
+    """The refusal for a `target` whose folder does not exist, naming the highest missing folder (found by
+    stat-ing upwards) and the argument that creates it."""
+    parent = target.rstrip("/").rsplit("/", 1)[0] or "/"
+    missing = parent
+    while missing != "/":
+        above = missing.rsplit("/", 1)[0] or "/"
+        if above == "/" or stat_or_none(ctx, above) is not None:
+            break
+        missing = above
+    return misuse(f"The folder {missing} does not exist, so nothing can go to {target}. Call {tool} again with "
+                  f"createFolders=true to create {parent if parent == missing else missing + ' and the folders below'}"
+                  ", or confirm the path with files_search (do not guess variants).", status=ToolStatus.MISSING_PARENT)
+
+
+def make_parents(ctx: ServerContext, target: str) -> list[str]:
+    """MKCOL every missing folder above `target`, top down; the folders created (an existing one is skipped)."""
+    webdav = ctx.client().webdav
+    parts = target.strip("/").split("/")[:-1]
+    made: list[str] = []
+    for i in range(1, len(parts) + 1):
+        folder = "/" + "/".join(parts[:i])
+        try:
+            webdav.mkcol(folder)
+            made.append(folder)
+        except NextcloudError as exc:
+            if exc.code is not ErrorCode.EXISTS:
+                raise from_nextcloud(exc) from None
+    return made
