@@ -9,99 +9,37 @@ token for another resource are refused.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import stat
-import subprocess
-import sys
-import tempfile
 import time
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, AsyncIterator
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx
-import pytest
 
 from mcp_nextcloud.fixtures.emulator.server import Emulator
 
-ROOT = Path(__file__).resolve().parents[2]
 REDIRECT = "http://127.0.0.1:1/callback"      # never reached: the test reads the code from the redirect
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def team(emulator: Emulator) -> Iterator[dict[str, Any]]:
-    """The team server as a subprocess: its URL, state folder, and the emulator."""
-    state = Path(tempfile.mkdtemp(prefix="team", dir="/tmp"))
-    runtime = Path(tempfile.mkdtemp(prefix="trt", dir="/tmp"))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
-    env.update({"XDG_RUNTIME_DIR": str(runtime), "MCP_NEXTCLOUD_SERVICE_IDLE_S": "60",
-                "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")})
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--http", "--port", str(port),
-                             "--public-url", url, "--nextcloud-url", emulator.url, "--state", str(state / "s"),
-                             "--interval", "300"], env=env, cwd=str(ROOT), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        try:
-            httpx.get(url + "/.well-known/oauth-authorization-server", timeout=1)
-            break
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "the team server did not listen"
-            time.sleep(0.1)
-    try:
-        yield {"url": url, "state": state / "s", "emulator": emulator, "proc": proc}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        _stop_services(runtime)
-        shutil.rmtree(state, ignore_errors=True)
-        shutil.rmtree(runtime, ignore_errors=True)
-
-
-def _stop_services(runtime: Path) -> None:
-    from tests.service.procs import _pid_of, with_suppress_kill
-
-    folder = runtime / "mcp-nextcloud"
-    for sock in folder.glob("*.sock") if folder.is_dir() else []:
-        pid = _pid_of(sock)
-        if pid:
-            with_suppress_kill(pid)
-
-
 # -- a person signing in: our page, Nextcloud's grant (approved on the emulator), back to the client --------
-async def _sign_in(authorization_url: str, emulator: Emulator, user: str) -> str:
+def sign_in(authorization_url: str, emulator: Emulator, user: str) -> str:
     """Follow /authorize to our sign-in page, grant access on Nextcloud as `user`: the client's redirect URL."""
-    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as http:
-        resp = await http.get(authorization_url)
+    with httpx.Client(follow_redirects=False, timeout=30) as http:
+        resp = http.get(authorization_url)
         assert resp.status_code == 302, resp.text
         page = resp.headers["location"]
-        resp = await http.get(page)
+        resp = http.get(page)
         assert resp.status_code == 200 and 'id="nextcloud-login"' in resp.text, resp.text
         assert resp.headers["cache-control"] == "no-store"
-        await anyio.to_thread.run_sync(emulator.approve_login, user)
-        for _ in range(50):
-            resp = await http.get(page)
+        emulator.approve_login(user)
+        for _ in range(100):
+            resp = http.get(page)
             if resp.status_code == 302:
                 return str(resp.headers["location"])
             assert resp.status_code == 200, resp.text
-            await anyio.sleep(0.1)
+            time.sleep(0.1)
     raise AssertionError("the sign-in page never sent the person back")
 
 
@@ -137,7 +75,7 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
     landed: list[str] = []
 
     async def redirect_handler(authorization_url: str) -> None:
-        landed.append(await _sign_in(authorization_url, team["emulator"], user))
+        landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["emulator"], user))
 
     async def callback_handler() -> AuthorizationCodeResult:
         query = parse_qs(urlsplit(landed[-1]).query)
