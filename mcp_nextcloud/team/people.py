@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 
-from mcp_nextcloud.nextcloud.errors import Category
+from mcp_nextcloud.nextcloud.errors import Category, ErrorCode
 from mcp_nextcloud.server.errors import ToolFailure
 from mcp_nextcloud.team.store import Store, private_folder
 from mcp_nextcloud.team.vault import Vault
 
 PEOPLE = "people"
+RECHECK_S = 60.0     # a deleted app password ends the access within this, or at the first call Nextcloud refuses
 
 
 def person_folder(state: Path, subject: str) -> Path:
@@ -45,19 +47,67 @@ def _not_signed_in() -> ToolFailure:
                        retry=False)
 
 
+def _refused_credentials(result: Any) -> bool:
+    """Whether a call's result is Nextcloud refusing the credentials (the service answers failures as results)."""
+    error = (getattr(result, "structured_content", None) or {}).get("error") if getattr(result, "is_error", False) \
+        else None
+    return isinstance(error, dict) and error.get("code") == ErrorCode.AUTH.value
+
+
 class PersonTools:
     """`server.remote` of the team server: routes each call to the calling person's service."""
 
     def __init__(self, state: Path, store: Store, vault: Vault, interval: float) -> None:
         self.state, self.store, self.vault, self.interval = state, store, vault, interval
         self._links: dict[str, tuple[bytes, Any]] = {}     # subject -> (sealed password it was built with, link)
+        self._checked: dict[str, float] = {}                # subject -> when Nextcloud last accepted the password
         self._lock = threading.Lock()
 
     def call(self, name: str, arguments: dict[str, Any], chosen: Any, *, read_only: bool = False) -> Any:
         token = get_access_token()
         if token is None or not token.subject:
             raise _not_signed_in()
-        return self.link(token.subject).call(name, arguments, chosen, read_only=read_only)
+        subject = token.subject
+        if time.monotonic() - self._checked.get(subject, float("-inf")) > RECHECK_S:
+            self._check(subject)
+        result = self.link(subject).call(name, arguments, chosen, read_only=read_only)
+        if _refused_credentials(result):      # Nextcloud refused the app password: deleted in Nextcloud?
+            self._check(subject)
+        return result
+
+    def _check(self, subject: str) -> None:
+        """Ask Nextcloud whether the person's app password still works; when it was refused, end their access
+        here too (every token, the sealed password, the service link) and say so."""
+        from mcp_nextcloud.nextcloud.client import NextcloudClient
+        from mcp_nextcloud.nextcloud.config import Account
+        from mcp_nextcloud.nextcloud.errors import NextcloudError
+
+        person = self.store.person(subject)
+        password = self.vault.open(person.sealed) if person is not None else None
+        if person is None or password is None:
+            raise _not_signed_in()
+        try:
+            with NextcloudClient(Account(url=person.nc_url, user=person.login_name, app_password=password),
+                                 retries=0, total_timeout=10.0) as client:
+                client.ocs.current_user()
+        except NextcloudError as err:
+            if err.code is not ErrorCode.AUTH:
+                return                      # Nextcloud is away or slow: the call itself will say so
+            self.forget(subject)
+            raise ToolFailure("your Nextcloud app password for this server was deleted or no longer works, so "
+                              "this server no longer acts for you", "Sign in again from your MCP client",
+                              category=Category.REFUSED, status="signed_out", retry=False) from None
+        self._checked[subject] = time.monotonic()
+
+    def forget(self, subject: str) -> None:
+        """End a person's access: tokens, sealed password and service link (their index stays on disk)."""
+        self.store.revoke_subject(subject)
+        self.store.drop_person(subject)
+        with self._lock:
+            known = self._links.pop(subject, None)
+            self._checked.pop(subject, None)
+        if known is not None:
+            known[1].close()
 
     def link(self, subject: str) -> Any:
         """The person's ServiceTools, built (and attached: background sync) on first use or new credentials."""

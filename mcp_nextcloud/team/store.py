@@ -163,6 +163,9 @@ class Store:
         subject, nc_url, login_name, sealed = rows[0]
         return Person(str(subject), str(nc_url), str(login_name), bytes(sealed))
 
+    def drop_person(self, subject: str) -> None:
+        self._run("DELETE FROM people WHERE subject=?", (subject,))
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

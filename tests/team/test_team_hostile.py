@@ -204,3 +204,22 @@ def test_a_hostile_client_is_refused(team: dict[str, Any]) -> None:
     stranger = _register(url, "stranger")
     assert _exchange(url, stranger, code2, verifier2).status_code == 400
     assert _exchange(url, client2, code2, verifier2 + "x").status_code == 400
+
+
+def test_deleting_the_app_password_in_nextcloud_ends_the_access(team: dict[str, Any], two: dict[str, Any]) -> None:
+    """Last in this module: bob's app password (the one his latest sign-in granted) is deleted in Nextcloud."""
+    url, bob = team["url"], two["bob"]["headers"]
+    assert not _call(url, bob, "files_read", {"path": "/Notes/groceries.txt"}).get("isError")
+    with team["emulator"].state.lock:
+        team["emulator"].state.users["bob"].app_passwords.pop()    # as Settings > Security > Devices does
+    refused = _call(url, bob, "files_read", {"path": "/Notes/groceries.txt"})
+    assert refused["isError"] and "Sign in again" in refused["text"], refused
+    assert _status(url, two["bob"]["tokens"]["access_token"]) == 401
+    assert _status(url, two["alice"]["tokens"]["access_token"]) == 200
+    from mcp_nextcloud.team.store import Store
+
+    store = Store(Path(team["state"]))
+    try:
+        assert store.person("bob") is None and store.person("alice") is not None
+    finally:
+        store.close()
