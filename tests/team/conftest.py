@@ -1,76 +1,16 @@
-"""The team server as a subprocess on loopback, signing people in to an emulator; one per test module."""
+"""The team server on loopback signing people in to an emulator (alice, bob, admin); one per test module."""
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
 from typing import Any, Iterator
 
-import httpx
 import pytest
 
 from mcp_nextcloud.fixtures.emulator.server import Emulator
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.team.serving import running_team
 
 
 @pytest.fixture(scope="module")
 def team() -> Iterator[dict[str, Any]]:
-    """The team server as a subprocess: its URL, state folder, and the emulator (alice, bob, admin)."""
-    emulator = Emulator().start()
-    state = Path(tempfile.mkdtemp(prefix="team", dir="/tmp"))
-    runtime = Path(tempfile.mkdtemp(prefix="trt", dir="/tmp"))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
-    env.update({"XDG_RUNTIME_DIR": str(runtime), "MCP_NEXTCLOUD_SERVICE_IDLE_S": "60",
-                "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")})
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--http", "--port", str(port),
-                             "--public-url", url, "--nextcloud-url", emulator.url, "--state", str(state / "s"),
-                             "--interval", "300"], env=env, cwd=str(ROOT), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        try:
-            httpx.get(url + "/.well-known/oauth-authorization-server", timeout=1)
-            break
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "the team server did not listen"
-            time.sleep(0.1)
-    try:
-        yield {"url": url, "state": state / "s", "emulator": emulator, "proc": proc}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        _stop_services(runtime)
-        emulator.stop()
-        shutil.rmtree(state, ignore_errors=True)
-        shutil.rmtree(runtime, ignore_errors=True)
-
-
-def _stop_services(runtime: Path) -> None:
-    from tests.service.procs import _pid_of, with_suppress_kill
-
-    folder = runtime / "mcp-nextcloud"
-    for sock in folder.glob("*.sock") if folder.is_dir() else []:
-        pid = _pid_of(sock)
-        if pid:
-            with_suppress_kill(pid)
-
-
+    """{url, state, proc, log, emulator, approve(nextcloud_login_url, user)}."""
+    with Emulator() as emulator, running_team(emulator.url) as team:
+        yield {**team, "emulator": emulator, "approve": lambda _login_url, user: emulator.approve_login(user)}

@@ -48,7 +48,7 @@ def _code(team: dict[str, Any], user: str) -> tuple[dict[str, Any], str, str]:
     """(a registered client, its PKCE verifier, a code for `user`)."""
     client = _register(team["url"], f"hostile test of {user}")
     verifier, challenge = _pkce()
-    landed = sign_in(_authorize_url(team["url"], client, challenge), team["emulator"], user)
+    landed = sign_in(_authorize_url(team["url"], client, challenge), team["approve"], user)
     assert landed.startswith(REDIRECT)
     return client, verifier, parse_qs(urlsplit(landed).query)["code"][0]
 

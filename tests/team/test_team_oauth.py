@@ -8,24 +8,26 @@ token for another resource are refused.
 """
 from __future__ import annotations
 
+import html
 import json
+import re
 import stat
 import time
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx
 
-from mcp_nextcloud.fixtures.emulator.server import Emulator
 
 REDIRECT = "http://127.0.0.1:1/callback"      # never reached: the test reads the code from the redirect
 
 
 # -- a person signing in: our page, Nextcloud's grant (approved on the emulator), back to the client --------
-def sign_in(authorization_url: str, emulator: Emulator, user: str) -> str:
-    """Follow /authorize to our sign-in page, grant access on Nextcloud as `user`: the client's redirect URL."""
+def sign_in(authorization_url: str, approve: Callable[[str, str], Any], user: str) -> str:
+    """Follow /authorize to our sign-in page, grant access on Nextcloud as `user` (`approve(nextcloud_login_url,
+    user)`): the client's redirect URL."""
     with httpx.Client(follow_redirects=False, timeout=30) as http:
         resp = http.get(authorization_url)
         assert resp.status_code == 302, resp.text
@@ -33,7 +35,9 @@ def sign_in(authorization_url: str, emulator: Emulator, user: str) -> str:
         resp = http.get(page)
         assert resp.status_code == 200 and 'id="nextcloud-login"' in resp.text, resp.text
         assert resp.headers["cache-control"] == "no-store"
-        emulator.approve_login(user)
+        found = re.search(r'id="nextcloud-login" href="([^"]+)"', resp.text)
+        assert found, resp.text
+        approve(html.unescape(found.group(1)), user)
         for _ in range(100):
             resp = http.get(page)
             if resp.status_code == 302:
@@ -75,7 +79,7 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
     landed: list[str] = []
 
     async def redirect_handler(authorization_url: str) -> None:
-        landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["emulator"], user))
+        landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["approve"], user))
 
     async def callback_handler() -> AuthorizationCodeResult:
         query = parse_qs(urlsplit(landed[-1]).query)
