@@ -32,8 +32,12 @@ def person_folder(state: Path, subject: str) -> Path:
 
 
 def person_env(folder: Path, url: str, login_name: str, app_password: str) -> dict[str, str]:
-    """The variables a person's calls run with: their account, and every folder inside their own."""
-    return {"NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name, "NEXTCLOUD_APP_PASSWORD": app_password,
+    """The variables a person's calls run with: the team server's settings (MCP_NEXTCLOUD_MEANING...), their
+    account, and every folder inside their own."""
+    import os
+
+    settings = {k: v for k, v in os.environ.items() if k.startswith("MCP_NEXTCLOUD_")}
+    return {**settings, "NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name, "NEXTCLOUD_APP_PASSWORD": app_password,
             "MCP_NEXTCLOUD_INDEX": str(folder / "index.db"),
             "MCP_NEXTCLOUD_TELEMETRY": str(folder / "calls.sqlite"),
             "MCP_NEXTCLOUD_CONFIG": str(folder / "config" / "account.json"),

@@ -27,7 +27,8 @@ def _free_port() -> int:
 
 @contextmanager
 def running_team(nextcloud_url: str, interval: float = 300) -> Iterator[dict[str, Any]]:
-    """{url, state, proc, log} of a team server signing people in to `nextcloud_url`."""
+    """{url, state, proc, log, runtime (its services' sockets)} of a team server signing people in to
+    `nextcloud_url`."""
     state = Path(tempfile.mkdtemp(prefix="team", dir="/tmp"))
     runtime = Path(tempfile.mkdtemp(prefix="trt", dir="/tmp"))
     port = _free_port()
@@ -50,7 +51,7 @@ def running_team(nextcloud_url: str, interval: float = 300) -> Iterator[dict[str
             except httpx.HTTPError:
                 assert time.monotonic() < deadline, "the team server did not listen"
                 time.sleep(0.1)
-        yield {"url": url, "state": state / "s", "proc": proc, "log": log}
+        yield {"url": url, "state": state / "s", "proc": proc, "log": log, "runtime": runtime / "mcp-nextcloud"}
     finally:
         proc.terminate()
         try:
