@@ -81,7 +81,7 @@ def build_team_server(public_url: str, nextcloud_url: str, state: Path, *, inter
         enable_dns_rebinding_protection=True,
         allowed_hosts=[origin.netloc, "127.0.0.1:*", "localhost:*"],
         allowed_origins=[f"{origin.scheme}://{origin.netloc}", "http://127.0.0.1:*", "http://localhost:*"])
-    sign_in = SignIn(provider, store, vault, normalize_url(nextcloud_url))
+    sign_in = SignIn(provider, store, vault, normalize_url(nextcloud_url), warm=people.link)
     extra: dict[str, Any] = {} if max_body is None else {"max_request_body_size": max_body}
     app = server._lowlevel_server.streamable_http_app(
         streamable_http_path=MCP_PATH, transport_security=security, auth=auth, auth_server_provider=provider,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import anyio
@@ -36,6 +36,7 @@ class SignIn:
     store: Store
     vault: Vault
     nextcloud_url: str
+    warm: Callable[[str], Any] | None = None     # called with a person who just signed in (starts their service)
 
     def routes(self) -> list[Route]:
         return [Route("/login/{login_id}", self.page, methods=["GET"])]
@@ -54,6 +55,8 @@ class SignIn:
             if account is None:
                 return _waiting(pending, request.url.path)
             subject = await anyio.to_thread.run_sync(self._keep, account)
+            if self.warm is not None:     # their service starts while the client exchanges the code
+                await anyio.to_thread.run_sync(self.warm, subject)
         except NextcloudError as err:
             return _page("Nextcloud did not answer", f"<p>{html.escape(err.cause or str(err))}. "
                          f"{html.escape(err.action or '')} Reload this page to try again.</p>", status=502)

@@ -13,4 +13,4 @@ from tests.team.serving import running_team
 def team() -> Iterator[dict[str, Any]]:
     """{url, state, proc, log, emulator, approve(nextcloud_login_url, user)}."""
     with Emulator() as emulator, running_team(emulator.url) as team:
-        yield {**team, "emulator": emulator, "approve": lambda _login_url, user: emulator.approve_login(user)}
+        yield {**team, "emulator": emulator, "approve": lambda login_url, user: emulator.approve_login(user, login_url)}

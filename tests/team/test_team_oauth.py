@@ -68,8 +68,10 @@ class Memory:
 
 
 @asynccontextmanager
-async def connected(team: dict[str, Any], user: str, storage: Memory | None = None) -> AsyncIterator[Any]:
-    """An MCP client session as `user`, signed in by the SDK's OAuth client."""
+async def connected(team: dict[str, Any], user: str, storage: Memory | None = None,
+                    marks: list[float] | None = None) -> AsyncIterator[Any]:
+    """An MCP client session as `user`, signed in by the SDK's OAuth client (`marks` gets the time the code
+    came back)."""
     from mcp import Client
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
@@ -83,6 +85,8 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
 
     async def callback_handler() -> AuthorizationCodeResult:
         query = parse_qs(urlsplit(landed[-1]).query)
+        if marks is not None:
+            marks.append(time.perf_counter())
         return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0])
 
     auth = OAuthClientProvider(
