@@ -48,6 +48,9 @@ class SignIn:
                          "again from your MCP client.</p>", status=404)
         try:
             if pending.flow is None:
+                problem = _choose(pending, request.query_params) if "go" in request.query_params else ""
+                if problem is not None:
+                    return _consent(pending, request.url.path, problem)
                 from mcp_nextcloud.nextcloud.login import start_login
 
                 pending.flow = await anyio.to_thread.run_sync(start_login, self.nextcloud_url)
@@ -85,6 +88,33 @@ class SignIn:
         subject = user.id or account.user
         self.store.put_person(Person(subject, self.nextcloud_url, account.user, self.vault.seal(account.app_password)))
         return subject
+
+
+def _choose(pending: PendingLogin, query: Any) -> str | None:
+    """Keep the limits the person chose (a profile, server/profile.py); the problem with them, or None."""
+    import json
+
+    from mcp_nextcloud.server.profile import build
+
+    folders = [f.strip() for f in query.get("folders", "").replace(",", "\n").splitlines() if f.strip()]
+    try:
+        chosen = build("signed-in", folders=folders or None, read_only=query.get("read_only") == "on")
+    except ValueError as exc:
+        return str(exc).replace("--folder", "folder")
+    pending.profile = json.dumps(chosen.to_dict())
+    return None
+
+
+def _consent(pending: PendingLogin, path: str, problem: str) -> Response:
+    """The first page: who asks, and what it may do (the whole account, or some folders, or read-only)."""
+    error = f"<p><b>{html.escape(problem)}</b></p>" if problem else ""
+    body = (f"{error}<p><b>{html.escape(pending.client_name)}</b> asks to act as you in your Nextcloud.</p>"
+            f"<form method=\"get\" action=\"{html.escape(path)}\"><input type=\"hidden\" name=\"go\" value=\"1\">"
+            "<p><label><input type=\"checkbox\" name=\"read_only\"> Read only: it may search and read, never "
+            "change anything</label></p><p><label>Only these folders (one per line; empty: all of them)<br>"
+            "<textarea name=\"folders\" rows=\"3\" cols=\"40\"></textarea></label></p>"
+            "<p><button type=\"submit\">Continue to Nextcloud</button></p></form>")
+    return _page("Sign in with Nextcloud", body)
 
 
 def _waiting(pending: PendingLogin, path: str) -> Response:

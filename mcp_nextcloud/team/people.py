@@ -51,6 +51,15 @@ def _not_signed_in() -> ToolFailure:
                        retry=False)
 
 
+def _profile(limits: dict[str, Any]) -> Any:
+    """The Profile a person chose at sign-in (its to_dict form)."""
+    from mcp_nextcloud.server.profile import Profile
+
+    folders = limits.get("folders")
+    return Profile(name=str(limits.get("name", "signed-in")), folders=tuple(folders) if folders else None,
+                   read_only=bool(limits.get("readOnly")))
+
+
 def _refused_credentials(result: Any) -> bool:
     """Whether a call's result is Nextcloud refusing the credentials (the service answers failures as results)."""
     error = (getattr(result, "structured_content", None) or {}).get("error") if getattr(result, "is_error", False) \
@@ -74,7 +83,8 @@ class PersonTools:
         subject = token.subject
         if time.monotonic() - self._checked.get(subject, float("-inf")) > RECHECK_S:
             self._check(subject)
-        result = self.link(subject).call(name, arguments, chosen, read_only=read_only)
+        limits = (token.claims or {}).get("profile")
+        result = self.link(subject).call(name, arguments, _profile(limits) if limits else chosen, read_only=read_only)
         if _refused_credentials(result):      # Nextcloud refused the app password: deleted in Nextcloud?
             self._check(subject)
         return result

@@ -7,6 +7,7 @@ a request naming another resource is refused) and to the person who signed in (`
 """
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 import time
@@ -34,6 +35,7 @@ class PendingLogin:
     params: AuthorizationParams
     created: float = field(default_factory=time.time)
     flow: Any = None                   # nextcloud.login.LoginFlow once started
+    profile: str = "{}"                # the limits the person chose on the sign-in page (JSON)
 
 
 class TeamProvider:
@@ -83,7 +85,7 @@ class TeamProvider:
         code = new_secret()
         self.store.put_code(code, CodeRow(family=new_secret(), client_id=pending.client_id, subject=subject,
                                           grant_json=pending.params.model_dump_json(),
-                                          expires_at=time.time() + CODE_TTL_S))
+                                          expires_at=time.time() + CODE_TTL_S, profile=pending.profile))
         return construct_redirect_uri(str(pending.params.redirect_uri), code=code, state=pending.params.state)
 
     async def load_authorization_code(self, client: OAuthClientInformationFull,
@@ -96,22 +98,22 @@ class TeamProvider:
                                  client_id=row.client_id, code_challenge=params.code_challenge,
                                  redirect_uri=params.redirect_uri,
                                  redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
-                                 resource=self.resource, subject=f"{row.family} {row.subject}")
+                                 resource=self.resource, subject=row.subject)
 
     async def exchange_authorization_code(self, client: OAuthClientInformationFull,
                                           authorization_code: AuthorizationCode) -> OAuthToken:
-        if not self.store.use_code(authorization_code.code):
+        row = self.store.code(authorization_code.code)
+        if row is None or not self.store.use_code(authorization_code.code):
             raise TokenError("invalid_grant", "this authorization code was used already")
-        family, subject = str(authorization_code.subject).split(" ", 1)
-        return self._issue(family, str(client.client_id), subject, authorization_code.scopes)
+        return self._issue(row.family, str(client.client_id), row.subject, authorization_code.scopes, row.profile)
 
     # -- tokens --
-    def _issue(self, family: str, client_id: str, subject: str, scopes: list[str]) -> OAuthToken:
+    def _issue(self, family: str, client_id: str, subject: str, scopes: list[str], profile: str) -> OAuthToken:
         access, refresh, now = new_secret(), new_secret(), int(time.time())
         self.store.put_token(access, TokenRow("access", family, client_id, subject, scopes, self.resource,
-                                              now + ACCESS_TTL_S))
+                                              now + ACCESS_TTL_S, profile))
         self.store.put_token(refresh, TokenRow("refresh", family, client_id, subject, scopes, self.resource,
-                                               now + REFRESH_TTL_S))
+                                               now + REFRESH_TTL_S, profile))
         return OAuthToken(access_token=access, token_type="Bearer", expires_in=ACCESS_TTL_S,
                           scope=" ".join(scopes) or None, refresh_token=refresh)
 
@@ -120,21 +122,23 @@ class TeamProvider:
         if row is None or row.client_id != client.client_id or row.expires_at < time.time():
             return None
         return RefreshToken(token=refresh_token, client_id=row.client_id, scopes=row.scopes,
-                            expires_at=row.expires_at, resource=row.resource, subject=f"{row.family} {row.subject}")
+                            expires_at=row.expires_at, resource=row.resource, subject=row.subject)
 
     async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
                                      scopes: list[str]) -> OAuthToken:
-        if not self.store.drop_token(refresh_token.token):        # rotated: each refresh token works once
+        row = self.store.token(refresh_token.token, "refresh")
+        if row is None or not self.store.drop_token(refresh_token.token):   # rotated: each works once
             raise TokenError("invalid_grant", "this refresh token was used or revoked")
-        family, subject = str(refresh_token.subject).split(" ", 1)
-        return self._issue(family, str(client.client_id), subject, scopes or refresh_token.scopes)
+        return self._issue(row.family, str(client.client_id), row.subject, scopes or refresh_token.scopes,
+                           row.profile)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         row = self.store.token(token, "access")
         if row is None or row.expires_at < time.time() or self.store.person(row.subject) is None:
             return None
         return AccessToken(token=token, client_id=row.client_id, scopes=row.scopes, expires_at=row.expires_at,
-                           resource=row.resource, subject=row.subject, claims={"iss": self.public_url})
+                           resource=row.resource, subject=row.subject,
+                           claims={"iss": self.public_url, "profile": json.loads(row.profile)})
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
         for kind in ("access", "refresh"):

@@ -19,10 +19,11 @@ from typing import Any
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS clients(client_id TEXT PRIMARY KEY, info TEXT NOT NULL, created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS codes(hash TEXT PRIMARY KEY, family TEXT NOT NULL, client_id TEXT NOT NULL,
-    subject TEXT NOT NULL, grant_json TEXT NOT NULL, expires_at REAL NOT NULL, used INTEGER NOT NULL DEFAULT 0);
+    subject TEXT NOT NULL, grant_json TEXT NOT NULL, expires_at REAL NOT NULL, used INTEGER NOT NULL DEFAULT 0,
+    profile TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS tokens(hash TEXT PRIMARY KEY, kind TEXT NOT NULL, family TEXT NOT NULL,
     client_id TEXT NOT NULL, subject TEXT NOT NULL, scopes TEXT NOT NULL, resource TEXT,
-    expires_at INTEGER NOT NULL);
+    expires_at INTEGER NOT NULL, profile TEXT NOT NULL DEFAULT '{}');
 CREATE INDEX IF NOT EXISTS tokens_family ON tokens(family);
 CREATE TABLE IF NOT EXISTS people(subject TEXT PRIMARY KEY, nc_url TEXT NOT NULL, login_name TEXT NOT NULL,
     sealed BLOB NOT NULL, updated REAL NOT NULL);
@@ -47,6 +48,7 @@ class TokenRow:
     scopes: list[str]
     resource: str | None
     expires_at: int
+    profile: str = "{}"   # the limits the person chose at sign-in (server/profile.py Profile.to_dict, JSON)
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class CodeRow:
     subject: str
     grant_json: str     # the authorization request's parameters (redirect URI, PKCE challenge, resource...)
     expires_at: float
+    profile: str = "{}"
 
 
 @dataclass(frozen=True)
@@ -99,20 +102,20 @@ class Store:
 
     # -- codes --
     def put_code(self, code: str, row: CodeRow) -> None:
-        self._run("INSERT INTO codes VALUES(?,?,?,?,?,?,0)", (digest(code), row.family, row.client_id, row.subject,
-                                                             row.grant_json, row.expires_at))
+        self._run("INSERT INTO codes VALUES(?,?,?,?,?,?,0,?)", (digest(code), row.family, row.client_id, row.subject,
+                                                               row.grant_json, row.expires_at, row.profile))
 
     def code(self, code: str) -> CodeRow | None:
         """The unused code's row; a code presented again ends the tokens issued from it (RFC 6749 4.1.2)."""
-        rows = self._run("SELECT family, client_id, subject, grant_json, expires_at, used FROM codes WHERE hash=?",
-                         (digest(code),))
+        rows = self._run("SELECT family, client_id, subject, grant_json, expires_at, used, profile FROM codes "
+                         "WHERE hash=?", (digest(code),))
         if not rows:
             return None
-        family, client_id, subject, grant_json, expires_at, used = rows[0]
+        family, client_id, subject, grant_json, expires_at, used, profile = rows[0]
         if used:
             self.revoke_family(str(family))
             return None
-        return CodeRow(str(family), str(client_id), str(subject), str(grant_json), float(expires_at))
+        return CodeRow(str(family), str(client_id), str(subject), str(grant_json), float(expires_at), str(profile))
 
     def use_code(self, code: str) -> bool:
         """Mark the code used; False when it was used already (two exchanges racing)."""
@@ -122,18 +125,18 @@ class Store:
 
     # -- tokens --
     def put_token(self, token: str, row: TokenRow) -> None:
-        self._run("INSERT INTO tokens VALUES(?,?,?,?,?,?,?,?)",
+        self._run("INSERT INTO tokens VALUES(?,?,?,?,?,?,?,?,?)",
                   (digest(token), row.kind, row.family, row.client_id, row.subject, " ".join(row.scopes),
-                   row.resource, row.expires_at))
+                   row.resource, row.expires_at, row.profile))
 
     def token(self, token: str, kind: str) -> TokenRow | None:
-        rows = self._run("SELECT kind, family, client_id, subject, scopes, resource, expires_at FROM tokens "
+        rows = self._run("SELECT kind, family, client_id, subject, scopes, resource, expires_at, profile FROM tokens "
                          "WHERE hash=? AND kind=?", (digest(token), kind))
         if not rows:
             return None
-        kind, family, client_id, subject, scopes, resource, expires_at = rows[0]
+        kind, family, client_id, subject, scopes, resource, expires_at, profile = rows[0]
         return TokenRow(str(kind), str(family), str(client_id), str(subject), str(scopes).split(),
-                        None if resource is None else str(resource), int(expires_at))
+                        None if resource is None else str(resource), int(expires_at), str(profile))
 
     def drop_token(self, token: str) -> bool:
         with self._lock:

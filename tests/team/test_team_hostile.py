@@ -44,11 +44,11 @@ def _authorize_url(url: str, client: dict[str, Any], challenge: str, **extra: st
     return url + "/authorize?" + urlencode(query)
 
 
-def _code(team: dict[str, Any], user: str) -> tuple[dict[str, Any], str, str]:
-    """(a registered client, its PKCE verifier, a code for `user`)."""
+def _code(team: dict[str, Any], user: str, choices: dict[str, str] | None = None) -> tuple[dict[str, Any], str, str]:
+    """(a registered client, its PKCE verifier, a code for `user`, who chose `choices` on the sign-in page)."""
     client = _register(team["url"], f"hostile test of {user}")
     verifier, challenge = _pkce()
-    landed = sign_in(_authorize_url(team["url"], client, challenge), team["approve"], user)
+    landed = sign_in(_authorize_url(team["url"], client, challenge), team["approve"], user, choices)
     assert landed.startswith(REDIRECT)
     return client, verifier, parse_qs(urlsplit(landed).query)["code"][0]
 
@@ -59,8 +59,9 @@ def _exchange(url: str, client: dict[str, Any], code: str, verifier: str) -> htt
                                             "code_verifier": verifier, "resource": url + "/mcp"}, timeout=30)
 
 
-def _token(team: dict[str, Any], user: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    client, verifier, code = _code(team, user)
+def _token(team: dict[str, Any], user: str,
+           choices: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    client, verifier, code = _code(team, user, choices)
     resp = _exchange(team["url"], client, code, verifier)
     assert resp.status_code == 200, resp.text
     return client, dict(resp.json())
@@ -204,6 +205,23 @@ def test_a_hostile_client_is_refused(team: dict[str, Any]) -> None:
     stranger = _register(url, "stranger")
     assert _exchange(url, stranger, code2, verifier2).status_code == 400
     assert _exchange(url, client2, code2, verifier2 + "x").status_code == 400
+
+
+def test_the_limits_chosen_at_sign_in_hold_for_that_token(team: dict[str, Any], two: dict[str, Any]) -> None:
+    url = team["url"]
+    _, tokens = _token(team, "alice", {"read_only": "on", "folders": "/Projects"})
+    limited = _session(url + "/mcp", tokens["access_token"])
+    assert "blue cable" in json.dumps(_call(url, limited, "files_read", {"path": "/Projects/Alpha/notes.md"}))
+    outside = _call(url, limited, "files_read", {"path": "/Projects/../Documents/Résumé final.md"})
+    assert outside["isError"]
+    outside = _call(url, limited, "files_read", {"path": "/Documents/Résumé final.md"})
+    assert outside["isError"] and "Nothing exists" in outside["text"], outside
+    write = _call(url, limited, "files_write", {"path": "/Projects/x.txt", "content": "no"})
+    assert write["isError"], write
+    full = _call(url, two["alice"]["headers"], "files_read", {"path": "/Documents/Résumé final.md"})
+    assert not full.get("isError"), full          # alice's other sign-in keeps the whole account
+    page = httpx.get(_authorize_url(url, _register(url, "bad folder"), _pkce()[1]), timeout=10).headers["location"]
+    assert "not a folder path" in httpx.get(page, params={"go": "1", "folders": "../etc"}, timeout=10).text
 
 
 def test_deleting_the_app_password_in_nextcloud_ends_the_access(team: dict[str, Any], two: dict[str, Any]) -> None:
