@@ -60,6 +60,7 @@ class TeamProvider:
         if params.resource is not None and params.resource.rstrip("/") != self.resource:
             raise AuthorizeError("invalid_target", f"this server issues tokens for {self.resource} only")
         login_id = secrets.token_urlsafe(32)
+        self.store.sweep(time.time())          # expired tokens and old codes go as new sign-ins come
         with self._lock:
             now = time.time()
             for key in [k for k, p in self.pending.items() if now - p.created > LOGIN_TTL_S]:

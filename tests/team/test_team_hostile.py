@@ -164,6 +164,13 @@ def test_a_revoked_and_an_expired_token_are_refused(team: dict[str, Any], two: d
         store.close()
     assert _status(url, "expired-token-of-alice") == 401
     assert _status(url, "a-token-for-another-resource") == 401
+    httpx.get(_authorize_url(url, client, _pkce()[1]), timeout=10)     # a sign-in starts: expired rows go
+    store = Store(Path(team["state"]))
+    try:
+        assert store.token("expired-token-of-alice", "access") is None
+        assert store.token("a-token-for-another-resource", "access") is not None
+    finally:
+        store.close()
     assert _status(url, two["alice"]["tokens"]["access_token"]) == 200   # alice's other sign-in is untouched
 
 
