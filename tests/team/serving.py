@@ -26,12 +26,13 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_team(nextcloud_url: str, interval: float = 300) -> Iterator[dict[str, Any]]:
+def running_team(nextcloud_url: str, interval: float = 300, public_url: str | None = None,
+                 port: int | None = None) -> Iterator[dict[str, Any]]:
     """{url, state, proc, log, runtime (its services' sockets)} of a team server signing people in to
     `nextcloud_url`."""
     state = Path(tempfile.mkdtemp(prefix="team", dir="/tmp"))
     runtime = Path(tempfile.mkdtemp(prefix="trt", dir="/tmp"))
-    port = _free_port()
+    port = port or _free_port()
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
     env.update({"XDG_RUNTIME_DIR": str(runtime), "MCP_NEXTCLOUD_SERVICE_IDLE_S": "60",
@@ -39,8 +40,9 @@ def running_team(nextcloud_url: str, interval: float = 300) -> Iterator[dict[str
     log = state / "serve.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--http", "--port", str(port),
-                                 "--public-url", url, "--nextcloud-url", nextcloud_url, "--state", str(state / "s"),
-                                 "--interval", str(interval)], env=env, cwd=str(ROOT), stdout=out, stderr=out)
+                                 "--public-url", public_url or url, "--nextcloud-url", nextcloud_url,
+                                 "--state", str(state / "s"), "--interval", str(interval)],
+                                env=env, cwd=str(ROOT), stdout=out, stderr=out)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -51,7 +53,8 @@ def running_team(nextcloud_url: str, interval: float = 300) -> Iterator[dict[str
             except httpx.HTTPError:
                 assert time.monotonic() < deadline, "the team server did not listen"
                 time.sleep(0.1)
-        yield {"url": url, "state": state / "s", "proc": proc, "log": log, "runtime": runtime / "mcp-nextcloud"}
+        yield {"url": public_url or url, "local": url, "state": state / "s", "proc": proc, "log": log,
+               "runtime": runtime / "mcp-nextcloud"}
     finally:
         proc.terminate()
         try:

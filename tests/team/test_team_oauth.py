@@ -26,10 +26,10 @@ REDIRECT = "http://127.0.0.1:1/callback"      # never reached: the test reads th
 
 # -- a person signing in: our page, Nextcloud's grant (approved on the emulator), back to the client --------
 def sign_in(authorization_url: str, approve: Callable[[str, str], Any], user: str,
-            choices: dict[str, str] | None = None) -> str:
+            choices: dict[str, str] | None = None, verify: Any = True) -> str:
     """Follow /authorize to our sign-in page, submit its choices (default: the whole account), grant access on
     Nextcloud as `user` (`approve(nextcloud_login_url, user)`): the client's redirect URL."""
-    with httpx.Client(follow_redirects=False, timeout=30) as http:
+    with httpx.Client(follow_redirects=False, timeout=30, verify=verify) as http:
         resp = http.get(authorization_url)
         assert resp.status_code == 302, resp.text
         page = resp.headers["location"]
@@ -84,7 +84,8 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
     landed: list[str] = []
 
     async def redirect_handler(authorization_url: str) -> None:
-        landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["approve"], user))
+        landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["approve"], user, None,
+                                                     team.get("verify", True)))
 
     async def callback_handler() -> AuthorizationCodeResult:
         query = parse_qs(urlsplit(landed[-1]).query)
@@ -98,6 +99,11 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
                             grant_types=["authorization_code", "refresh_token"], response_types=["code"]),
         storage or Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler)
     http = create_mcp_http_client(auth=auth)
+    if "verify" in team:         # behind the TLS proxy: its own certificate authority
+        import httpx2
+
+        await http.aclose()
+        http = httpx2.AsyncClient(auth=auth, verify=team["verify"], timeout=httpx2.Timeout(30, read=300))
     async with http, Client(streamable_http_client(team["url"] + "/mcp", http_client=http), mode="legacy") as c:
         yield c
 
