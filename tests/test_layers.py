@@ -1,6 +1,7 @@
 """The packages are layered and no module of the product is in an import circle (read from the modules' imports).
 
     cli/          the command line; the service's entry point and command-line handler  -> everything below
+    team/         the team server: OAuth, Nextcloud sign-in, a service per person       -> service and below
     service/      the index service: client, daemon, the serve's tool host              -> server and below
     server/       the MCP app and its tools                                             -> indexer and below
     indexer/      the index: sources, store, search, jobs                               -> nextcloud, reader
@@ -28,7 +29,8 @@ BELOW: dict[str, set[str]] = {
     "indexer": {"nextcloud", "reader", "environment"},
     "server": {"indexer", "nextcloud", "reader", "environment"},
     "service": {"server", "indexer", "nextcloud", "reader", "environment"},
-    "cli": {"service", "server", "indexer", "nextcloud", "reader", "environment", "fixtures"},
+    "team": {"service", "server", "indexer", "nextcloud", "reader", "environment"},
+    "cli": {"team", "service", "server", "indexer", "nextcloud", "reader", "environment", "fixtures"},
     "fixtures": {"reader"},
     "__init__": {"cli"},
     "__main__": {"cli"},

@@ -41,6 +41,12 @@ def register(subparsers: Subcommands) -> None:
                    help="every tool sees only this folder (repeatable); a file elsewhere is answered as missing")
     p.add_argument("--read-only", action="store_true", help="list and allow only tools that change nothing")
     p.add_argument("--tools", metavar="A,B", help="list and allow only these tools (unknown names are refused)")
+    p.add_argument("--public-url", metavar="URL",
+                   help="with --http: serve a whole team at this https origin, each person signing in with their "
+                        "own Nextcloud account through OAuth (docs/team-server.md)")
+    p.add_argument("--nextcloud-url", metavar="URL", help="with --public-url: the Nextcloud people sign in to")
+    p.add_argument("--state", metavar="DIR", help="with --public-url: the team server's state folder (default: "
+                   "the platform data folder's team/)")
     p.set_defaults(func=run_serve)
 
     r = subparsers.add_parser(
@@ -96,6 +102,10 @@ def run_serve(args: argparse.Namespace) -> int:
     from mcp_nextcloud.server.account_gate import AccountGate
     from mcp_nextcloud.server.telemetry import default_telemetry_path
 
+    if args.public_url or args.nextcloud_url or args.state:
+        from mcp_nextcloud.cli.team_serve import run_team
+
+        return run_team(args, _bind)
     try:
         account = load_account()
     except NextcloudError:

@@ -1,0 +1,135 @@
+"""The sign-in page /authorize sends a person to: Nextcloud's Login Flow v2, then back to the client with a code.
+
+GET /login/<id> starts the flow against the team's Nextcloud (once), shows which client asks and a link to
+Nextcloud's own login page, and polls Nextcloud once per visit (the page reloads itself every 2 s). When the
+person has granted access there, the app password is checked (who is it?), sealed and stored, and the page
+redirects to the client's redirect URI with a one-time code bound to that person.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from mcp_nextcloud.nextcloud.config import Account
+from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.team.provider import PendingLogin, TeamProvider
+from mcp_nextcloud.team.store import Person, Store
+from mcp_nextcloud.team.vault import Vault
+
+RELOAD_S = 2
+_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"}
+
+
+@dataclass
+class SignIn:
+    """What the sign-in page needs: the provider (pending logins, codes), the state, the vault, the Nextcloud."""
+
+    provider: TeamProvider
+    store: Store
+    vault: Vault
+    nextcloud_url: str
+    warm: Callable[[str], Any] | None = None     # called with a person who just signed in (starts their service)
+
+    def routes(self) -> list[Route]:
+        return [Route("/login/{login_id}", self.page, methods=["GET"])]
+
+    async def page(self, request: Request) -> Response:
+        pending = self.provider.login(request.path_params["login_id"])
+        if pending is None:
+            return _page("Sign-in link expired", "<p>This sign-in link has expired or was used already. Start "
+                         "again from your MCP client.</p>", status=404)
+        try:
+            if pending.flow is None:
+                problem = _choose(pending, request.query_params) if "go" in request.query_params else ""
+                if problem is not None:
+                    return _consent(pending, request.url.path, problem)
+                from mcp_nextcloud.nextcloud.login import start_login
+
+                pending.flow = await anyio.to_thread.run_sync(start_login, self.nextcloud_url)
+            account = await anyio.to_thread.run_sync(self._poll_once, pending.flow)
+            if account is None:
+                return _waiting(pending, request.url.path)
+            subject = await anyio.to_thread.run_sync(self._keep, account)
+            if self.warm is not None:     # their service starts while the client exchanges the code
+                await anyio.to_thread.run_sync(self.warm, subject)
+        except NextcloudError as err:
+            return _page("Nextcloud did not answer", f"<p>{html.escape(err.cause or str(err))}. "
+                         f"{html.escape(err.action or '')} Reload this page to try again.</p>", status=502)
+        target = self.provider.finish(request.path_params["login_id"], subject)
+        if target is None:
+            return _page("Sign-in link used", "<p>This sign-in was completed already.</p>", status=404)
+        return RedirectResponse(target, status_code=302, headers=_HEADERS)
+
+    def _poll_once(self, flow: Any) -> Account | None:
+        """The granted account, or None while the person has not granted access yet."""
+        from mcp_nextcloud.nextcloud.login import poll_login
+
+        try:
+            return poll_login(flow, timeout=0, interval=0.05, server_url=self.nextcloud_url)
+        except NextcloudError as err:
+            if err.code is ErrorCode.LOGIN and err.status is None:
+                return None
+            raise
+
+    def _keep(self, account: Account) -> str:
+        """Check who the app password belongs to, store it sealed; that person's user id."""
+        from mcp_nextcloud.nextcloud.client import NextcloudClient
+
+        with NextcloudClient(account, retries=1, total_timeout=30.0) as client:
+            user = client.ocs.current_user()
+        subject = user.id or account.user
+        self.store.put_person(Person(subject, self.nextcloud_url, account.user, self.vault.seal(account.app_password)))
+        return subject
+
+
+def _choose(pending: PendingLogin, query: Any) -> str | None:
+    """Keep the limits the person chose (a profile, server/profile.py); the problem with them, or None."""
+    import json
+
+    from mcp_nextcloud.server.profile import build
+
+    folders = [f.strip() for f in query.get("folders", "").replace(",", "\n").splitlines() if f.strip()]
+    try:
+        chosen = build("signed-in", folders=folders or None, read_only=query.get("read_only") == "on")
+    except ValueError as exc:
+        return str(exc).replace("--folder", "folder")
+    pending.profile = json.dumps(chosen.to_dict())
+    return None
+
+
+def _consent(pending: PendingLogin, path: str, problem: str) -> Response:
+    """The first page: who asks, and what it may do (the whole account, or some folders, or read-only)."""
+    error = f"<p><b>{html.escape(problem)}</b></p>" if problem else ""
+    body = (f"{error}<p><b>{html.escape(pending.client_name)}</b> asks to act as you in your Nextcloud.</p>"
+            f"<form method=\"get\" action=\"{html.escape(path)}\"><input type=\"hidden\" name=\"go\" value=\"1\">"
+            "<p><label><input type=\"checkbox\" name=\"read_only\"> Read only: it may search and read, never "
+            "change anything</label></p><p><label>Only these folders (one per line; empty: all of them)<br>"
+            "<textarea name=\"folders\" rows=\"3\" cols=\"40\"></textarea></label></p>"
+            "<p><button type=\"submit\">Continue to Nextcloud</button></p></form>")
+    return _page("Sign in with Nextcloud", body)
+
+
+def _waiting(pending: PendingLogin, path: str) -> Response:
+    redirect_host = urlsplit(str(pending.params.redirect_uri)).netloc or str(pending.params.redirect_uri)
+    body = (f"<p><b>{html.escape(pending.client_name)}</b> asks to act as you in your Nextcloud. After you sign "
+            f"in, you are sent back to <b>{html.escape(redirect_host)}</b>.</p>"
+            f"<p><a id=\"nextcloud-login\" href=\"{html.escape(pending.flow.login_url)}\" target=\"_blank\" "
+            "rel=\"noopener\">Sign in to Nextcloud and grant access</a></p>"
+            "<p>This page continues by itself once access is granted. Not you, or not a client you started? "
+            "Close this page.</p>")
+    return _page("Sign in with Nextcloud", body, refresh=path)
+
+
+def _page(title: str, body: str, *, status: int = 200, refresh: str | None = None) -> Response:
+    meta = f'<meta http-equiv="refresh" content="{RELOAD_S};url={html.escape(refresh)}">' if refresh else ""
+    text = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>{meta}</head>"
+            f"<body><h1>{html.escape(title)}</h1>{body}</body></html>")
+    return HTMLResponse(text, status_code=status, headers=_HEADERS)

@@ -1,0 +1,153 @@
+"""Each person's calls, run by that person's own index service with that person's credentials.
+
+A tools/call reaches `PersonTools.call` (server/app.py hands every call to `server.remote`): the person is the
+subject of the bearer token of this request (the SDK's auth context), never anything the caller sends. Each
+person has a folder of their own (people/<hash of the user id>, 0700) holding their index, call log and
+settings; their calls go to the index service of that index (service/tools.py ServiceTools: one service per
+index), with an environment naming only that person's credentials and folders. The service attaches on the
+person's first call and keeps their index synced in the background.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+
+from mcp_nextcloud.nextcloud.errors import Category, ErrorCode
+from mcp_nextcloud.server.errors import ToolFailure
+from mcp_nextcloud.team.store import Store, private_folder
+from mcp_nextcloud.team.vault import Vault
+
+PEOPLE = "people"
+RECHECK_S = 60.0     # a deleted app password ends the access within this, or at the first call Nextcloud refuses
+
+
+def person_folder(state: Path, subject: str) -> Path:
+    """The person's folder: named by a hash, so no user id (slashes, dots, case) can reach another's."""
+    return state / PEOPLE / hashlib.sha256(subject.encode("utf-8")).hexdigest()[:32]
+
+
+def person_env(folder: Path, url: str, login_name: str, app_password: str) -> dict[str, str]:
+    """The variables a person's calls run with: the team server's settings (MCP_NEXTCLOUD_MEANING...), their
+    account, and every folder inside their own."""
+    import os
+
+    settings = {k: v for k, v in os.environ.items() if k.startswith("MCP_NEXTCLOUD_")}
+    return {**settings, "NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name, "NEXTCLOUD_APP_PASSWORD": app_password,
+            "MCP_NEXTCLOUD_INDEX": str(folder / "index.db"),
+            "MCP_NEXTCLOUD_TELEMETRY": str(folder / "calls.sqlite"),
+            "MCP_NEXTCLOUD_CONFIG": str(folder / "config" / "account.json"),
+            "HOME": str(folder), "XDG_DATA_HOME": str(folder / "data"), "XDG_CONFIG_HOME": str(folder / "config"),
+            "XDG_CACHE_HOME": str(folder / "cache"), "XDG_STATE_HOME": str(folder / "state")}
+
+
+def _not_signed_in() -> ToolFailure:
+    return ToolFailure("this call carries no signed-in person (or their sign-in was revoked)",
+                       "Sign in again from your MCP client", category=Category.REFUSED, status="unauthorized",
+                       retry=False)
+
+
+def _profile(limits: dict[str, Any]) -> Any:
+    """The Profile a person chose at sign-in (its to_dict form)."""
+    from mcp_nextcloud.server.profile import Profile
+
+    folders = limits.get("folders")
+    return Profile(name=str(limits.get("name", "signed-in")), folders=tuple(folders) if folders else None,
+                   read_only=bool(limits.get("readOnly")))
+
+
+def _refused_credentials(result: Any) -> bool:
+    """Whether a call's result is Nextcloud refusing the credentials (the service answers failures as results)."""
+    error = (getattr(result, "structured_content", None) or {}).get("error") if getattr(result, "is_error", False) \
+        else None
+    return isinstance(error, dict) and error.get("code") == ErrorCode.AUTH.value
+
+
+class PersonTools:
+    """`server.remote` of the team server: routes each call to the calling person's service."""
+
+    def __init__(self, state: Path, store: Store, vault: Vault, interval: float) -> None:
+        self.state, self.store, self.vault, self.interval = state, store, vault, interval
+        self._links: dict[str, tuple[bytes, Any]] = {}     # subject -> (sealed password it was built with, link)
+        self._checked: dict[str, float] = {}                # subject -> when Nextcloud last accepted the password
+        self._lock = threading.Lock()
+
+    def call(self, name: str, arguments: dict[str, Any], chosen: Any, *, read_only: bool = False) -> Any:
+        token = get_access_token()
+        if token is None or not token.subject:
+            raise _not_signed_in()
+        subject = token.subject
+        if time.monotonic() - self._checked.get(subject, float("-inf")) > RECHECK_S:
+            self._check(subject)
+        limits = (token.claims or {}).get("profile")
+        result = self.link(subject).call(name, arguments, _profile(limits) if limits else chosen, read_only=read_only)
+        if _refused_credentials(result):      # Nextcloud refused the app password: deleted in Nextcloud?
+            self._check(subject)
+        return result
+
+    def _check(self, subject: str) -> None:
+        """Ask Nextcloud whether the person's app password still works; when it was refused, end their access
+        here too (every token, the sealed password, the service link) and say so."""
+        from mcp_nextcloud.nextcloud.client import NextcloudClient
+        from mcp_nextcloud.nextcloud.config import Account
+        from mcp_nextcloud.nextcloud.errors import NextcloudError
+
+        person = self.store.person(subject)
+        password = self.vault.open(person.sealed) if person is not None else None
+        if person is None or password is None:
+            raise _not_signed_in()
+        try:
+            with NextcloudClient(Account(url=person.nc_url, user=person.login_name, app_password=password),
+                                 retries=0, total_timeout=10.0) as client:
+                client.ocs.current_user()
+        except NextcloudError as err:
+            if err.code is not ErrorCode.AUTH:
+                return                      # Nextcloud is away or slow: the call itself will say so
+            self.forget(subject)
+            raise ToolFailure("your Nextcloud app password for this server was deleted or no longer works, so "
+                              "this server no longer acts for you", "Sign in again from your MCP client",
+                              category=Category.REFUSED, status="signed_out", retry=False) from None
+        self._checked[subject] = time.monotonic()
+
+    def forget(self, subject: str) -> None:
+        """End a person's access: tokens, sealed password and service link (their index stays on disk)."""
+        self.store.revoke_subject(subject)
+        self.store.drop_person(subject)
+        with self._lock:
+            known = self._links.pop(subject, None)
+            self._checked.pop(subject, None)
+        if known is not None:
+            known[1].close()
+
+    def link(self, subject: str) -> Any:
+        """The person's ServiceTools, built (and attached: background sync) on first use or new credentials."""
+        from mcp_nextcloud.service.client import service_name
+        from mcp_nextcloud.service.tools import ServiceTools
+
+        person = self.store.person(subject)
+        password = self.vault.open(person.sealed) if person is not None else None
+        if person is None or password is None:
+            raise _not_signed_in()
+        with self._lock:
+            known = self._links.get(subject)
+            if known is not None and known[0] == person.sealed:
+                return known[1]
+            folder = private_folder(person_folder(self.state, subject))
+            env = person_env(folder, person.nc_url, person.login_name, password)
+            index = folder / "index.db"
+            link = ServiceTools(service_name(["serve", "--index", str(index)], env), index, self.interval, env)
+            if known is not None:
+                known[1].close()
+            self._links[subject] = (person.sealed, link)
+        link.attach()
+        return link
+
+    def close(self) -> None:
+        with self._lock:
+            for _, link in self._links.values():
+                link.close()
+            self._links.clear()

@@ -1,0 +1,76 @@
+"""The team server as a subprocess on loopback (`serve --http --public-url ... --nextcloud-url ...`), for the
+emulator's tests and the live ones; its per-person index services are stopped with it."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def running_team(nextcloud_url: str, interval: float = 300, public_url: str | None = None,
+                 port: int | None = None) -> Iterator[dict[str, Any]]:
+    """{url, state, proc, log, runtime (its services' sockets)} of a team server signing people in to
+    `nextcloud_url`."""
+    state = Path(tempfile.mkdtemp(prefix="team", dir="/tmp"))
+    runtime = Path(tempfile.mkdtemp(prefix="trt", dir="/tmp"))
+    port = port or _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
+    env.update({"XDG_RUNTIME_DIR": str(runtime), "MCP_NEXTCLOUD_SERVICE_IDLE_S": "60",
+                "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")})
+    log = state / "serve.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--http", "--port", str(port),
+                                 "--public-url", public_url or url, "--nextcloud-url", nextcloud_url,
+                                 "--state", str(state / "s"), "--interval", str(interval)],
+                                env=env, cwd=str(ROOT), stdout=out, stderr=out)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                httpx.get(url + "/.well-known/oauth-authorization-server", timeout=1)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "the team server did not listen"
+                time.sleep(0.1)
+        yield {"url": public_url or url, "local": url, "state": state / "s", "proc": proc, "log": log,
+               "runtime": runtime / "mcp-nextcloud"}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        _stop_services(runtime)
+        shutil.rmtree(state, ignore_errors=True)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _stop_services(runtime: Path) -> None:
+    from tests.service.procs import _pid_of, with_suppress_kill
+
+    folder = runtime / "mcp-nextcloud"
+    for sock in folder.glob("*.sock") if folder.is_dir() else []:
+        pid = _pid_of(sock)
+        if pid:
+            with_suppress_kill(pid)
