@@ -19,6 +19,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 
 from mcp_nextcloud.nextcloud.errors import Category, ErrorCode
 from mcp_nextcloud.server.errors import ToolFailure
+from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.team.store import Store, private_folder
 from mcp_nextcloud.team.vault import Vault
 
@@ -47,7 +48,7 @@ def person_env(folder: Path, url: str, login_name: str, app_password: str) -> di
 
 def _not_signed_in() -> ToolFailure:
     return ToolFailure("this call carries no signed-in person (or their sign-in was revoked)",
-                       "Sign in again from your MCP client", category=Category.REFUSED, status="unauthorized",
+                       "Sign in again from your MCP client", category=Category.REFUSED, status=ToolStatus.UNAUTHORIZED,
                        retry=False)
 
 
@@ -110,7 +111,7 @@ class PersonTools:
             self.forget(subject)
             raise ToolFailure("your Nextcloud app password for this server was deleted or no longer works, so "
                               "this server no longer acts for you", "Sign in again from your MCP client",
-                              category=Category.REFUSED, status="signed_out", retry=False) from None
+                              category=Category.REFUSED, status=ToolStatus.SIGNED_OUT, retry=False) from None
         self._checked[subject] = time.monotonic()
 
     def forget(self, subject: str) -> None:

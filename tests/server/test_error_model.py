@@ -142,11 +142,12 @@ def test_tool_layer_constructors_keep_their_signatures():
 
 def test_every_tool_status_is_an_enum_member_never_a_string():
     """The tool layer names a failure's status by a member of its one enum (compared by identity): no module of
-    server/ passes a string as a status or compares a status with one."""
+    server/ or team/ passes a string as a status or compares a status with one."""
     import mcp_nextcloud.server as server
 
     offenders = []
-    for path in Path(server.__file__).parent.rglob("*.py"):
+    package = Path(server.__file__).parent.parent
+    for path in [*(package / "server").rglob("*.py"), *(package / "team").rglob("*.py")]:
         text = path.read_text(encoding="utf-8")
         for pattern in (r'\bstatus=f?["\']', r'\b(?:failure|exc|err)\.status\s*(?:[!=]=|(?:not\s+)?in)\s*\(?\s*["\']'):
             offenders += [f"{path.name}: {m.group(0)}" for m in re.finditer(pattern, text)]
