@@ -60,8 +60,8 @@ def _hostile_account(emu) -> None:
 
 
 def _expand_all(fetched, lo, hi, limit: int):
-    from mcp_nextcloud.server.tools.cal_expand import Budget, Watchdog
-    from mcp_nextcloud.server.tools.cal_read import expand_object
+    from mcp_nextcloud.server.tools.calendar.expand import Budget, Watchdog
+    from mcp_nextcloud.server.tools.calendar.read import expand_object
 
     budget = Budget(per_rule=limit + 1)
     count = 0
@@ -78,7 +78,7 @@ def _expansion_alone(emu, window: dict) -> dict:
     them after one call): ms and steps in one pass, memory (tracemalloc slows it) in another."""
     from mcp_nextcloud.nextcloud.client import NextcloudClient
     from mcp_nextcloud.nextcloud.config import Account
-    from mcp_nextcloud.server.tools.cal_common import CalendarRef, bound
+    from mcp_nextcloud.server.tools.calendar.common import CalendarRef, bound
 
     creds = emu.account("alice")
     client = NextcloudClient(Account(url=creds["url"], user="alice", app_password=creds["app_password"]))
@@ -105,7 +105,7 @@ def _expansion_alone(emu, window: dict) -> dict:
 
 def test_calendar_hostile_bench():
     from mcp_nextcloud.fixtures.emulator.server import Emulator
-    from mcp_nextcloud.server.tools.cal_expand import _WATCH_EVERY_S, MAX_SECONDS, MAX_STEPS, SERIES_SECONDS
+    from mcp_nextcloud.server.tools.calendar.expand import _WATCH_EVERY_S, MAX_SECONDS, MAX_STEPS, SERIES_SECONDS
 
     figures: dict = {"events": CALENDARS * EVENTS_PER_CALENDAR, "hostile_series": len(HOSTILE),
                      "budget_steps": MAX_STEPS, "budget_seconds": MAX_SECONDS, "series_slice_seconds": SERIES_SECONDS}

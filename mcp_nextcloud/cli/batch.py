@@ -214,7 +214,7 @@ def _same_title(deck: Any, board_id: int, stack_id: int, title: str) -> list[int
 
 def _reconcile(deck: Any, target: dict[str, Any], title: str) -> dict[str, Any] | None:
     """After a kill between 'started' and 'done': the card this item made, if the server has it."""
-    from mcp_nextcloud.server.tools.deck_read import card_entry
+    from mcp_nextcloud.server.tools.deck.read import card_entry
 
     board_id, stack_id = target["board_id"], target["stack_id"]
     new = [cid for cid in _same_title(deck, board_id, stack_id, title) if cid not in set(target["existing"])]

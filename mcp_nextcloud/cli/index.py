@@ -320,7 +320,7 @@ def _grep_fields(raw: str | None) -> list[str] | None:
 
 def _grep_json(res: Any, folders: list[str | None], fields: list[str] | None) -> dict[str, Any]:
     """grep's answer in the CLI's collection shape, with the very hit records files_grep returns."""
-    from mcp_nextcloud.server.tools.grep_hit import hit_entry
+    from mcp_nextcloud.server.tools.files.grep_hit import hit_entry
 
     items = []
     for hit, folder in zip(res.hits, folders, strict=True):

@@ -29,7 +29,7 @@ from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import result_bytes
 from mcp_nextcloud.nextcloud.errors import Category
 from mcp_nextcloud.server.errors import ToolFailure, as_tool_failure, invalid_arguments
-from mcp_nextcloud.server.tools.coverage import with_host_advice
+from mcp_nextcloud.server.tools.files.coverage import with_host_advice
 
 INSTRUCTIONS = (
     "Search and read the user's Nextcloud files. files_grep finds text inside documents; "
@@ -242,7 +242,8 @@ def _slim_tools(server: MCPServer) -> None:
 
 
 # The modules of server/tools/ whose register(server, context) adds the main server's tools, in tools/list order.
-TOOL_MODULES = ("whoami", "files", "files_undo", "deck", "calendar", "contacts", "meet", "talk_chat", "tasks")
+TOOL_MODULES = ("account.whoami", "files.tools", "files.undo", "deck.tools", "calendar.tools", "people.tools",
+                "talk.meet", "talk.chat", "tasks.tools")
 
 
 def build_server(context: ServerContext, *, name: str = "mcp-nextcloud",

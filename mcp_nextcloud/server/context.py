@@ -101,8 +101,8 @@ class ServerContext:
     _last_fresh_check: float = field(default=float("-inf"), init=False, repr=False)  # never checked
     # What opening found and repaired (a damaged call log set aside...): for `serve` to print on stderr.
     notes: list[str] = field(default_factory=list, init=False)
-    # What the last freshness check could not do (server.tools.freshness): repeated until a check succeeds.
-    last_fresh_failure: Any = field(   # a server.tools.freshness.Freshness (that module builds on this one)
+    # What the last freshness check could not do (server.tools.files.freshness): repeated until a check succeeds.
+    last_fresh_failure: Any = field(   # a server.tools.files.freshness.Freshness (that module builds on this one)
        default=None, init=False, repr=False)
     last_checked_at: float | None = field(default=None, init=False, repr=False)  # wall time of the last good check
 

@@ -23,8 +23,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_nextcloud.nextcloud.errors import instruction
 from mcp_nextcloud.server.app import NextcloudMCP, _slim_tools, _version, unknown_tool
 from mcp_nextcloud.server.context import ServerContext
-from mcp_nextcloud.server.tools import mail
-from mcp_nextcloud.server.tools.mail_compose import ComposedStore
+from mcp_nextcloud.server.tools.mail import tools as mail
+from mcp_nextcloud.server.tools.mail.compose import ComposedStore
 
 MAIL_PROBE_TTL_S = 300.0
 INSTRUCTIONS = (

@@ -295,7 +295,7 @@ def test_live_read_html_only_and_an_attachment(mail_tools: Any, mail_server: Mai
 # --- mail_compose, and mail_send / mail_draft as the preview app calls them -----------------------------------
 
 def _compose(tools: Any, **args: Any) -> tuple[dict[str, Any], str]:
-    from mcp_nextcloud.server.tools.mail_compose import TOKEN_META_KEY
+    from mcp_nextcloud.server.tools.mail.compose import TOKEN_META_KEY
 
     result = tools.call("mail_compose", args)
     assert not result.is_error, result.content[0].text

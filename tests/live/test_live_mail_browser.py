@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_nextcloud.server.tools.mail import PREVIEW_APP
+from mcp_nextcloud.server.tools.mail.tools import PREVIEW_APP
 from tests.live.mail_live import MailServer, mail_server_or_skip
 from tests.server.test_mail_apps_browser import _artifacts, _chromium, _render
 

@@ -18,13 +18,13 @@ def live_ctx(live_account: Any) -> Any:
 
 
 def test_live_providers_include_files(live_ctx: Any) -> None:
-    from mcp_nextcloud.server.tools.server_search import providers
+    from mcp_nextcloud.server.tools.files.server_search import providers
 
     assert "files" in providers(live_ctx)
 
 
 def test_live_files_provider_finds_a_new_file_by_name(live_ctx: Any) -> None:
-    from mcp_nextcloud.server.tools.server_search import name_hits
+    from mcp_nextcloud.server.tools.files.server_search import name_hits
 
     client = live_ctx.client()
     name = f"mcp-live-{uuid.uuid4().hex[:8]}-kumquat.txt"

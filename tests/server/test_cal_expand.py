@@ -1,4 +1,4 @@
-"""The recurrence expander (server/tools/cal_expand.py): same occurrences as dateutil, within its budgets.
+"""The recurrence expander (server/tools/calendar/expand.py): same occurrences as dateutil, within its budgets.
 
 Property-based: for random valid rules (frequencies, intervals, BY parts,
 zones, starts far before the window), the budgeted, fast-forwarded walk
@@ -16,8 +16,8 @@ from dateutil.rrule import rrulestr
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from mcp_nextcloud.server.tools.cal_expand import Budget, Watchdog, occurrences
-from mcp_nextcloud.server.tools.cal_rrule import BadRule, check_rule
+from mcp_nextcloud.server.tools.calendar.expand import Budget, Watchdog, occurrences
+from mcp_nextcloud.server.tools.calendar.rrule import BadRule, check_rule
 
 UTC = dt.timezone.utc
 ZONES = ["UTC", "Europe/Paris", "America/New_York", "Australia/Lord_Howe"]

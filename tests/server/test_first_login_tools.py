@@ -76,7 +76,7 @@ def test_an_account_with_events_only_gets_a_task_list_beside_them(pim, ok):
 
 
 def test_a_taken_id_gets_a_number_as_the_apps_do():
-    from mcp_nextcloud.server.tools.first_login import free_id
+    from mcp_nextcloud.server.tools.account.first_login import free_id
 
     assert free_id("Tasks", ["personal"]) == "tasks"
     assert free_id("Tasks", ["tasks", "Tasks-1"]) == "tasks-2"

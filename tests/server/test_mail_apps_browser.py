@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_nextcloud.server.tools.mail import LIST_APP, PREVIEW_APP
+from mcp_nextcloud.server.tools.mail.tools import LIST_APP, PREVIEW_APP
 
 ROOT = Path(__file__).resolve().parents[2]
 SEND_PATH = "/ocs/v2.php/apps/mail/message/send"

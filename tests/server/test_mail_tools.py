@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from mcp_nextcloud.fixtures.emulator.server import ALL_APPS, Emulator
-from mcp_nextcloud.server.tools.mail_compose import TOKEN_META_KEY
+from mcp_nextcloud.server.tools.mail.compose import TOKEN_META_KEY
 
 SEND_PATH = "/ocs/v2.php/apps/mail/message/send"
 

@@ -68,7 +68,7 @@ def test_far_years_are_refused_before_any_room(pim, err, start):
 
 
 def test_an_unexpected_failure_after_the_room_exists_deletes_it_and_says_so(pim, err, monkeypatch):
-    from mcp_nextcloud.server.tools import cal_write
+    from mcp_nextcloud.server.tools.calendar import write as cal_write
 
     def broken(*args, **kwargs):   # fault injection: a bug of ours after the room was made
         raise RuntimeError("boom")

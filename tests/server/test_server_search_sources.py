@@ -38,7 +38,7 @@ def _count(emu: Emulator, path: str) -> int:
 
 
 def test_providers_are_discovered_once_per_process(fts: Emulator) -> None:
-    from mcp_nextcloud.server.tools.server_search import FULLTEXT, providers
+    from mcp_nextcloud.server.tools.files.server_search import FULLTEXT, providers
 
     ctx = _ctx(fts)
     try:
@@ -49,7 +49,7 @@ def test_providers_are_discovered_once_per_process(fts: Emulator) -> None:
 
 
 def test_content_hits_carry_handles_files_read_accepts(fts: Emulator) -> None:
-    from mcp_nextcloud.server.tools.server_search import content_hits
+    from mcp_nextcloud.server.tools.files.server_search import content_hits
 
     ctx = _ctx(fts)
     try:
@@ -65,7 +65,7 @@ def test_content_hits_carry_handles_files_read_accepts(fts: Emulator) -> None:
 
 
 def test_content_hits_skip_files_the_index_gave_and_other_folders(fts: Emulator) -> None:
-    from mcp_nextcloud.server.tools.server_search import content_hits
+    from mcp_nextcloud.server.tools.files.server_search import content_hits
 
     ctx = _ctx(fts)
     try:
@@ -79,7 +79,7 @@ def test_content_hits_skip_files_the_index_gave_and_other_folders(fts: Emulator)
 
 
 def test_a_listed_file_that_is_gone_is_dropped_and_said(fts: Emulator) -> None:
-    from mcp_nextcloud.server.tools.server_search import content_hits
+    from mcp_nextcloud.server.tools.files.server_search import content_hits
 
     ctx = _ctx(fts)
     try:
@@ -96,7 +96,7 @@ def test_a_listed_file_that_is_gone_is_dropped_and_said(fts: Emulator) -> None:
 
 
 def test_slow_or_failing_full_text_is_named_not_waited_for(fts: Emulator) -> None:
-    from mcp_nextcloud.server.tools.server_search import content_hits, providers
+    from mcp_nextcloud.server.tools.files.server_search import content_hits, providers
 
     ctx = _ctx(fts)
     try:
@@ -116,7 +116,7 @@ def test_slow_or_failing_full_text_is_named_not_waited_for(fts: Emulator) -> Non
 
 
 def test_without_the_full_text_app_no_source_is_asked(fts: Emulator) -> None:
-    from mcp_nextcloud.server.tools.server_search import content_hits
+    from mcp_nextcloud.server.tools.files.server_search import content_hits
 
     with Emulator() as plain:
         ctx = _ctx(plain)
@@ -128,7 +128,7 @@ def test_without_the_full_text_app_no_source_is_asked(fts: Emulator) -> None:
 
 
 def test_name_hits_only_outside_the_covered_folders(fts: Emulator) -> None:
-    from mcp_nextcloud.server.tools.server_search import name_hits
+    from mcp_nextcloud.server.tools.files.server_search import name_hits
 
     ctx = _ctx(fts)
     try:

@@ -256,7 +256,7 @@ def test_limits_are_in_the_argument_descriptions(list_tools):
 
 
 def test_files_write_path_example_is_a_file_it_accepts(list_tools):
-    from mcp_nextcloud.server.tools.write_guard import BINARY_EXTENSIONS
+    from mcp_nextcloud.server.tools.files.write_guard import BINARY_EXTENSIONS
 
     tools = {t.name: _wire(t)["inputSchema"]["properties"] for t in list_tools("legacy")}
     example = tools["files_write"]["path"]["description"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from mcp_nextcloud.fixtures.emulator.state import User
-from mcp_nextcloud.server.tools.whoami import clock
+from mcp_nextcloud.server.tools.account.whoami import clock
 
 
 def _users(zone: str) -> list[User]:

@@ -1,0 +1,1 @@
+"""The calendar tools: events read, expanded (RRULE) and written over CalDAV."""

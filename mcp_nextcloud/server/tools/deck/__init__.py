@@ -1,0 +1,1 @@
+"""The Deck tools: boards, stacks and cards."""

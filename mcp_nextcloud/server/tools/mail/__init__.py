@@ -1,0 +1,1 @@
+"""The Mail tools (the mcp-mail server): mailboxes, messages, filters, compose and send."""

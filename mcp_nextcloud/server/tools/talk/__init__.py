@@ -1,0 +1,1 @@
+"""The Talk tools: conversations, chat and meetings scheduled with a room."""

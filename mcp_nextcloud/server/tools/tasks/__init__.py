@@ -1,0 +1,1 @@
+"""The task tools: VTODOs in a CalDAV task list."""
