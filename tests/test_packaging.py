@@ -10,7 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mcp_nextcloud"
-SHIPPED = ("reader", "indexer", "nextcloud", "server")
+# Every top-level package but fixtures/ (its own rule below): a new one is shipped whole.
+SHIPPED = tuple(sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py") if p.parent.name != "fixtures"))
 
 
 def _setuptools() -> dict:
