@@ -1,6 +1,7 @@
 """Helpers shared by test modules (import as `from tests.helpers import wait_for`)."""
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -111,3 +112,11 @@ def cli_env(world: Any, tmp_path: Path, index: Path | None = None) -> dict[str, 
             "MCP_NEXTCLOUD_ARTIFACTS": str(tmp_path / "artifacts"), "XDG_CONFIG_HOME": str(tmp_path / "config"),
             "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
+
+def stop(proc: "subprocess.Popen[Any]", timeout: float = 10) -> None:
+    """End a process a test started: asked first, killed when it does not end within `timeout` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()

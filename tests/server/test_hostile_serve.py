@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.server.test_server_transports import ROOT, _env, _free_port
+from tests.helpers import stop
 
 
 def _serve(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -107,11 +108,7 @@ def http(world, tmp_path):
         except httpx.HTTPError:
             time.sleep(0.1)
     yield f"http://127.0.0.1:{port}/mcp", token_file, proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop(proc)
 
 
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

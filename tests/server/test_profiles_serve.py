@@ -19,6 +19,7 @@ import pytest
 
 from tests.server.test_hostile_serve import HEADERS, _result, _rpc, _session
 from tests.server.test_server_transports import ROOT, _env, _free_port
+from tests.helpers import stop
 
 
 def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
@@ -44,11 +45,7 @@ def serve_http(env: dict[str, str], *options: str) -> Iterator[tuple[str, subpro
     try:
         yield f"http://127.0.0.1:{port}/mcp", proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 @pytest.fixture

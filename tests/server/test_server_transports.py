@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from tests.helpers import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,11 +101,7 @@ def http_server(world, tmp_path):
             time.sleep(0.1)
     token_file = tmp_path / "config" / "http-token"
     yield port, token_file, proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop(proc)
 
 
 def test_http_requires_the_bearer_token(http_server):

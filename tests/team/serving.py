@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
+from tests.helpers import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,11 +57,7 @@ def running_team(nextcloud_url: str, interval: float = 300, public_url: str | No
         yield {"url": public_url or url, "local": url, "state": state / "s", "proc": proc, "log": log,
                "runtime": runtime / "mcp-nextcloud"}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         _stop_services(runtime)
         shutil.rmtree(state, ignore_errors=True)
         shutil.rmtree(runtime, ignore_errors=True)
