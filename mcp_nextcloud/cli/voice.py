@@ -146,6 +146,7 @@ _TO_READER: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b[Aa]sk the user to "), ""),
     (re.compile(r"\b[Aa]sk the user (?=which|whom|what)"), "choose "),
     (re.compile(r"\b[Aa]sk the user for\b"), "give"),
+    (re.compile(r"\b[Aa]sk the user before "), "check before "),
     (re.compile(r"\b[Tt]ell the user (?:that )?"), ""),
     (re.compile(r"\blet the user "), ""),
     (re.compile(r"\bshow the user\b"), "look at"),
