@@ -122,5 +122,7 @@ class Channel(Protocol):
 
     def decline(self, why: str) -> None: ...
 
+    def wait_closed(self) -> None: ...   # until the caller closes its end (an attached serve)
+
 
 Handler = Callable[[Any, Channel, CancelToken], None]

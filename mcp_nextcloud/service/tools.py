@@ -50,7 +50,8 @@ class ToolHost:
         self.ctx: Any = None
         self.server: Any = None
         self.index_path: Path | None = None
-        self.interval: float | None = None
+        self.interval: float | None = None   # the shortest interval an attached serve asked for; None: no sync
+        self._wanting: list[float] = []      # the intervals of the attached serves that want a background sync
         self.sync_state: dict[str, Any] = {"state": "off"}
         self._supervisor: threading.Thread | None = None
         self._logs: dict[Path, Any] = {}   # call logs by path (each caller's environment names its own)
@@ -149,25 +150,48 @@ class ToolHost:
 
     # -- the background sync, supervised --
     def attach(self, request: Attach, channel: Channel, cancel: CancelToken) -> None:
-        """A serve attaches: answer at once; the background sync starts (and is retried) in the supervisor."""
+        """A serve attaches: answer at once; the background sync starts (and is retried) in the supervisor and
+        runs while a serve that asked for it stays attached (this returns when the serve closes its end)."""
         channel.answer(b"attached")
-        if request.interval > 0:
-            with self._lock:
-                if self.interval is None or request.interval < self.interval:
-                    self.interval = request.interval
-                    if self.ctx is not None and self.ctx.background is not None:
-                        self.ctx.background.interval_s = request.interval
-                start = self._supervisor is None or not self._supervisor.is_alive()
-                if start:
-                    self._supervisor = threading.Thread(target=self._supervise, args=(request,),
-                                                        name="sync-supervisor", daemon=True)
+        if request.interval <= 0:
+            return
+        with self._lock:
+            self._wanting.append(request.interval)
+            self._set_interval()
+            start = self._supervisor is None or not self._supervisor.is_alive()
             if start:
-                self._supervisor.start()     # type: ignore[union-attr]
+                self._supervisor = threading.Thread(target=self._supervise, args=(request,),
+                                                    name="sync-supervisor", daemon=True)
+        if start:
+            self._supervisor.start()     # type: ignore[union-attr]
+        try:
+            channel.wait_closed()
+        finally:
+            self._detach(request.interval)
+
+    def _set_interval(self) -> None:
+        """The sync runs at the shortest interval an attached serve wants (under the lock)."""
+        self.interval = min(self._wanting) if self._wanting else None
+        if self.interval and self.ctx is not None and self.ctx.background is not None:
+            self.ctx.background.interval_s = self.interval
+
+    def _detach(self, interval: float) -> None:
+        """A serve that wanted the sync is gone: the last one's going stops it (a service kept for CLI calls
+        must not go on syncing every few seconds for nobody)."""
+        stopping = None
+        with self._lock:
+            self._wanting.remove(interval)
+            self._set_interval()
+            if self.interval is None and self.ctx is not None and self.ctx.background is not None:
+                stopping, self.ctx.background = self.ctx.background, None
+                self.sync_state = {"state": "off"}
+        if stopping is not None:
+            stopping.stop()
 
     def _supervise(self, request: Attach) -> None:
         """Start the background sync; on failure, say why (status, log) and try again with backoff."""
         delay = BACKOFF_FIRST_S
-        while True:
+        while self.interval:   # no serve wants the sync any more: stop trying
             try:
                 self._ready(request.index, request.env)
                 self._start_sync()
@@ -184,12 +208,12 @@ class ToolHost:
     def _start_sync(self) -> None:
         import dataclasses
 
-        with self._lock:
+        with self._lock:   # under it: a serve's going (_detach) cannot slip between the check and the start
             interval = self.interval or 0
             if not interval or self.ctx.background is not None:
                 return
             self.ctx.settings = dataclasses.replace(self.ctx.settings, sync_interval_s=interval)
-        self.ctx.start_background_sync()
+            self.ctx.start_background_sync()
 
     def _resume_sync(self) -> None:
         """A call while a serve wants a background sync that is not running: start it now, not 'later'."""

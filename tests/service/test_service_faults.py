@@ -280,3 +280,21 @@ def test_each_serve_s_own_caps_hold_on_one_service(env: dict[str, str]) -> None:
     plain = anyio.run(read, env)   # the first caller's cap held for every caller before
     assert not plain.is_error, plain.content[0].text
     assert _log_of(env).count("listening at") == 1
+
+
+def test_the_background_sync_ends_with_the_last_serve_that_asked_for_it(env: dict[str, str]) -> None:
+    """A serve with a sync interval attaches: the sync runs while it stays; once it is gone the service (kept for
+    CLI calls) stops syncing: before, it went on every few seconds for nobody until the service exited."""
+    from mcp import Client
+
+    async def session() -> None:
+        async with Client(_serve_params(env), mode="legacy") as client:
+            await client.call_tool("nextcloud_whoami", {})
+            await anyio.to_thread.run_sync(
+                lambda: wait_for(lambda: _status(env).get("backgroundSync") is True, timeout=60, step=0.2,
+                                 what="the background sync while the serve is attached"))
+
+    anyio.run(session)
+    status = wait_for(lambda: (lambda s: s if s.get("attachedServes") == 0 else None)(_status(env)),
+                      timeout=30, step=0.2, what="the serve's going")
+    assert status["backgroundSync"] is False and status["sync"] == {"state": "off"}, status
