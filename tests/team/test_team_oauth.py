@@ -112,8 +112,8 @@ def _json(result: Any) -> dict[str, Any]:
     return json.loads(result.content[0].text)
 
 
-async def _grep_until(client: Any, query: str, within: float = 60.0) -> dict[str, Any]:
-    """files_grep, asked again while the person's first sync runs."""
+async def _grep_until(client: Any, query: str, within: float = 180.0) -> dict[str, Any]:
+    """files_grep, asked again while the person's first sync runs (a loaded CI machine took over a minute)."""
     deadline = time.monotonic() + within
     while True:
         out = _json(await client.call_tool("files_grep", {"query": query}))
