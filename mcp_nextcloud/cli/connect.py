@@ -82,6 +82,8 @@ def _print(host: Any, path: Path, wanted: dict[str, Any], as_json: bool) -> int:
               file=stdout())
         return 0
     print(f"# {host.title}: merge into {path}", file=stdout())
+    # Indented on purpose here and in the files written below: a host's config is a file people read and edit
+    # (the hosts write theirs indented); results for scripts (--json above) stay compact.
     print(json.dumps(snippet, indent=2), file=stdout())
     if host.name == "claude-code":
         print("# or let Claude Code write it:", file=stdout())
