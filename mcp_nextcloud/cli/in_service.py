@@ -92,12 +92,12 @@ def preload() -> None:
 
 def main(argv: list[str]) -> int:
     """The service process (started by service/client.py with its socket path)."""
-    from mcp_nextcloud.service.tools import ToolHost
+    from mcp_nextcloud.service.hosts import ToolHosts
 
     path = argv[0]
     resources = Resources()
     lines = CommandLines(resources, daemon.log)
-    tools = ToolHost(resources, daemon.log)
+    tools = ToolHosts(resources, daemon.log)
 
     def close() -> None:
         try:
@@ -105,12 +105,9 @@ def main(argv: list[str]) -> int:
         finally:
             resources.close()
 
-    def status() -> dict[str, Any]:
-        return {"backgroundSync": tools.syncing(), "sync": tools.sync_state}
-
     handlers: dict[type, rq.Handler] = {rq.CommandLine: lines.handle, rq.ToolCall: tools.call,
                                         rq.Attach: tools.attach}
-    return daemon.run(path, handlers, on_close=close, status=status, preload=preload)
+    return daemon.run(path, handlers, on_close=close, status=tools.status, preload=preload)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,23 @@ class OtherAccount(Exception):
 
 
 # -- the service's side --------------------------------------------------------------------------------------
+_server: Any = None
+_server_lock = threading.Lock()
+
+
+def tool_server() -> Any:
+    """The service's one tool server, over the context of each call (server/call_context.py): every index it
+    hosts (the team's people) shares its registered tools, never their contexts."""
+    global _server
+    with _server_lock:
+        if _server is None:
+            from mcp_nextcloud.server.app import build_server
+            from mcp_nextcloud.server.call_context import call_context
+
+            _server = build_server(call_context())
+        return _server
+
+
 class ToolHost:
     """The service's MCP server and context (one account), built on first need; runs serves' calls."""
 
@@ -81,7 +98,6 @@ class ToolHost:
     def _build(self, index_path: str, account: Any, env: dict[str, str]) -> None:
         from mcp_nextcloud.indexer.index import Index
         from mcp_nextcloud.server import faultlog
-        from mcp_nextcloud.server.app import build_server
         from mcp_nextcloud.server.context import ServerContext, Settings
         from mcp_nextcloud.server.telemetry import default_telemetry_path
 
@@ -101,7 +117,7 @@ class ToolHost:
                                f"{account.url}: give this account its own index (--index or MCP_NEXTCLOUD_INDEX)")
         self.index_path = path
         self.ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings)
-        self.server = build_server(self.ctx)
+        self.server = tool_server()
 
     def _replace_context(self, index_path: str, account: Any, env: dict[str, str]) -> None:
         """A new context (its client holds the new credentials; the old one's refusals stay with it)."""
@@ -124,10 +140,11 @@ class ToolHost:
             import anyio
 
             from mcp_nextcloud.server import profile, telemetry
+            from mcp_nextcloud.server.call_context import serving
             from mcp_nextcloud.server.context import Settings, settings_of_call
 
             self._resume_sync()
-            with environment.using(request.env), profile.using(_profile(request.profile)), \
+            with environment.using(request.env), profile.using(_profile(request.profile)), serving(self.ctx), \
                     telemetry.logging_to(self._call_log(request.env)), settings_of_call(Settings.from_env()):
                 result = anyio.run(lambda: server.call_tool(request.name, request.arguments))
             return pickle.dumps(("ok", result))
@@ -153,6 +170,7 @@ class ToolHost:
         """A serve attaches: answer at once; the background sync starts (and is retried) in the supervisor and
         runs while a serve that asked for it stays attached (this returns when the serve closes its end)."""
         channel.answer(b"attached")
+        loading.need("tools")    # an attached serve's calls are tool calls: load their stack now, not on the first
         if request.interval <= 0:
             return
         with self._lock:
@@ -221,6 +239,11 @@ class ToolHost:
             with contextlib.suppress(Exception):
                 self._start_sync()
                 self.sync_state = {"state": "running", "since": round(time.time())}
+
+    def attached(self) -> bool:
+        """Whether a caller that asked for the background sync is still attached."""
+        with self._lock:
+            return bool(self._wanting)
 
     def syncing(self) -> bool:
         return self.ctx is not None and self.ctx.background is not None

@@ -70,6 +70,7 @@ def build_team_server(public_url: str, nextcloud_url: str, state: Path, *, inter
     vault = Vault(state)
     provider = TeamProvider(store, public, resource)
     people = PersonTools(state, store, vault, interval)
+    people.keep_service()
     server = build_server(ServerContext(account=None, index=None))
     server.remote = people                    # every tools/call runs in the calling person's service
     auth = AuthSettings(issuer_url=AnyHttpUrl(public), resource_server_url=AnyHttpUrl(resource),

@@ -32,6 +32,14 @@ def person_folder(state: Path, subject: str) -> Path:
     return state / PEOPLE / hashlib.sha256(subject.encode("utf-8")).hexdigest()[:32]
 
 
+def team_service_name(state: Path) -> str:
+    """The socket name of the team's one index service: keyed by the team's people folder, as a person's service
+    is keyed by their index file (two team servers on two state folders never share one)."""
+    from mcp_nextcloud.service.client import service_name
+
+    return service_name(["serve", "--index", str(state.absolute() / PEOPLE)], {})
+
+
 def person_env(folder: Path, url: str, login_name: str, app_password: str) -> dict[str, str]:
     """The variables a person's calls run with: the team server's settings (MCP_NEXTCLOUD_MEANING...), their
     account, and every folder inside their own."""
@@ -76,6 +84,16 @@ class PersonTools:
         self._links: dict[str, tuple[bytes, Any]] = {}     # subject -> (sealed password it was built with, link)
         self._checked: dict[str, float] = {}                # subject -> when Nextcloud last accepted the password
         self._lock = threading.Lock()
+        self.service = team_service_name(state)
+        self._keeper: Any = None
+
+    def keep_service(self) -> None:
+        """Start the team's index service now and keep it while this server runs (an attachment that asks for
+        no sync): a person's first call then finds the tool stack loaded, never a process to start."""
+        from mcp_nextcloud.service.tools import ServiceTools
+
+        self._keeper = ServiceTools(self.service, self.state / PEOPLE, 0, {})
+        self._keeper.attach()
 
     def call(self, name: str, arguments: dict[str, Any], chosen: Any, *, read_only: bool = False) -> Any:
         token = get_access_token()
@@ -126,7 +144,6 @@ class PersonTools:
 
     def link(self, subject: str) -> Any:
         """The person's ServiceTools, built (and attached: background sync) on first use or new credentials."""
-        from mcp_nextcloud.service.client import service_name
         from mcp_nextcloud.service.tools import ServiceTools
 
         person = self.store.person(subject)
@@ -140,7 +157,7 @@ class PersonTools:
             folder = private_folder(person_folder(self.state, subject))
             env = person_env(folder, person.nc_url, person.login_name, password)
             index = folder / "index.db"
-            link = ServiceTools(service_name(["serve", "--index", str(index)], env), index, self.interval, env)
+            link = ServiceTools(self.service, index, self.interval, env)
             if known is not None:
                 known[1].close()
             self._links[subject] = (person.sealed, link)
@@ -148,6 +165,8 @@ class PersonTools:
         return link
 
     def close(self) -> None:
+        if self._keeper is not None:
+            self._keeper.close()
         with self._lock:
             for _, link in self._links.values():
                 link.close()

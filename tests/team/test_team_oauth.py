@@ -26,9 +26,10 @@ REDIRECT = "http://127.0.0.1:1/callback"      # never reached: the test reads th
 
 # -- a person signing in: our page, Nextcloud's grant (approved on the emulator), back to the client --------
 def sign_in(authorization_url: str, approve: Callable[[str, str], Any], user: str,
-            choices: dict[str, str] | None = None, verify: Any = True) -> str:
+            choices: dict[str, str] | None = None, verify: Any = True, slept: list[float] | None = None) -> str:
     """Follow /authorize to our sign-in page, submit its choices (default: the whole account), grant access on
-    Nextcloud as `user` (`approve(nextcloud_login_url, user)`): the client's redirect URL."""
+    Nextcloud as `user` (`approve(nextcloud_login_url, user)`): the client's redirect URL. `slept` gets the
+    time spent between the page's reloads (the browser's, not the server's)."""
     with httpx.Client(follow_redirects=False, timeout=30, verify=verify) as http:
         resp = http.get(authorization_url)
         assert resp.status_code == 302, resp.text
@@ -46,7 +47,10 @@ def sign_in(authorization_url: str, approve: Callable[[str, str], Any], user: st
             if resp.status_code == 302:
                 return str(resp.headers["location"])
             assert resp.status_code == 200, resp.text
+            t0 = time.perf_counter()
             time.sleep(0.1)
+            if slept is not None:
+                slept.append(time.perf_counter() - t0)
     raise AssertionError("the sign-in page never sent the person back")
 
 
@@ -72,9 +76,9 @@ class Memory:
 
 @asynccontextmanager
 async def connected(team: dict[str, Any], user: str, storage: Memory | None = None,
-                    marks: list[float] | None = None) -> AsyncIterator[Any]:
+                    marks: list[float] | None = None, slept: list[float] | None = None) -> AsyncIterator[Any]:
     """An MCP client session as `user`, signed in by the SDK's OAuth client (`marks` gets the time the code
-    came back)."""
+    came back, `slept` the sign-in page's reload pauses)."""
     from mcp import Client
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
@@ -85,7 +89,7 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
 
     async def redirect_handler(authorization_url: str) -> None:
         landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["approve"], user, None,
-                                                     team.get("verify", True)))
+                                                     team.get("verify", True), slept))
 
     async def callback_handler() -> AuthorizationCodeResult:
         query = parse_qs(urlsplit(landed[-1]).query)
