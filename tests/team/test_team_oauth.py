@@ -26,16 +26,18 @@ REDIRECT = "http://127.0.0.1:1/callback"      # never reached: the test reads th
 
 # -- a person signing in: our page, Nextcloud's grant (approved on the emulator), back to the client --------
 def sign_in(authorization_url: str, approve: Callable[[str, str], Any], user: str,
-            choices: dict[str, str] | None = None, verify: Any = True) -> str:
-    """Follow /authorize to our sign-in page, submit its choices (default: the whole account), grant access on
-    Nextcloud as `user` (`approve(nextcloud_login_url, user)`): the client's redirect URL."""
+            choices: dict[str, Any] | None = None, verify: Any = True) -> str:
+    """Follow /authorize to our sign-in page, submit its choices (default, as a browser leaves the form: the
+    whole account, every tool box ticked), grant access on Nextcloud as `user` (`approve(nextcloud_login_url,
+    user)`): the client's redirect URL."""
     with httpx.Client(follow_redirects=False, timeout=30, verify=verify) as http:
         resp = http.get(authorization_url)
         assert resp.status_code == 302, resp.text
         page = resp.headers["location"]
         consent = http.get(page)
         assert consent.status_code == 200 and 'name="go"' in consent.text, consent.text
-        resp = http.get(page, params={"go": "1", **(choices or {})})
+        ticked = re.findall(r'name="tool" value="([^"]+)" checked', consent.text)
+        resp = http.get(page, params={"go": "1", "tool": ticked, **(choices or {})})
         assert resp.status_code == 200 and 'id="nextcloud-login"' in resp.text, resp.text
         assert resp.headers["cache-control"] == "no-store"
         found = re.search(r'id="nextcloud-login" href="([^"]+)"', resp.text)
