@@ -74,9 +74,11 @@ class Memory:
 
 @asynccontextmanager
 async def connected(team: dict[str, Any], user: str, storage: Memory | None = None,
-                    marks: list[float] | None = None) -> AsyncIterator[Any]:
+                    marks: list[float] | None = None, *, choices: dict[str, Any] | None = None,
+                    client_metadata_url: str | None = None) -> AsyncIterator[Any]:
     """An MCP client session as `user`, signed in by the SDK's OAuth client (`marks` gets the time the code
-    came back)."""
+    came back; `choices`: what the person chose on the sign-in page; `client_metadata_url`: the client is
+    identified by that client_id metadata document instead of registering)."""
     from mcp import Client
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
@@ -86,7 +88,7 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
     landed: list[str] = []
 
     async def redirect_handler(authorization_url: str) -> None:
-        landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["approve"], user, None,
+        landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["approve"], user, choices,
                                                      team.get("verify", True)))
 
     async def callback_handler() -> AuthorizationCodeResult:
@@ -99,7 +101,8 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
         team["url"] + "/mcp",
         OAuthClientMetadata(client_name=f"test client of {user}", redirect_uris=[REDIRECT],  # type: ignore[list-item]
                             grant_types=["authorization_code", "refresh_token"], response_types=["code"]),
-        storage or Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler)
+        storage or Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler,
+        client_metadata_url=client_metadata_url)
     http = create_mcp_http_client(auth=auth)
     if "verify" in team:         # behind the TLS proxy: its own certificate authority
         import httpx2
