@@ -24,7 +24,6 @@ import socket
 import ssl
 import time
 from collections import OrderedDict
-from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -209,6 +208,6 @@ def _is_ip(host: str) -> bool:
     return True
 
 
-def describe(client_id: str) -> Any:
+def describe(client_id: str) -> str | None:
     """The host a client_id document came from (shown on the sign-in page), or None for a registered client."""
     return urlsplit(client_id).netloc if is_document_id(client_id) else None

@@ -137,6 +137,15 @@ def test_a_refused_document_is_not_kept(team: dict[str, Any], docs: DocServer) -
     resp = _authorize(team, url)
     assert resp.status_code == 302 and "/login/" in resp.headers["location"], resp.text
     assert docs.hits["/clients/fixed.json"] == 2
+    # The same through POST /authorize (a form): the document is checked before the SDK's handler reads it.
+    form = {"response_type": "code", "client_id": docs.url + "/clients/posted.json", "redirect_uri": REDIRECT,
+            "code_challenge": _pkce()[1], "code_challenge_method": "S256", "resource": team["url"] + "/mcp"}
+    docs.put("/clients/posted.json", b"not json")
+    posted = httpx.post(team["url"] + "/authorize", data=form, timeout=30)
+    assert posted.status_code == 400 and "not JSON" in posted.json()["error_description"], posted.text
+    docs.put("/clients/posted.json", _document(form["client_id"]))
+    posted = httpx.post(team["url"] + "/authorize", data=form, timeout=30)
+    assert posted.status_code == 302 and "/login/" in posted.headers["location"], posted.text
 
 
 def test_the_fences_before_any_request(docs: DocServer) -> None:
