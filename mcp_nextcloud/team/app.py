@@ -2,8 +2,10 @@
 
 Published (all from the SDK's mcp.server.auth routes, configured here):
 - /.well-known/oauth-protected-resource/mcp: RFC 9728 metadata naming this server as the authorization server;
-- /.well-known/oauth-authorization-server: RFC 8414 metadata (PKCE S256, registration, revocation);
-- /register (RFC 7591), /authorize, /token (code and refresh grants), /revoke;
+- /.well-known/oauth-authorization-server: RFC 8414 metadata (PKCE S256, registration, revocation, client_id
+  metadata documents);
+- /register (RFC 7591), /authorize (a client_id URL's document is fetched and checked first: cimd.py),
+  /token (code and refresh grants), /revoke;
 - /login/<id>: the Nextcloud sign-in page (login.py).
 A request to /mcp without a valid token for this resource gets 401 with the metadata's address; a valid one
 runs its tool calls as the token's person (people.py).
@@ -18,8 +20,11 @@ from urllib.parse import urlsplit
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
+from starlette.middleware import Middleware
 
 from mcp_nextcloud.nextcloud.config import normalize_url
+from mcp_nextcloud.team.cimd import ClientDocumentError, ClientDocuments, is_document_id
+from mcp_nextcloud.team.limits import TokenLimits
 from mcp_nextcloud.team.login import SignIn
 from mcp_nextcloud.team.people import PersonTools
 from mcp_nextcloud.team.provider import TeamProvider
@@ -68,7 +73,8 @@ def build_team_server(public_url: str, nextcloud_url: str, state: Path, *, inter
     resource = public + MCP_PATH
     store = Store(state)
     vault = Vault(state)
-    provider = TeamProvider(store, public, resource)
+    loopback = urlsplit(public).hostname in ("127.0.0.1", "localhost", "::1")
+    provider = TeamProvider(store, public, resource, ClientDocuments(allow_loopback=loopback))
     people = PersonTools(state, store, vault, interval)
     people.keep_service()
     server = build_server(ServerContext(account=None, index=None))
@@ -82,12 +88,72 @@ def build_team_server(public_url: str, nextcloud_url: str, state: Path, *, inter
         enable_dns_rebinding_protection=True,
         allowed_hosts=[origin.netloc, "127.0.0.1:*", "localhost:*"],
         allowed_origins=[f"{origin.scheme}://{origin.netloc}", "http://127.0.0.1:*", "http://localhost:*"])
-    sign_in = SignIn(provider, store, vault, normalize_url(nextcloud_url), warm=people.link)
+    tools = {t.name: bool(getattr(t.annotations, "read_only_hint", False)) for t in server._tool_manager.list_tools()}
+    sign_in = SignIn(provider, store, vault, normalize_url(nextcloud_url), warm=people.link, tools=tools)
     extra: dict[str, Any] = {} if max_body is None else {"max_request_body_size": max_body}
     app = server._lowlevel_server.streamable_http_app(
         streamable_http_path=MCP_PATH, transport_security=security, auth=auth, auth_server_provider=provider,
         token_verifier=_Verifier(provider), custom_starlette_routes=sign_in.routes(), **extra)
+    _with_documents(app, provider, auth)
+    app.user_middleware.append(Middleware(TokenLimits))   # innermost: after the SDK's bearer check
     return TeamServer(app, provider, people, store)
+
+
+def _with_documents(app: Any, provider: TeamProvider, auth: AuthSettings) -> None:
+    """The SDK's auth routes, told about client_id metadata documents: the RFC 8414 metadata says they are
+    supported (and public clients, `none`), and /authorize fetches and checks a client_id URL's document before
+    the SDK's handler runs, answering a bad one with its cause (the SDK's answer would be 'not found')."""
+    from mcp.server.auth.handlers.metadata import MetadataHandler
+    from mcp.server.auth.routes import build_metadata, cors_middleware
+
+    metadata = build_metadata(auth.issuer_url, None, auth.client_registration_options or ClientRegistrationOptions(),
+                              auth.revocation_options or RevocationOptions())
+    metadata.client_id_metadata_document_supported = True
+    metadata.token_endpoint_auth_methods_supported = [*(metadata.token_endpoint_auth_methods_supported or []),
+                                                      "none"]
+    for route in app.router.routes:
+        if getattr(route, "path", None) == "/.well-known/oauth-authorization-server":
+            route.app = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
+        elif getattr(route, "path", None) == "/authorize":
+            route.app = _DocumentGate(route.app, provider.documents)
+
+
+class _DocumentGate:
+    """ASGI wrapper of /authorize: a client_id URL whose document cannot be used is refused here, with why
+    (400, OAuth error JSON, never a redirect: the redirect URIs are the document's, not trusted); a usable one is
+    kept, and the SDK's handler finds it through the provider's get_client."""
+
+    def __init__(self, app: Any, documents: ClientDocuments) -> None:
+        self.app, self.documents = app, documents
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from urllib.parse import parse_qs
+
+        from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+        from starlette.responses import JSONResponse
+
+        body, more = b"", scope.get("method") == "POST"
+        while more and len(body) <= DEFAULT_MAX_REQUEST_BODY_SIZE:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1")) if not body else \
+            parse_qs(body.decode("latin-1"))
+        client_id = (query.get("client_id") or [""])[0]
+        if is_document_id(client_id):
+            try:
+                await self.documents.client(client_id)
+            except ClientDocumentError as err:
+                await JSONResponse({"error": "invalid_client", "error_description": f"{err}. Fix the document at "
+                                    "the client_id URL (or register the client at /register) and try again."},
+                                   status_code=400, headers={"Cache-Control": "no-store"})(scope, receive, send)
+                return
+        replayed = [{"type": "http.request", "body": body, "more_body": more}]
+
+        async def replay() -> Any:
+            return replayed.pop() if replayed else await receive()
+
+        await self.app(scope, replay if scope.get("method") == "POST" else receive, send)
 
 
 class _Verifier:

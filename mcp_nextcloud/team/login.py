@@ -8,7 +8,7 @@ redirects to the client's redirect URI with a one-time code bound to that person
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from mcp_nextcloud.nextcloud.config import Account
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
+from mcp_nextcloud.team.cimd import describe
 from mcp_nextcloud.team.provider import PendingLogin, TeamProvider
 from mcp_nextcloud.team.store import Person, Store
 from mcp_nextcloud.team.vault import Vault
@@ -37,6 +38,7 @@ class SignIn:
     vault: Vault
     nextcloud_url: str
     warm: Callable[[str], Any] | None = None     # called with a person who just signed in (starts their service)
+    tools: dict[str, bool] = field(default_factory=dict)   # the tools a sign-in may allow: name -> read-only
 
     def routes(self) -> list[Route]:
         return [Route("/login/{login_id}", self.page, methods=["GET"])]
@@ -48,9 +50,10 @@ class SignIn:
                          "again from your MCP client.</p>", status=404)
         try:
             if pending.flow is None:
-                problem = _choose(pending, request.query_params) if "go" in request.query_params else ""
+                problem = _choose(pending, request.query_params, self.tools) if "go" in request.query_params \
+                    else ""
                 if problem is not None:
-                    return _consent(pending, request.url.path, problem)
+                    return _consent(pending, request.url.path, problem, self.tools)
                 from mcp_nextcloud.nextcloud.login import start_login
 
                 pending.flow = await anyio.to_thread.run_sync(start_login, self.nextcloud_url)
@@ -90,39 +93,60 @@ class SignIn:
         return subject
 
 
-def _choose(pending: PendingLogin, query: Any) -> str | None:
-    """Keep the limits the person chose (a profile, server/profile.py); the problem with them, or None."""
+def _choose(pending: PendingLogin, query: Any, tools: dict[str, bool]) -> str | None:
+    """Keep the limits the person chose (a profile, server/profile.py); the problem with them, or None.
+
+    Tools: every box ticked means no tool list (the profile's own rule then applies: a folder choice offers the
+    file tools); fewer means exactly those."""
     import json
 
     from mcp_nextcloud.server.profile import build
 
     folders = [f.strip() for f in query.get("folders", "").replace(",", "\n").splitlines() if f.strip()]
+    ticked = query.getlist("tool") if tools else []
+    if tools and not ticked:
+        return "Choose at least one tool (or all of them)"
+    allow = None if set(ticked) >= set(tools) else ticked
     try:
-        chosen = build("signed-in", folders=folders or None, read_only=query.get("read_only") == "on")
+        chosen = build("signed-in", folders=folders or None, read_only=query.get("read_only") == "on", tools=allow,
+                       known_tools=tools or None)
     except ValueError as exc:
-        return str(exc).replace("--folder", "folder")
+        return str(exc).replace("--folder", "folder").replace(" in --tools", "")
     pending.profile = json.dumps(chosen.to_dict())
     return None
 
 
-def _consent(pending: PendingLogin, path: str, problem: str) -> Response:
-    """The first page: who asks, and what it may do (the whole account, or some folders, or read-only)."""
+def _consent(pending: PendingLogin, path: str, problem: str, tools: dict[str, bool]) -> Response:
+    """The first page: who asks, where it returns, and what it may do (the whole account, or some folders, or
+    read-only, and which tools)."""
     error = f"<p><b>{html.escape(problem)}</b></p>" if problem else ""
-    body = (f"{error}<p><b>{html.escape(pending.client_name)}</b> asks to act as you in your Nextcloud.</p>"
+    boxes = "".join(f'<label><input type="checkbox" name="tool" value="{html.escape(name)}" checked> '
+                    f'{html.escape(name)}{"" if read_only else " (changes things)"}</label><br>'
+                    for name, read_only in sorted(tools.items()))
+    choose_tools = (f"<fieldset><legend>Tools it may use (with folders chosen and every tool ticked: the file tools "
+                    f"only)</legend>{boxes}</fieldset>") if tools else ""
+    body = (f"{error}{_asker(pending)}"
             f"<form method=\"get\" action=\"{html.escape(path)}\"><input type=\"hidden\" name=\"go\" value=\"1\">"
             "<p><label><input type=\"checkbox\" name=\"read_only\"> Read only: it may search and read, never "
             "change anything</label></p><p><label>Only these folders (one per line; empty: all of them)<br>"
             "<textarea name=\"folders\" rows=\"3\" cols=\"40\"></textarea></label></p>"
-            "<p><button type=\"submit\">Continue to Nextcloud</button></p></form>")
+            f"{choose_tools}<p><button type=\"submit\">Continue to Nextcloud</button></p></form>")
     return _page("Sign in with Nextcloud", body)
 
 
-def _waiting(pending: PendingLogin, path: str) -> Response:
+def _asker(pending: PendingLogin) -> str:
+    """Who asks (the client's name, and for a client_id document the host that published it) and where the
+    person is sent back after signing in."""
     redirect_host = urlsplit(str(pending.params.redirect_uri)).netloc or str(pending.params.redirect_uri)
-    body = (f"<p><b>{html.escape(pending.client_name)}</b> asks to act as you in your Nextcloud. After you sign "
-            f"in, you are sent back to <b>{html.escape(redirect_host)}</b>.</p>"
-            f"<p><a id=\"nextcloud-login\" href=\"{html.escape(pending.flow.login_url)}\" target=\"_blank\" "
-            "rel=\"noopener\">Sign in to Nextcloud and grant access</a></p>"
+    source = describe(pending.client_id)
+    published = f" (described by <b>{html.escape(source)}</b>)" if source else ""
+    return (f"<p><b>{html.escape(pending.client_name)}</b>{published} asks to act as you in your Nextcloud. After "
+            f"you sign in, you are sent back to <b>{html.escape(redirect_host)}</b>.</p>")
+
+
+def _waiting(pending: PendingLogin, path: str) -> Response:
+    body = (f"{_asker(pending)}<p><a id=\"nextcloud-login\" href=\"{html.escape(pending.flow.login_url)}\" "
+            "target=\"_blank\" rel=\"noopener\">Sign in to Nextcloud and grant access</a></p>"
             "<p>This page continues by itself once access is granted. Not you, or not a client you started? "
             "Close this page.</p>")
     return _page("Sign in with Nextcloud", body, refresh=path)

@@ -61,12 +61,10 @@ def _not_signed_in() -> ToolFailure:
 
 
 def _profile(limits: dict[str, Any]) -> Any:
-    """The Profile a person chose at sign-in (its to_dict form)."""
-    from mcp_nextcloud.server.profile import Profile
+    """The Profile a person chose at sign-in (its to_dict form: folders, read-only, tools): limits.py's."""
+    from mcp_nextcloud.team.limits import profile_of
 
-    folders = limits.get("folders")
-    return Profile(name=str(limits.get("name", "signed-in")), folders=tuple(folders) if folders else None,
-                   read_only=bool(limits.get("readOnly")))
+    return profile_of(limits)
 
 
 def _refused_credentials(result: Any) -> bool:

@@ -18,6 +18,7 @@ from mcp.server.auth.provider import (AccessToken, AuthorizationCode, Authorizat
                                       RefreshToken, TokenError, construct_redirect_uri)
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from mcp_nextcloud.team.cimd import ClientDocumentError, ClientDocuments, is_document_id
 from mcp_nextcloud.team.store import CodeRow, Store, TokenRow, new_secret
 
 ACCESS_TTL_S = 3600
@@ -41,13 +42,19 @@ class PendingLogin:
 class TeamProvider:
     """OAuthAuthorizationServerProvider (mcp.server.auth.provider) for one resource."""
 
-    def __init__(self, store: Store, public_url: str, resource: str) -> None:
+    def __init__(self, store: Store, public_url: str, resource: str, documents: ClientDocuments) -> None:
         self.store, self.public_url, self.resource = store, public_url.rstrip("/"), resource
+        self.documents = documents
         self.pending: dict[str, PendingLogin] = {}
         self._lock = threading.Lock()
 
-    # -- clients (RFC 7591) --
+    # -- clients: registered (RFC 7591) or described by a client_id document (cimd.py) --
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if is_document_id(client_id):
+            try:
+                return await self.documents.client(client_id)
+            except ClientDocumentError:
+                return None       # /authorize said why already (app.py); /token answers invalid_client
         info = self.store.client(client_id)
         return OAuthClientInformationFull.model_validate_json(info) if info else None
 

@@ -28,15 +28,16 @@ def _free_port() -> int:
 
 @contextmanager
 def running_team(nextcloud_url: str, interval: float = 300, public_url: str | None = None,
-                 port: int | None = None) -> Iterator[dict[str, Any]]:
+                 port: int | None = None, env: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
     """{url, state, proc, log, runtime (its services' sockets)} of a team server signing people in to
-    `nextcloud_url`."""
+    `nextcloud_url` (`env`: more variables for it, e.g. SSL_CERT_FILE)."""
+    extra = env or {}
     state = Path(tempfile.mkdtemp(prefix="team", dir="/tmp"))
     runtime = Path(tempfile.mkdtemp(prefix="trt", dir="/tmp"))
     port = port or _free_port()
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
-    env.update({"XDG_RUNTIME_DIR": str(runtime), "MCP_NEXTCLOUD_SERVICE_IDLE_S": "60",
+    env.update({**extra, "XDG_RUNTIME_DIR": str(runtime), "MCP_NEXTCLOUD_SERVICE_IDLE_S": "60",
                 "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")})
     log = state / "serve.log"
     with open(log, "w") as out:

@@ -228,7 +228,8 @@ def test_the_limits_chosen_at_sign_in_hold_for_that_token(team: dict[str, Any], 
     full = _call(url, two["alice"]["headers"], "files_read", {"path": "/Documents/Résumé final.md"})
     assert not full.get("isError"), full          # alice's other sign-in keeps the whole account
     page = httpx.get(_authorize_url(url, _register(url, "bad folder"), _pkce()[1]), timeout=10).headers["location"]
-    assert "not a folder path" in httpx.get(page, params={"go": "1", "folders": "../etc"}, timeout=10).text
+    bad = httpx.get(page, params={"go": "1", "folders": "../etc", "tool": "files_read"}, timeout=10)
+    assert "not a folder path" in bad.text and 'id="nextcloud-login"' not in bad.text
 
 
 def test_deleting_the_app_password_in_nextcloud_ends_the_access(team: dict[str, Any], two: dict[str, Any]) -> None:

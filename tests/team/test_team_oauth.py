@@ -26,17 +26,19 @@ REDIRECT = "http://127.0.0.1:1/callback"      # never reached: the test reads th
 
 # -- a person signing in: our page, Nextcloud's grant (approved on the emulator), back to the client --------
 def sign_in(authorization_url: str, approve: Callable[[str, str], Any], user: str,
-            choices: dict[str, str] | None = None, verify: Any = True, slept: list[float] | None = None) -> str:
-    """Follow /authorize to our sign-in page, submit its choices (default: the whole account), grant access on
-    Nextcloud as `user` (`approve(nextcloud_login_url, user)`): the client's redirect URL. `slept` gets the
-    time spent between the page's reloads (the browser's, not the server's)."""
+            choices: dict[str, Any] | None = None, verify: Any = True, slept: list[float] | None = None) -> str:
+    """Follow /authorize to our sign-in page, submit its choices (default, as a browser leaves the form: the
+    whole account, every tool box ticked), grant access on Nextcloud as `user` (`approve(nextcloud_login_url,
+    user)`): the client's redirect URL. `slept` gets the time spent between the page's reloads (the browser's,
+    not the server's)."""
     with httpx.Client(follow_redirects=False, timeout=30, verify=verify) as http:
         resp = http.get(authorization_url)
         assert resp.status_code == 302, resp.text
         page = resp.headers["location"]
         consent = http.get(page)
         assert consent.status_code == 200 and 'name="go"' in consent.text, consent.text
-        resp = http.get(page, params={"go": "1", **(choices or {})})
+        ticked = re.findall(r'name="tool" value="([^"]+)" checked', consent.text)
+        resp = http.get(page, params={"go": "1", "tool": ticked, **(choices or {})})
         assert resp.status_code == 200 and 'id="nextcloud-login"' in resp.text, resp.text
         assert resp.headers["cache-control"] == "no-store"
         found = re.search(r'id="nextcloud-login" href="([^"]+)"', resp.text)
@@ -76,9 +78,12 @@ class Memory:
 
 @asynccontextmanager
 async def connected(team: dict[str, Any], user: str, storage: Memory | None = None,
-                    marks: list[float] | None = None, slept: list[float] | None = None) -> AsyncIterator[Any]:
+                    marks: list[float] | None = None, *, choices: dict[str, Any] | None = None,
+                    client_metadata_url: str | None = None, slept: list[float] | None = None) -> AsyncIterator[Any]:
     """An MCP client session as `user`, signed in by the SDK's OAuth client (`marks` gets the time the code
-    came back, `slept` the sign-in page's reload pauses)."""
+    came back; `choices`: what the person chose on the sign-in page; `client_metadata_url`: the client is
+    identified by that client_id metadata document instead of registering; `slept`: the sign-in page's reload
+    pauses)."""
     from mcp import Client
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
@@ -88,7 +93,7 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
     landed: list[str] = []
 
     async def redirect_handler(authorization_url: str) -> None:
-        landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["approve"], user, None,
+        landed.append(await anyio.to_thread.run_sync(sign_in, authorization_url, team["approve"], user, choices,
                                                      team.get("verify", True), slept))
 
     async def callback_handler() -> AuthorizationCodeResult:
@@ -101,7 +106,8 @@ async def connected(team: dict[str, Any], user: str, storage: Memory | None = No
         team["url"] + "/mcp",
         OAuthClientMetadata(client_name=f"test client of {user}", redirect_uris=[REDIRECT],  # type: ignore[list-item]
                             grant_types=["authorization_code", "refresh_token"], response_types=["code"]),
-        storage or Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler)
+        storage or Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler,
+        client_metadata_url=client_metadata_url)
     http = create_mcp_http_client(auth=auth)
     if "verify" in team:         # behind the TLS proxy: its own certificate authority
         import httpx2
