@@ -110,9 +110,13 @@ class Connection:
             watcher.join(1.0)   # before the socket closes: select never sees a closed descriptor
 
     def _watch(self, token: CancelToken, done: threading.Event) -> None:
+        # poll, not select: select refuses a descriptor numbered past 1023 (ValueError), which read as a hang-up
+        # and dropped the answer; a service hosting a team holds that many (each person's index, logs, sockets).
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN | select.POLLPRI)
         while not done.is_set():
             try:
-                readable, _, _ = select.select([self.sock], [], [], 0.2)
+                readable = poller.poll(200)
                 if not readable or done.is_set():
                     continue
                 peeked = self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)

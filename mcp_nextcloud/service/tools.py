@@ -49,6 +49,7 @@ def tool_server() -> Any:
     """The service's one tool server, over the context of each call (server/call_context.py): every index it
     hosts (the team's people) shares its registered tools, never their contexts."""
     global _server
+    loading.need("tools")
     with _server_lock:
         if _server is None:
             from mcp_nextcloud.server.app import build_server
@@ -170,7 +171,7 @@ class ToolHost:
         """A serve attaches: answer at once; the background sync starts (and is retried) in the supervisor and
         runs while a serve that asked for it stays attached (this returns when the serve closes its end)."""
         channel.answer(b"attached")
-        loading.need("tools")    # an attached serve's calls are tool calls: load their stack now, not on the first
+        tool_server()            # an attached serve's calls are tool calls: their stack and server now, not at the first
         if request.interval <= 0:
             return
         with self._lock:
