@@ -248,6 +248,11 @@ def judge(index: Index, con: Any, query: str, fids: list[int]) -> dict[int, floa
     return out
 
 
+def embedded(con: Any, fids: list[int]) -> set[int]:
+    """Of `fids`, the files whose every window is embedded at their current extraction (they can be judged)."""
+    return _allowed(con, fids, "", [])
+
+
 def _allowed(con: Any, fids: list[int], filt: str, fargs: list) -> set[int]:
     """Of `fids`, the files the filters allow whose every window is embedded at their current extraction.
 
