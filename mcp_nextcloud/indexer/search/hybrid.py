@@ -4,8 +4,9 @@ Files holding the words as the phrase lead in keyword order; the rest is fused b
 (with the FUSED closest meaning hits). Meaning hits below the floor are left out (semantic.FLOOR, or
 ABSENT_FLOOR when the question names a word no indexed text holds), at most MEANING_ONLY files that only
 meaning found are shown (`meaning_only`), and the question's word hits that no window of theirs brings
-near it are left out (`_related_words`); an identifier in the question boosts the files holding it; with
-nothing close the answer says so. Figures: benchmarks/test_relevance_bench.py.
+near it are left out (`_related_words`); the fused list then loses its weak tail (trim.py: words-only hits
+after the first two, hits past the third far below the best); an identifier in the question boosts the files
+holding it; with nothing close the answer says so. Figures: benchmarks/test_relevance_bench.py.
 """
 from __future__ import annotations
 
