@@ -108,13 +108,14 @@ def test_a_passage_opens_where_the_region_introduces_its_subject(index: Index, p
 # Notes holding the words "copy", "files", "external", "disk": one answers the question, the others only use the words.
 DISK_NOTES = {
     "/notes/howto-disk.txt": "To copy files to an external disk, plug the disk in, open it and drag the files onto it.",
-    "/notes/camera.txt": "Holiday photos: copy the files from the camera card to the external disk before the next trip.",
+    "/notes/camera.txt": "Holiday photos: copy the files from the camera card to the external disk before the next "
+                         "trip.",
     "/notes/thesis.txt": "Thesis: keep a copy of the chapter files on the external disk and another on the university "
                          "server.",
     "/notes/music.txt": "Music: copy the old vinyl records to files on the external disk so that the car stereo can "
                         "play them.",
-    "/notes/office.txt": "Office errands: order printer paper, make a copy of the lease for the files, buy a disk label "
-                         "maker and an external keyboard.",
+    "/notes/office.txt": "Office errands: order printer paper, make a copy of the lease for the files, buy a disk "
+                         "label maker and an external keyboard.",
 }
 
 
@@ -167,3 +168,33 @@ def test_an_answer_whose_closest_file_is_not_close_says_nothing_close_in_meaning
     assert any(n.startswith(semantic.NOTHING_CLOSE) and "loosely related" in n for n in res.notes)
     backup = notes.grep(QUESTION)                             # a question the notes answer does not say it
     assert backup.hits and not any(semantic.NOTHING_CLOSE in n for n in backup.notes)
+
+
+# A page of documentation as HTML-to-text gives it: a navigation bar, then the prose, in one paragraph.
+NAV = "modules |\nnext |\nprevious |\n"
+PROSE = ("zlib compresses data: this module provides functions to compress and decompress data with the zlib library.\n"
+         "The functions here are compatible with gzip, and most programs need only the two shown below.\n"
+         "Compression levels run from 0 (none) to 9 (smallest output), and 6 is the default one chosen.\n"
+         "Streams of data that do not fit in memory are compressed piece by piece by a compressobj.\n"
+         "Checksums (adler32, crc32) tell whether the data came back as it was written.\n")
+CALLS = "To compress data in one call, use zlib.compress(data); zlib.decompress(data) gives the data back.\n"
+
+
+def test_a_span_opening_on_a_navigation_bar_is_not_a_passage_even_with_prose_after_it() -> None:
+    text = "Python »\n3.11 Documentation »\nThe Python Standard Library »\n" + PROSE
+    first = answer._spans(text, 0)[0]
+    assert not answer.looks_like_toc(text)            # the span as a whole reads as prose
+    assert first.toc                                  # but its passage would open on the navigation bar
+    assert not answer._spans(PROSE, 0)[0].toc
+    assert answer.looks_like_toc(NAV + "Python »\n")  # "next |": a link of a navigation bar
+
+
+def test_the_passage_of_a_documentation_page_does_not_open_on_its_navigation_bar(index: Index, put_text) -> None:
+    put_text(index.writer(), "/docs/zlib.txt", NAV + PROSE + "\n" + CALLS)
+    Builder(index).build()
+    con = index.conn()
+    question = "how do I compress data with zlib"
+    hit = semantic.search(index, con, question, "", [], 5)[0]
+    chosen = answer.choose(con, question, list(hit.windows), [0])
+    assert chosen is not None and not chosen.passage.passage.startswith("modules"), chosen
+    assert chosen.passage.passageOffset >= len(NAV)
