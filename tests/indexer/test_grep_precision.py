@@ -198,3 +198,20 @@ def test_the_passage_of_a_documentation_page_does_not_open_on_its_navigation_bar
     chosen = answer.choose(con, question, list(hit.windows), [0])
     assert chosen is not None and not chosen.passage.passage.startswith("modules"), chosen
     assert chosen.passage.passageOffset >= len(NAV)
+
+
+def test_when_the_best_windows_read_as_a_table_of_contents_a_further_window_gives_the_passage(
+        index: Index, put_text) -> None:
+    # A book opening on a long table of contents: the windows of its first chunks fall inside it.
+    toc = "".join(f"{k}.{j} Section about topic {k}{j} . . . . . . . . . . . . {k * 10 + j}\n"
+                  for k in range(1, 60) for j in range(1, 8))
+    prose = "Printers: to add a printer, open the settings, choose Printers and press Add.\n\n" * 40
+    put_text(index.writer(), "/b/book.txt", toc + "\n" + prose)
+    Builder(index).build()
+    con = index.conn()
+    windows = [int(r[0]) for r in con.execute("SELECT id FROM vectors ORDER BY id")]
+    assert len(windows) > answer.WINDOWS                    # the last window's region reaches the prose
+    ranked = [(rid, 0.9 - 0.01 * k) for k, rid in enumerate(windows)]   # the table of contents ranked first
+    chosen = answer.choose(con, "how do I add a printer", ranked, [0])
+    assert chosen is not None and chosen.passage.passageOffset > len(toc), chosen
+    assert chosen.passage.passage.startswith("Printers")
