@@ -9,9 +9,11 @@ import pytest
 
 from mcp_nextcloud.indexer.index import Index
 from mcp_nextcloud.indexer.jobs.embed import Builder
-from mcp_nextcloud.indexer.search import answer, hybrid, semantic
+from mcp_nextcloud.indexer.search import answer, hybrid, semantic, trim
 from mcp_nextcloud.indexer.search.keywords import keyword_side
-from mcp_nextcloud.indexer.search.query import parse
+from mcp_nextcloud.indexer.search.picks import Pick
+from mcp_nextcloud.indexer.search.query import Tier, parse
+from mcp_nextcloud.indexer.search.rank import Ranked
 
 # Notes that are all about keeping copies of files: meaning finds every one close to a backup question.
 BACKUP_NOTES = {
@@ -101,3 +103,115 @@ def test_a_passage_opens_where_the_region_introduces_its_subject(index: Index, p
     hit = semantic.search(index, con, question, "", [], 5)[0]
     chosen = answer.choose(con, question, list(hit.windows), [0])
     assert chosen is not None and chosen.passage.passageOffset == 0, chosen
+
+
+# Notes holding the words "copy", "files", "external", "disk": one answers the question, the others only use the words.
+DISK_NOTES = {
+    "/notes/howto-disk.txt": "To copy files to an external disk, plug the disk in, open it and drag the files onto it.",
+    "/notes/camera.txt": "Holiday photos: copy the files from the camera card to the external disk before the next "
+                         "trip.",
+    "/notes/thesis.txt": "Thesis: keep a copy of the chapter files on the external disk and another on the university "
+                         "server.",
+    "/notes/music.txt": "Music: copy the old vinyl records to files on the external disk so that the car stereo can "
+                        "play them.",
+    "/notes/office.txt": "Office errands: order printer paper, make a copy of the lease for the files, buy a disk "
+                         "label maker and an external keyboard.",
+}
+
+
+def test_a_question_leaves_out_word_hits_meaning_does_not_bring_close_and_says_how_to_list_them(
+        notes: Index, put_text) -> None:
+    w = notes.writer()
+    for path, text in DISK_NOTES.items():
+        put_text(w, path, text)
+    Builder(notes).build()
+    words = notes.grep('"copy" files external disk')            # keyword-only: every file holding the words
+    holding = {h.path for h in words.hits}
+    assert set(DISK_NOTES) <= holding
+    res = notes.grep("how do I copy files to an external disk")
+    assert res.hits[0].path == "/notes/howto-disk.txt" and res.hits[0].match == "both"
+    only_words = [k for k, h in enumerate(res.hits) if h.match == "words"]
+    assert only_words and all(k < trim.WORDS_FIRST for k in only_words), [(h.path, h.match) for h in res.hits]
+    assert len(res.hits) < len(words.hits)                    # before: the files holding the words were hits
+    note = next(n for n in res.notes if "left out" in n)
+    left = int(note.split()[0])                               # those trim left out (not the unrelated ones)
+    assert note.startswith(f"{left} weaker file") and "quote one" in note
+    assert left >= 1 and len(res.hits) + left <= len(holding)
+    assert res.total == len(res.hits) and not res.truncated   # the total counts what the answer shows
+    assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
+
+
+def _pick(fid: int, match: str, phrase: bool = False) -> Pick:
+    return Pick(Ranked(fid, -1.0, fid << 20), Tier("x", phrase, "word_start"), match=match, sim=0.86)
+
+
+def test_weaker_keeps_the_first_hits_then_leaves_out_the_far_and_the_words_only_ones() -> None:
+    picks = [_pick(1, "both"), _pick(2, "words"), _pick(3, "meaning"), _pick(4, "words"), _pick(5, "both"),
+             _pick(6, "meaning"), _pick(7, "words", phrase=True)]
+    scores = [0.9, 0.8, 0.7, 0.78, 0.76, 0.74, 0.95]
+    kept, left = trim.weaker(picks, scores, embedded={1, 2, 3, 4, 5, 6, 7})
+    # 4: words only, after two hits; 6: past the third and 0.16 below the best; 7 holds the phrase: stays.
+    assert [p.ranked.fid for p in kept] == [1, 2, 3, 5, 7] and left == 2
+    kept, left = trim.weaker(picks, scores, embedded={1, 2, 3, 5, 6, 7})    # 4 is not embedded: cannot be judged
+    assert [p.ranked.fid for p in kept] == [1, 2, 3, 4, 5, 7] and left == 1
+    far = [0.9, 0.5, 0.4]                                     # the first three stay whatever their scores
+    assert trim.weaker(picks[:3], far, embedded=set())[0] == picks[:3]
+
+
+def test_an_answer_whose_closest_file_is_not_close_says_nothing_close_in_meaning(notes: Index) -> None:
+    con = notes.conn()
+    question = "how do I change the oil in my car"
+    close = semantic.search(notes, con, question, "", [], 5)
+    assert close and semantic.FLOOR <= close[0].sim < semantic.CLOSE    # above the floor, not close
+    res = notes.grep(question)
+    assert len(res.hits) == 1 and res.hits[0].match == "meaning" and res.hits[0].score < 0.55
+    assert any(n.startswith(semantic.NOTHING_CLOSE) and "loosely related" in n for n in res.notes)
+    backup = notes.grep(QUESTION)                             # a question the notes answer does not say it
+    assert backup.hits and not any(semantic.NOTHING_CLOSE in n for n in backup.notes)
+
+
+# A page of documentation as HTML-to-text gives it: a navigation bar, then the prose, in one paragraph.
+NAV = "modules |\nnext |\nprevious |\n"
+PROSE = ("zlib compresses data: this module provides functions to compress and decompress data with the zlib library.\n"
+         "The functions here are compatible with gzip, and most programs need only the two shown below.\n"
+         "Compression levels run from 0 (none) to 9 (smallest output), and 6 is the default one chosen.\n"
+         "Streams of data that do not fit in memory are compressed piece by piece by a compressobj.\n"
+         "Checksums (adler32, crc32) tell whether the data came back as it was written.\n")
+CALLS = "To compress data in one call, use zlib.compress(data); zlib.decompress(data) gives the data back.\n"
+
+
+def test_a_span_opening_on_a_navigation_bar_is_not_a_passage_even_with_prose_after_it() -> None:
+    text = "Python »\n3.11 Documentation »\nThe Python Standard Library »\n" + PROSE
+    first = answer._spans(text, 0)[0]
+    assert not answer.looks_like_toc(text)            # the span as a whole reads as prose
+    assert first.toc                                  # but its passage would open on the navigation bar
+    assert not answer._spans(PROSE, 0)[0].toc
+    assert answer.looks_like_toc(NAV + "Python »\n")  # "next |": a link of a navigation bar
+
+
+def test_the_passage_of_a_documentation_page_does_not_open_on_its_navigation_bar(index: Index, put_text) -> None:
+    put_text(index.writer(), "/docs/zlib.txt", NAV + PROSE + "\n" + CALLS)
+    Builder(index).build()
+    con = index.conn()
+    question = "how do I compress data with zlib"
+    hit = semantic.search(index, con, question, "", [], 5)[0]
+    chosen = answer.choose(con, question, list(hit.windows), [0])
+    assert chosen is not None and not chosen.passage.passage.startswith("modules"), chosen
+    assert chosen.passage.passageOffset >= len(NAV)
+
+
+def test_when_the_best_windows_read_as_a_table_of_contents_a_further_window_gives_the_passage(
+        index: Index, put_text) -> None:
+    # A book opening on a long table of contents: the windows of its first chunks fall inside it.
+    toc = "".join(f"{k}.{j} Section about topic {k}{j} . . . . . . . . . . . . {k * 10 + j}\n"
+                  for k in range(1, 60) for j in range(1, 8))
+    prose = "Printers: to add a printer, open the settings, choose Printers and press Add.\n\n" * 40
+    put_text(index.writer(), "/b/book.txt", toc + "\n" + prose)
+    Builder(index).build()
+    con = index.conn()
+    windows = [int(r[0]) for r in con.execute("SELECT id FROM vectors ORDER BY id")]
+    assert len(windows) > answer.WINDOWS                    # the last window's region reaches the prose
+    ranked = [(rid, 0.9 - 0.01 * k) for k, rid in enumerate(windows)]   # the table of contents ranked first
+    chosen = answer.choose(con, "how do I add a printer", ranked, [0])
+    assert chosen is not None and chosen.passage.passageOffset > len(toc), chosen
+    assert chosen.passage.passage.startswith("Printers")

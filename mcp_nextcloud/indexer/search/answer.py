@@ -42,7 +42,8 @@ _PAGE_REFS = re.compile(r"[\w)]\s*,?\s+\d{1,4}(?:\s*[,–-]\s*\d{1,4})+\s*$")
 _NUMBERED = re.compile(r"^\s*(?:\d+\.)+\d*\.?\s+\S|^\s*[A-Z]\.\d+(?:\.\d+)*\.?\s+\S")
 _WORD = re.compile(r"\w+")
 _NAVIGATION = frozenset({"next", "previous", "index", "modules", "navigation", "up", "home", "zurück", "weiter",
-                         "précédent", "suivant", "table of contents", "download the ebook", "this page",
+                         "précédent", "suivant", "previous topic", "next topic",
+                         "table of contents", "download the ebook", "this page",
                          "report a bug", "show source", "|"})
 _IDENT = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\b[A-Z][a-z]+[A-Z]\w*")
 
@@ -53,7 +54,7 @@ def _marked(line: str) -> bool:
     ln = line.strip()
     if not ln:
         return False
-    if ln[-1] in "»«" or ln[0] in "©«" or ln.lower() in _NAVIGATION:
+    if ln[-1] in "»«" or ln[0] in "©«" or (ln.rstrip(" |") or ln).lower() in _NAVIGATION:
         return True      # a navigation bar or a page footer ("Python » 3.11 Documentation »", "© Copyright")
     if ln[-1].isdigit() or ln[-1] in "ivxlcIVXLC":
         tail = ln[-80:]      # the patterns sit at the line's end: long lines of prose cost no more
@@ -104,11 +105,13 @@ def _lines(text: str, start: int):
 
 def _spans(text: str, start: int) -> list[Span]:
     """Paragraph-like spans of text[start:] (a blank line ends one; at most about SPAN characters), each with
-    its table-of-contents verdict; every line is looked at once."""
+    its table-of-contents verdict (also when only its head, the lines its passage shows, reads as one: a
+    span opening on a navigation bar or a list of sections, prose after it); every line is looked at once."""
     out: list[Span] = []
     flags: list[bool] = []
     lengths: list[int] = []
     a = None
+    head = 0
     end = start
     for pos, line in _lines(text, start):
         body = line.strip()
@@ -117,13 +120,20 @@ def _spans(text: str, start: int) -> list[Span]:
                 a = pos + len(line) - len(line.lstrip())
             flags.append(_marked(body))
             lengths.append(len(body))
+            head += pos < a + MAX_PASSAGE
         end = pos + len(line)
         if a is not None and (not body or end - a >= SPAN):
-            out.append(Span(a, end, _toc(flags, lengths)))
-            a, flags, lengths = None, [], []
+            out.append(Span(a, end, _toc(flags, lengths) or _marked_head(flags[:head])))
+            a, flags, lengths, head = None, [], [], 0
     if a is not None:
-        out.append(Span(a, end, _toc(flags, lengths)))
+        out.append(Span(a, end, _toc(flags, lengths) or _marked_head(flags[:head])))
     return out
+
+
+def _marked_head(flags: list[bool]) -> bool:
+    """A span's head (the lines its passage shows) of navigation, dot-leader or numbered-heading lines, two
+    in five or more of three lines at least: the passage would open on them even if prose follows."""
+    return len(flags) >= 3 and sum(flags) * 5 >= len(flags) * 2
 
 
 def _weights(question: str) -> dict[str, float]:
@@ -199,15 +209,37 @@ class Chosen(NamedTuple):
 
 
 def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: list[int]) -> Chosen | None:
-    """The passage answering `question` among a file's best `windows` [(rowid, cosine)], or None."""
-    from mcp_nextcloud.indexer.store import vectors
+    """The passage answering `question` among a file's best `windows` [(rowid, cosine)], or None.
 
-    windows = windows[:WINDOWS]
-    rows = vectors.window_rows(con, [rid for rid, _ in windows])
-    regions = _regions(con, [(rid, *rows[rid]) for rid, _ in windows if rid in rows])
+    The first WINDOWS windows are re-scored; when their regions hold nothing but tables of contents, the
+    file's further windows (up to semantic.WINDOWS_PER_FILE) are read before settling for one.
+    """
+    weights = _weights(question)
+    regions: dict[int, Region] = {}
+    for part in (windows[:WINDOWS], windows[WINDOWS:]):
+        regions |= _read(con, part)
+        best = _best(part, regions, weights)
+        if best is not None:
+            return Chosen(best[1].rid, _passage(best[1], best[2], pages))
     if not regions:
         return None
-    weights = _weights(question)
+    # Nothing but tables of contents: the best window's head, as before.
+    reg = regions.get(windows[0][0]) or next(iter(regions.values()))
+    return Chosen(reg.rid, _passage(reg, Span(reg.window, min(len(reg.text), reg.window + reg.length), True), pages))
+
+
+def _read(con: Any, windows: list[tuple[int, float]]) -> dict[int, Region]:
+    from mcp_nextcloud.indexer.store import vectors
+
+    if not windows:
+        return {}
+    rows = vectors.window_rows(con, [rid for rid, _ in windows])
+    return _regions(con, [(rid, *rows[rid]) for rid, _ in windows if rid in rows])
+
+
+def _best(windows: list[tuple[int, float]], regions: dict[int, Region],
+          weights: dict[str, float]) -> tuple[float, Region, Span] | None:
+    """The best span of the windows' regions that is not table-of-contents text (None: there is none)."""
     best: tuple[float, Region, Span] | None = None
     for rid, sim in windows:
         reg = regions.get(rid)
@@ -224,10 +256,7 @@ def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: lis
             value = base + LEXICAL * _lexical(found, sp, weights) - SPAN_DECAY * k
             if best is None or value > best[0]:
                 best = (value, reg, sp)
-    if best is None:   # nothing but tables of contents: the best window's head, as before
-        reg = regions.get(windows[0][0]) or next(iter(regions.values()))
-        best = (0.0, reg, Span(reg.window, min(len(reg.text), reg.window + reg.length), True))
-    return Chosen(best[1].rid, _passage(best[1], best[2], pages))
+    return best
 
 
 def _passage(reg: Region, sp: Span, pages: list[int]) -> Passage:

@@ -4,15 +4,16 @@ Files holding the words as the phrase lead in keyword order; the rest is fused b
 (with the FUSED closest meaning hits). Meaning hits below the floor are left out (semantic.FLOOR, or
 ABSENT_FLOOR when the question names a word no indexed text holds), at most MEANING_ONLY files that only
 meaning found are shown (`meaning_only`), and the question's word hits that no window of theirs brings
-near it are left out (`_related_words`); an identifier in the question boosts the files holding it; with
-nothing close the answer says so. Figures: benchmarks/test_relevance_bench.py.
+near it are left out (`_related_words`); the fused list then loses its weak tail (trim.py: words-only hits
+after the first two, hits past the third far below the best); an identifier in the question boosts the files
+holding it; with nothing close the answer says so. Figures: benchmarks/test_relevance_bench.py.
 """
 from __future__ import annotations
 
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from mcp_nextcloud.indexer.search import score, semantic
+from mcp_nextcloud.indexer.search import score, semantic, trim
 from mcp_nextcloud.indexer.search.picks import Pick, Ranking
 from mcp_nextcloud.indexer.search.query import ParsedQuery, Tier
 from mcp_nextcloud.indexer.search.rank import Ranked, files_matching
@@ -78,23 +79,35 @@ def with_meaning(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: s
     # answer stays what it was (meaning only adds after them). The rest is fused.
     lead = [_with_sim(p, sims) for p in ranking.picks if p.tier.phrase]
     taken = {p.ranked.fid for p in lead}
-    picks: list[Pick] = lead[:want]
+    candidates: list[Pick] = list(lead)
     fused = semantic.fuse([p.ranked.fid for p in ranking.picks if p.ranked.fid not in taken],
                           [h.fid for h in found if h.fid not in taken][:FUSED])
     shown = meaning_only(found, by_file.keys())
     for fid, _match in fused:
-        if len(picks) >= want:
-            break
         if fid in by_file:
-            picks.append(_with_sim(by_file[fid], sims))
+            candidates.append(_with_sim(by_file[fid], sims))
         elif fid in shown:
             h = sims[fid]
-            picks.append(Pick(Ranked(fid, -h.sim, h.rid), MEANING_TIER, match="meaning", sim=h.sim,
-                               windows=h.windows))
-    # The total counts files, once: those holding the words and those only meaning shows (meaning_only).
-    words = ranking.broad.per_file.keys() | by_file.keys()
-    extra = sum(1 for fid in shown if fid not in words)
-    return ranking._replace(picks=picks, total=ranking.total + extra)
+            candidates.append(Pick(Ranked(fid, -h.sim, h.rid), MEANING_TIER, match="meaning", sim=h.sim,
+                                   windows=h.windows))
+    return _trimmed(con, ranking, candidates, cover.complete >= cover.of)
+
+
+def _trimmed(con, ranking: Ranking, candidates: list[Pick], complete: bool) -> Ranking:
+    """The fused candidates without their weak tail (trim.py); the total counts what the answer shows.
+
+    Files holding the words past the ranked ones (ranking.total) are words-only hits, left out once
+    trim.WORDS_FIRST hits are shown, unless some files are not embedded yet (they cannot be judged).
+    """
+    fids = [p.ranked.fid for p in candidates]
+    picks, left = trim.weaker(candidates, [score_of(p, ranking.tiers) for p in candidates],
+                              semantic.embedded(con, fids))
+    unseen = max(0, ranking.total - len(ranking.picks))
+    if complete and len(picks) >= trim.WORDS_FIRST:
+        left, unseen = left + unseen, 0
+    notes = ranking.notes + ([trim.LEFT_OUT.format(n=left, files='file' if left == 1 else 'files')] if left else [])
+    loose = trim.loose(picks)
+    return ranking._replace(picks=picks, total=len(picks) + unseen, notes=notes + ([loose] if loose else []))
 
 
 def meaning_only(found: list[semantic.SemHit], words: Collection[int]) -> set[int]:

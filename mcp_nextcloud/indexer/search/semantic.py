@@ -50,7 +50,8 @@ QUESTION_WORDS = 3       # words that make a plain query a question
 CANDIDATES = 256         # best windows looked at first (more when filters leave too few files)
 MARGIN = 0.03            # files within this cosine of the best one are kept (0.01-0.07 measured: relevance bench)
 FLOOR = 0.78             # below this cosine nothing is related: calibrated, see the module docstring
-CLOSE = 0.84             # a file only meaning found, after the closest one, is shown at this cosine or above
+CLOSE = 0.84             # a file only meaning found, after the closest one, is shown at this cosine or above;
+                         # an answer of meaning hits only, none this close, says nothing close (trim.loose)
 WORDS_CLOSE = 0.85       # a question's word hit (not the phrase) is shown when a window of it is this close
 ABSENT_FLOOR = 0.86      # the floor when the question names something no indexed text mentions (`absent_words`)
 MIN_CONTENT = 4          # shorter words of a question are not checked against the vocabulary
@@ -246,6 +247,11 @@ def judge(index: Index, con: Any, query: str, fids: list[int]) -> dict[int, floa
         if sim > out.get(fid, -2.0):
             out[fid] = sim
     return out
+
+
+def embedded(con: Any, fids: list[int]) -> set[int]:
+    """Of `fids`, the files whose every window is embedded at their current extraction (they can be judged)."""
+    return _allowed(con, fids, "", [])
 
 
 def _allowed(con: Any, fids: list[int], filt: str, fargs: list) -> set[int]:
