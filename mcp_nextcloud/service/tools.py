@@ -171,7 +171,7 @@ class ToolHost:
         """A serve attaches: answer at once; the background sync starts (and is retried) in the supervisor and
         runs while a serve that asked for it stays attached (this returns when the serve closes its end)."""
         channel.answer(b"attached")
-        tool_server()            # an attached serve's calls are tool calls: their stack and server now, not at the first
+        tool_server()    # an attached serve's calls are tool calls: load their stack and server now, not at the first
         if request.interval <= 0:
             return
         with self._lock:

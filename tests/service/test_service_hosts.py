@@ -113,3 +113,28 @@ def test_the_shared_tool_server_refuses_to_run_outside_a_call() -> None:
     assert (first.last_checked_at, second.last_checked_at) == (1.0, 2.0)
     with pytest.raises(NoCallContext):
         _ = ctx.notes
+
+
+def test_a_caller_on_a_descriptor_past_1023_is_not_taken_for_gone() -> None:
+    """A service hosting a team holds over a thousand descriptors: the hang-up watch must read a connection
+    numbered past select()'s limit, and still see a real hang-up."""
+    import os
+    import socket
+
+    from mcp_nextcloud.service.channel import Connection
+
+    ours, theirs = socket.socketpair()
+    high = os.dup2(ours.fileno(), 1500)
+    ours.close()
+    conn = Connection(socket.socket(fileno=high))
+    try:
+        with conn.watching() as token:
+            time.sleep(0.6)                 # three rounds of the watch
+            assert not token.cancelled and not conn.gone
+            theirs.close()                  # the caller hangs up
+            deadline = time.monotonic() + 3
+            while not token.cancelled and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert token.cancelled and conn.gone
+    finally:
+        conn.close()
