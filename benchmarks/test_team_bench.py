@@ -56,6 +56,7 @@ class People:
     def __init__(self, team: dict[str, Any], emu: Emulator) -> None:
         self.server: list[float] = []     # each flow, in the order they ended
         self.cpu: list[float] = []        # the server processes' CPU during each flow (alone: that flow's)
+        self.grep_cpu: list[float] = []   # the server processes' CPU per grep (alone: that person's greps')
         self.pids = [team["proc"].pid]    # the team server, then its service once it runs
         self.greps: list[float] = []
         self._approvals: dict[str, float] = {}
@@ -76,12 +77,14 @@ class People:
             flow = time.perf_counter() - t0 - self._approvals.get(user, 0)
             self.server.append((flow - sum(slept)) * 1000)   # the browser's reload pauses are not server time
             self.cpu.append((sum(_cpu_s(pid) for pid in self.pids) - cpu0) * 1000)
+            cpu1 = sum(_cpu_s(pid) for pid in self.pids)
             for _ in range(GREPS):
                 t1 = time.perf_counter()
                 result = await client.call_tool("files_grep", {"query": "supplier"})
                 assert not result.is_error, result.content[0].text
                 self.greps.append((time.perf_counter() - t1) * 1000)
                 await anyio.sleep(GREP_PAUSE_S)
+            self.grep_cpu.append((sum(_cpu_s(pid) for pid in self.pids) - cpu1) * 1000 / GREPS)
 
     def run(self, users: list[str]) -> None:
         async def everyone() -> None:
@@ -138,6 +141,7 @@ def test_team_budgets(monkeypatch: Any) -> None:
                "at once: server CPU s (team server + service), clients' CPU s (this process), wall s":
                    [round(v, 1) for v in cpu_used],
                "grep p50 ms, a person alone": round(statistics.median(alone), 1),
+               "a person alone, the server processes' CPU ms per grep": round(people.grep_cpu[1], 1),
                f"grep p50 ms, {len(together)} people during their first syncs (one grep / {GREP_PAUSE_S:g} s each)":
                    round(statistics.median(people.greps), 1),
                "grep p90 ms, during the first syncs": round(statistics.quantiles(people.greps, n=10)[-1], 1),

@@ -135,7 +135,11 @@ def test_calls_keep_no_descriptor_behind(env: dict[str, str]) -> None:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    assert after <= before + 2, (before, after)
+    # A worker thread the pool starts later (on a loaded machine a call can come before the last one's worker is
+    # idle again) opens its own reader (the database and its WAL): at most WORKERS of them, never one per call.
+    from mcp_nextcloud.service.daemon import WORKERS
+
+    assert after <= before + 2 * WORKERS, (before, after)
     assert _status(env)["pid"] == pid
 
 
