@@ -64,6 +64,33 @@ def html_pages_served(url: str) -> Iterator[None]:
                        timeout=120)
 
 
+def sign_in_and_grant_on_nextcloud(login_url: str, user: str, password: str) -> None:
+    """Grant a Login Flow v2 as a browser does with a login password: the flow page, Nextcloud's login form
+    (returning to the grant page), then the grant form. Nextcloud makes a new app password for the flow."""
+    from urllib.parse import urlsplit
+
+    with httpx.Client(follow_redirects=True, timeout=30, headers={"User-Agent": "mcp-nextcloud live test"}) as http:
+        page = http.get(login_url)
+        state = re.search(r'id="initial-state-core-loginFlowAuth" value="([^"]+)"', page.text)
+        assert page.status_code == 200 and state, page.status_code
+        grant = urlsplit(json.loads(base64.b64decode(state.group(1)))["loginRedirectUrl"])
+        back = f"{grant.path}?{grant.query}"
+        base = f"{grant.scheme}://{grant.netloc}"
+        form = http.get(base + "/login", params={"redirect_url": back})
+        token = re.search(r'data-requesttoken="([^"]+)"', form.text)
+        assert token, "the login page changed: no request token"
+        granting = http.post(base + "/login", headers={"Origin": base},
+                             data={"user": user, "password": password, "requesttoken": token.group(1),
+                                   "redirect_url": back, "timezone": "UTC", "timezone_offset": "0"})
+        shown = re.search(r'id="initial-state-core-loginFlowGrant" value="([^"]+)"', granting.text)
+        token = re.search(r'data-requesttoken="([^"]+)"', granting.text)
+        assert shown and token, "no grant page after signing in"
+        done = http.post(json.loads(base64.b64decode(shown.group(1)))["actionUrl"], headers={"Origin": base},
+                         data={"stateToken": json.loads(base64.b64decode(shown.group(1)))["stateToken"],
+                               "requesttoken": token.group(1)})
+        assert done.status_code == 200, done.status_code
+
+
 @pytest.fixture(scope="module")
 def live_team() -> Iterator[dict[str, Any]]:
     url = os.environ.get("NEXTCLOUD_URL")
@@ -121,3 +148,73 @@ def test_live_second_person_finds_nothing_of_the_first(live_team: dict[str, Any]
     who, found = anyio.run(run)
     assert others[0] in json.dumps(who) and live_account.user not in json.dumps(who.get("user", who))
     assert path not in _paths(found) and word not in json.dumps(found.get("hits", []))
+
+
+@pytest.fixture
+def fresh_person() -> Iterator[tuple[str, str]]:
+    """A Nextcloud account made for one test through the server's occ (NEXTCLOUD_OCC): (login, password);
+    deleted afterwards. Its Login Flow grant with the login password makes a new app password, which the test
+    may delete (the live suite's own app passwords grant themselves: deleting one would end the suite)."""
+    occ = os.environ.get("NEXTCLOUD_OCC")
+    if not occ:
+        pytest.skip("needs NEXTCLOUD_OCC (the server's occ: .ci/run sets it) to make an account of its own")
+    login, password = "teamrevoke" + secrets.token_hex(4), secrets.token_urlsafe(24)
+    subprocess.run([*shlex.split(occ), "user:add", "--password-from-env", login], check=True, capture_output=True,
+                   timeout=120, env={**os.environ, "OC_PASS": password})
+    try:
+        yield login, password
+    finally:
+        subprocess.run([*shlex.split(occ), "user:delete", login], capture_output=True, timeout=120)
+
+
+def test_live_deleting_the_granted_app_password_ends_the_access(live_team: dict[str, Any],
+                                                                fresh_person: tuple[str, str]) -> None:
+    """The app password Nextcloud granted the team server is deleted in Nextcloud (OCS
+    `DELETE /ocs/v2.php/core/apppassword`, what a client's "log out" does, authenticated by that password); the
+    person's next call is refused with "Sign in again" and their sealed password is gone."""
+    from mcp_nextcloud.team.store import Store
+    from mcp_nextcloud.team.vault import Vault
+
+    login, password = fresh_person
+    base = os.environ["NEXTCLOUD_URL"].rstrip("/")
+    team = {**live_team, "approve": lambda url, user: sign_in_and_grant_on_nextcloud(url, user, password)}
+
+    def person_granted() -> tuple[str, str]:
+        store = Store(live_team["state"])
+        try:
+            person = store.person(login)
+            assert person is not None, "the sign-in kept nobody"
+            granted = Vault(live_team["state"]).open(person.sealed)
+        finally:
+            store.close()
+        assert granted is not None
+        return person.login_name, granted
+
+    async def run() -> tuple[dict[str, Any], Any]:
+        async with connected(team, login) as client:
+            before = _json(await client.call_tool("nextcloud_whoami", {}))
+            name, granted = person_granted()
+            own = granted == password
+            assert not own, "the grant handed back the login password, not an app password"
+            gone = httpx.delete(base + "/ocs/v2.php/core/apppassword", auth=(name, granted),
+                                headers={"OCS-APIRequest": "true"}, timeout=30)
+            assert gone.status_code == 200, gone.status_code
+            after = httpx.get(base + "/ocs/v2.php/cloud/user?format=json", auth=(name, granted),
+                              headers={"OCS-APIRequest": "true"}, timeout=30)
+            assert after.status_code == 401, after.status_code      # Nextcloud itself no longer takes it
+            # a call that must reach Nextcloud (a write); one answered from the index alone notices within
+            # RECHECK_S (team/people.py), when the server checks the password again
+            after = await client.call_tool("files_write", {"path": "/after-revocation.txt",
+                                                           "content": "must not land"})
+            # read before the session closes: the SDK's client, refused, signs in again on its own
+            store = Store(live_team["state"])
+            try:
+                assert store.person(login) is None, "the sealed app password outlived its deletion"
+            finally:
+                store.close()
+            return before, after
+
+    before, after = anyio.run(run)
+    assert before.get("userId") == login
+    assert after.is_error and after.structured_content["error"]["code"] == "signed_out", after.content[0].text
+    assert "Sign in again" in after.content[0].text
