@@ -215,3 +215,29 @@ def test_when_the_best_windows_read_as_a_table_of_contents_a_further_window_give
     chosen = answer.choose(con, "how do I add a printer", ranked, [0])
     assert chosen is not None and chosen.passage.passageOffset > len(toc), chosen
     assert chosen.passage.passage.startswith("Printers")
+
+
+def test_a_question_paged_one_hit_at_a_time_gives_its_one_answer_and_ends(notes: Index, put_text) -> None:
+    """The pages of a question's answer are slices of one list: the same files in the same order as one page
+    of ten, each once, and the last page offers no next one (it used to offer one forever)."""
+    w = notes.writer()
+    for n, text in enumerate([
+            "Copy of my files: the safe disk in the drawer gets a copy every Friday.",
+            "Keep the receipts safe: a copy of each invoice goes in the blue files folder.",
+            "Files to keep: the lease, a safe copy of the passport, the insurance letters.",
+            "Safe recipes: keep a copy of grandmother's files of recipes in the kitchen.",
+            "The copy machine keeps jamming; the files for the meeting are in the safe.",
+            "Keep your files safe with a copy on another disk, and test that it restores."]):
+        put_text(w, f"/notes/words-{n}.txt", text)
+    Builder(notes).build()
+    whole = notes.grep(QUESTION, limit=10)
+    assert len(whole.hits) >= 2 and not whole.nextCursor
+    paged, cursor = [], None
+    for _ in range(len(whole.hits) + 3):
+        page = notes.grep(QUESTION, limit=1, cursor=cursor)
+        paged += [h.path for h in page.hits]
+        cursor = page.nextCursor
+        if not cursor:
+            break
+    assert cursor is None, "the pages never ended"
+    assert paged == [h.path for h in whole.hits]

@@ -381,9 +381,10 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
     with con:  # one read snapshot for ranking, passages and warnings
         expand(con, pq)
         filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
-        ranking = _rank(con, pq, filt, fargs, offset + limit)
+        depth = hybrid.question_depth(limit) if asked else offset + limit
+        ranking = _rank(con, pq, filt, fargs, depth)
         if asked:
-            ranking = hybrid.with_meaning(index, con, question, ranking, filt, fargs, offset + limit, result)
+            ranking = hybrid.with_meaning(index, con, question, ranking, filt, fargs, depth, result)
         elif meaning and semantic.words_only(pq):
             ranking = ranking._replace(notes=[*ranking.notes, semantic.WORDS_ONLY])
         page = ranking.picks[offset:offset + limit]
@@ -393,8 +394,14 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
         for h, sc in zip(result.hits, score.non_increasing([h.score for h in result.hits]), strict=True):
             h.score = sc
         result.notes = pq.notes + ranking.notes + _forms_note(pq, page)
-        # Past an estimated total there may be more: a full page means "ask for the next one".
-        if offset + len(page) < total or (estimate and len(page) == limit):
+        # A question's next page is the rest of its one list (files counted past it are not reachable by
+        # paging: its note says to search the key words for them). Past an estimated total there may be more:
+        # a full page means "ask for the next one".
+        if asked:
+            more = offset + len(page) < len(ranking.picks)
+        else:
+            more = offset + len(page) < total or (estimate and len(page) == limit)
+        if more:
             result.truncated = True
             result.nextCursor = make_cursor(index.cursor_secret(), parts, offset + len(page))
         coverage(index, path_prefix, result)

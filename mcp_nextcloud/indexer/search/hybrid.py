@@ -21,6 +21,15 @@ from mcp_nextcloud.indexer.search.rank import Ranked, files_matching
 IDENTIFIER_CAP = 5_000   # chunks walked to find the files holding a question's identifiers
 FUSED = 10               # the closest meaning hits fused with the word ranking (a file further down is no support)
 MEANING_ONLY = 3         # files only meaning found, shown per answer at most (meaning_only)
+# A question's answer is ranked this deep whatever page is asked (deeper when one page asks for more): its
+# pages are slices of one list. Ranked to each page's end, the fusion and the cut were rebuilt per page, so
+# pages repeated files, skipped others and offered a next page forever (issue 36).
+QUESTION_DEPTH = 20
+
+
+def question_depth(limit: int) -> int:
+    """How deep a question's answer is ranked for pages of `limit` hits (the same for every page)."""
+    return max(QUESTION_DEPTH, limit)
 
 if TYPE_CHECKING:
     from mcp_nextcloud.indexer.store.index import Index
