@@ -24,7 +24,7 @@ MEANING_ONLY = 3         # files only meaning found, shown per answer at most (m
 # A question's answer is ranked this deep whatever page is asked (deeper when one page asks for more): its
 # pages are slices of one list. Ranked to each page's end, the fusion and the cut were rebuilt per page, so
 # pages repeated files, skipped others and offered a next page forever (issue 36).
-QUESTION_DEPTH = 20
+QUESTION_DEPTH = 10      # the default page: the first page of ten is the whole answer
 
 
 def question_depth(limit: int) -> int:
