@@ -212,8 +212,9 @@ class ToolHost:
         delay = BACKOFF_FIRST_S
         while self.interval:   # no serve wants the sync any more: stop trying
             try:
-                self._ready(request.index, request.env)
-                self._start_sync()
+                with environment.using(request.env):   # the sync thread runs in the caller's environment
+                    self._ready(request.index, request.env)
+                    self._start_sync()
                 self.sync_state = {"state": "running", "since": round(time.time())}
                 return
             except Exception as exc:

@@ -1,12 +1,16 @@
 """BackgroundSync (what `mcp-nextcloud serve` uses): periodic syncs in a thread, joined through the job store."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 
 import pytest
 
-from mcp_nextcloud.indexer.jobs.store import RUNNING, SUCCEEDED, JobStore, jobs_path_for
+from mcp_nextcloud import environment
+from mcp_nextcloud.nextcloud import refusals
+from mcp_nextcloud.indexer.jobs.store import CANCELLED, RUNNING, SUCCEEDED, JobStore, jobs_path_for
 from mcp_nextcloud.indexer.remote.refresh import BackgroundSync
 from mcp_nextcloud.indexer.index import Index
 from mcp_nextcloud.indexer.remote.sync_worker import SYNC_KIND, sync_key
@@ -82,6 +86,38 @@ def test_a_sync_running_elsewhere_is_joined_not_duplicated(small, client, index)
     finally:
         other.kill()
         other.wait()
+
+
+def test_a_joined_sync_that_ends_cancelled_is_followed_by_a_sync_of_its_own(small, client, index):
+    """A serve that attaches while the last one's sync is being cancelled joins that job: when it ends cancelled
+    (or interrupted), this thread syncs at once rather than leaving the index incomplete for a whole interval."""
+    store = JobStore(jobs_path_for(index.path))
+    held = store.create_or_join(SYNC_KIND, sync_key(client.account))
+    store.claim(held.id, pid=os.getpid())          # the going serve's thread, in this process, still on it
+    bg = BackgroundSync(lambda: client, index, interval_s=600, jobs=store).start()
+    try:
+        wait_for(lambda: bg.last_job is not None and bg.last_job.id == held.id, what="the running sync joined")
+        assert grep_paths(index, "herons") == []
+        store.finish(held.id, CANCELLED, error="cancelled: the serve went")
+        wait_for(lambda: grep_paths(index, "herons") == ["/notes/one.txt"], what="a sync of its own")
+    finally:
+        bg.stop()
+    assert store.get(held.id).state == CANCELLED and bg.last_job is not None and bg.last_job.id != held.id
+
+
+def test_the_thread_runs_in_the_environment_of_whoever_started_it(small, client, index, tmp_path):
+    """The team's service starts each person's sync within that person's environment: the thread must read
+    that person's refusals record, not the service process's."""
+    record = tmp_path / "refused-credentials"
+    refusals.shared(record).record(refusals.fingerprint(client.account))
+    with environment.using({"MCP_NEXTCLOUD_REFUSED": str(record)}):
+        bg = BackgroundSync(lambda: client, index, interval_s=600).start()
+    try:
+        small.reset_requests()
+        time.sleep(1.0)      # a round it would run happens at once (sync_first): none may
+        assert small.request_count() == 0 and bg.last_job is None
+    finally:
+        bg.stop()
 
 
 def test_stop_cancels_the_sync_it_is_running(small, client, index):

@@ -8,6 +8,7 @@ interval is cheap.
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 import time
@@ -18,7 +19,7 @@ from mcp_nextcloud.nextcloud import refusals
 
 from mcp_nextcloud.indexer.jobs import embed
 from mcp_nextcloud.indexer.jobs.run import run_job
-from mcp_nextcloud.indexer.jobs.store import ACTIVE_STATES, QUEUED, Job, JobStore, jobs_path_for
+from mcp_nextcloud.indexer.jobs.store import ACTIVE_STATES, CANCELLED, INTERRUPTED, QUEUED, Job, JobStore, jobs_path_for
 from mcp_nextcloud.indexer.remote.sync import DEFAULT_MAX_FILE_BYTES
 from mcp_nextcloud.indexer.store.index import Index
 from mcp_nextcloud.indexer.remote.sync_worker import SYNC_KIND, error_text, sync_body, sync_key
@@ -80,7 +81,11 @@ class BackgroundSync:
             self._stop.clear()
             if sync_first:
                 self._kick.set()
-            self._thread = threading.Thread(target=self._loop, name="mcp-nextcloud-refresh", daemon=True)
+            # The thread runs in the starter's context: a service's host started it within its person's
+            # environment (environment.using), where the refusals record and settings of that person live.
+            context = contextvars.copy_context()
+            self._thread = threading.Thread(target=context.run, args=(self._loop,), name="mcp-nextcloud-refresh",
+                                            daemon=True)
             self._thread.start()
         return self
 
@@ -168,17 +173,38 @@ class BackgroundSync:
                     next_at = time.monotonic() + self.interval_s   # no job, no request: nothing can change
                     continue
                 if kicked or time.monotonic() >= next_at:
-                    if not self._wait_turn():
+                    if not self._round():
                         break
-                    try:
-                        job = self.jobs.create_or_join(SYNC_KIND, self.key)
-                        self.last_job = job
-                        if job.state == QUEUED:
-                            self._run(job)
-                    except Exception as exc:  # noqa: BLE001 - the loop must outlive one bad round
-                        self.last_error = error_text(exc)
-                    finally:
-                        _TURNS.release()
                     next_at = time.monotonic() + self.interval_s
         finally:
             self.jobs.close()
+
+    def _round(self) -> bool:
+        """Run a sync, or follow the one already running for the account; False when stopped meanwhile."""
+        if not self._wait_turn():
+            return False
+        try:
+            job = self.jobs.create_or_join(SYNC_KIND, self.key)
+            self.last_job = job
+            if job.state == QUEUED:
+                self._run(job)
+                return True
+        except Exception as exc:  # noqa: BLE001 - the loop must outlive one bad round
+            self.last_error = error_text(exc)
+            return True
+        finally:
+            _TURNS.release()
+        self._follow(job)
+        return True
+
+    def _follow(self, job: Job) -> None:
+        """Wait (without a turn) for a sync run elsewhere; when it did not run to its end (the serve before this
+        one went and cancelled it, its process died), sync at once: joining it must not leave the index
+        incomplete until the next interval."""
+        while not self._stop.is_set():
+            job = self.jobs.wait(job.id, 1.0)
+            if job.state not in ACTIVE_STATES:
+                break
+        self.last_job = job
+        if job.state in (CANCELLED, INTERRUPTED):
+            self._kick.set()
