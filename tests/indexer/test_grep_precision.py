@@ -54,7 +54,7 @@ def test_a_question_shows_few_files_only_meaning_found(notes: Index) -> None:
 
 
 def test_meaning_only_keeps_the_closest_then_close_ones_up_to_the_cap() -> None:
-    found = [semantic.SemHit(fid, fid, sim) for fid, sim in
+    found = [semantic.SemHit(fid, fid, sim, close=sim >= semantic.CLOSE) for fid, sim in
              [(1, 0.83), (2, 0.87), (3, 0.82), (4, 0.86), (5, 0.85), (6, 0.88)]]
     assert hybrid.meaning_only(found, words=set()) == {1, 2, 4}
     assert hybrid.meaning_only(found, words={1}) == {2, 4, 5}          # word hits are not meaning-only

@@ -121,7 +121,8 @@ def _trimmed(con, ranking: Ranking, candidates: list[Pick], complete: bool) -> R
 
 def meaning_only(found: list[semantic.SemHit], words: Collection[int]) -> set[int]:
     """The files an answer shows that only meaning found (not among the word hits `words`): the closest one
-    (above the floor), then others only at semantic.CLOSE or above, MEANING_ONLY at most.
+    (above the floor), then others only when close (SemHit.close: semantic.CLOSE, or centering.CLOSE on the
+    language-centred cosines), MEANING_ONLY at most.
 
     Cosines alone do not tell related from unrelated (semantic.py), but a question the files answer has
     few close files and an unrelated one many near the floor: measured on the relevance set
@@ -130,7 +131,7 @@ def meaning_only(found: list[semantic.SemHit], words: Collection[int]) -> set[in
     """
     kept: list[int] = []
     for h in found:
-        if h.fid in words or (kept and (h.sim < semantic.CLOSE or len(kept) >= MEANING_ONLY)):
+        if h.fid in words or (kept and (not h.close or len(kept) >= MEANING_ONLY)):
             continue
         kept.append(h.fid)
     return set(kept)

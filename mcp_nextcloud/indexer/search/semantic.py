@@ -30,10 +30,12 @@ reciprocal rank fusion over files (`fuse`, K_RRF): a file found both ways ranks
 first, ties go to the keyword rank (measured: benchmarks/test_meaning_bench.py,
 keyword queries keep their top hit).
 
-Known limit (measured on the benchmark corpus): multilingual-e5-small favours
-the question's language, so a terse French question can rank a French file on
-another subject just above the English one it is about (recall@10 holds; @1 is
-where it shows).
+multilingual-e5-small favours the question's language: a terse French question
+ranked French files on other subjects above the English one it is about. So the
+files are ordered by language-centred cosines (centering.py) where the index holds
+enough text of a language; what is close (FLOOR, ABSENT_FLOOR, WORDS_CLOSE, the
+score) is still the plain cosine's call, and the files after the first meaning-only
+one are shown when close by the centred one (`SemHit.close`).
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ import re
 import threading
 from typing import Any, NamedTuple
 
+from mcp_nextcloud.indexer.search import centering
 from mcp_nextcloud.indexer.search.query import ParsedQuery
 from mcp_nextcloud.indexer.store import vectors
 from mcp_nextcloud.indexer.store.index import Index
@@ -131,6 +134,7 @@ def _matrix(index: Index, con: Any) -> vectors.Matrix | None:
         m = _cache.get(key)
     if m is None or m.generation != gen:
         m = vectors.load_matrix(con)
+        m = m._replace(centering=centering.of(con, m.ids, m.vecs))
         with _cache_lock:
             _cache[key] = m
     return m if len(m.ids) else None
@@ -143,6 +147,7 @@ class SemHit(NamedTuple):
     rid: int
     sim: float
     windows: tuple[tuple[int, float], ...] = ()
+    close: bool = False     # close enough to be shown after the first meaning-only hit (CLOSE; centering.CLOSE)
 
 
 WINDOWS_PER_FILE = 4     # a file's best windows handed to the passage chooser (answer.py)
@@ -182,7 +187,8 @@ def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int
            floor: float | None = None) -> list[SemHit]:
     """Up to `want` files related to `query`, best first, among files the filters `filt` allow.
 
-    Kept: files at or above `floor` (FLOOR by default) and within MARGIN of the best one.
+    Kept: files at or above `floor` (FLOOR by default, plain cosines) and within MARGIN of the first one
+    (centering.MARGIN of its centred cosine where the index is centred), in the centred order.
     """
     m = _matrix(index, con)
     if m is None:
@@ -192,28 +198,41 @@ def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int
     from mcp_nextcloud.indexer.embedding import embed_query
 
     _one_blas_thread()
-    sims = m.vecs @ embed_query(query)
+    vec = embed_query(query)
+    sims = m.vecs @ vec
+    order = centering.cosines(m.centering, sims, vec)
     with _cache_lock:
         _recent[str(index.path)] = (query, m.generation, sims)
     n = CANDIDATES
     while True:
-        top = np.argpartition(-sims, min(n, len(sims)) - 1)[:n] if n < len(sims) else np.arange(len(sims))
-        top = top[np.argsort(-sims[top])]
+        top = np.argpartition(-order, min(n, len(order)) - 1)[:n] if n < len(order) else np.arange(len(order))
+        top = top[np.argsort(-order[top])]
         per_file: dict[int, list[tuple[int, float]]] = {}
+        rank: dict[int, float] = {}           # each file's best centred cosine: the order of the files
         for i in top:
             rid = int(m.ids[i])
             ws = per_file.setdefault(rid >> CHUNK_BITS, [])
+            rank.setdefault(rid >> CHUNK_BITS, float(order[i]))
             if len(ws) < WINDOWS_PER_FILE:
                 ws.append((rid, float(sims[i])))
         allowed = _allowed(con, list(per_file), filt, fargs)
-        hits = [SemHit(fid, ws[0][0], ws[0][1], tuple(ws)) for fid, ws in per_file.items() if fid in allowed]
-        if len(hits) >= want or n >= len(sims):
+        hits = [SemHit(fid, ws[0][0], max(s for _, s in ws), tuple(ws), _close(m, max(s for _, s in ws), rank[fid]))
+                for fid, ws in per_file.items() if fid in allowed]
+        if len(hits) >= want or n >= len(order):
             break
         n *= 4
     if not hits:
         return []
-    cut = max(FLOOR if floor is None else floor, hits[0].sim - MARGIN)
-    return [h for h in hits if h.sim >= cut][:want]
+    # Close is the plain cosine's call (FLOOR); how far behind the first a file may rank, the centred one's.
+    least = FLOOR if floor is None else floor
+    ahead = rank[hits[0].fid] - (MARGIN if m.centering is None else centering.MARGIN)
+    return [h for h in hits if h.sim >= least and rank[h.fid] >= ahead][:want]
+
+
+def _close(m: vectors.Matrix, sim: float, centred: float) -> bool:
+    """Whether a file is close: by its centred cosine where the index is centred (they tell related from
+    unrelated better: centering.py), else by its plain one."""
+    return sim >= CLOSE if m.centering is None else centred >= centering.CLOSE
 
 
 _recent: dict[str, tuple[str, int, Any]] = {}   # per index: the last question's cosines (judge reuses them)

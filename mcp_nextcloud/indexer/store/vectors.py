@@ -19,7 +19,7 @@ Why this shape:
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import apsw
 import numpy as np
@@ -155,6 +155,7 @@ class Matrix(NamedTuple):
     generation: int
     ids: np.ndarray          # int64 (n,)
     vecs: np.ndarray         # float32 (n, DIM), L2-normalised
+    centering: Any = None    # how meaning search orders by language-centred cosines (search/centering.py)
 
 
 def load_matrix(con: apsw.Connection) -> Matrix:
