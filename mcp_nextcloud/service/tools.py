@@ -236,11 +236,14 @@ class ToolHost:
             self.ctx.start_background_sync()
 
     def _resume_sync(self) -> None:
-        """A call while a serve wants a background sync that is not running: start it now, not 'later'."""
+        """A call while a serve wants a background sync that is not running: start it now, not 'later'; one
+        whose last round did not succeed: sync again now (BackgroundSync.retry_failed)."""
         if self.interval and self.ctx is not None and self.ctx.background is None:
             with contextlib.suppress(Exception):
                 self._start_sync()
                 self.sync_state = {"state": "running", "since": round(time.time())}
+        elif self.ctx is not None and self.ctx.background is not None:
+            self.ctx.background.retry_failed()
 
     def attached(self) -> bool:
         """Whether a caller that asked for the background sync is still attached."""

@@ -120,6 +120,25 @@ def test_the_thread_runs_in_the_environment_of_whoever_started_it(small, client,
         bg.stop()
 
 
+def test_a_call_after_a_round_that_failed_syncs_again_at_once(small, client, index, monkeypatch):
+    """A person whose first sync failed (the server refused a moment) must not wait a whole interval."""
+    from mcp_nextcloud.indexer.remote import refresh
+
+    small.faults.add(method="PROPFIND", status=503, times=1000)
+    bg = BackgroundSync(lambda: client, index, interval_s=600).start()
+    try:
+        wait_for(lambda: bg.last_job is not None and bg.jobs.get(bg.last_job.id).state == "failed",
+                 what="the first round failed")
+        assert bg.retry_failed() is False                  # within RETRY_AFTER_S of the failure: not yet
+        small.faults.clear()
+        monkeypatch.setattr(refresh, "RETRY_AFTER_S", 0.0)
+        assert bg.retry_failed() is True
+        wait_for(lambda: grep_paths(index, "herons") == ["/notes/one.txt"], what="the retried round")
+        assert bg.retry_failed() is False                  # it succeeded: nothing to retry
+    finally:
+        bg.stop()
+
+
 def test_stop_cancels_the_sync_it_is_running(small, client, index):
     for i in range(30):
         small.state.put_file("alice", f"/notes/n{i}.txt", f"note {i}\n".encode())

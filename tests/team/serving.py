@@ -2,6 +2,7 @@
 emulator's tests and the live ones; its per-person index services are stopped with it."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -72,3 +73,23 @@ def _stop_services(runtime: Path) -> None:
         pid = _pid_of(sock)
         if pid:
             with_suppress_kill(pid)
+
+
+def diagnosis(team: dict[str, Any], answer: dict[str, Any]) -> str:
+    """What a failed sign-in-and-grep test prints: the answer's warnings and the tails of the team server's log
+    and of its index service's logs (they name no credential)."""
+    import json
+
+    parts = [json.dumps({k: answer.get(k) for k in ("warnings", "hint", "sources", "index")}, default=str)[:3000]]
+    for jobs in sorted(Path(team["state"]).rglob("*.jobs.db")):
+        from mcp_nextcloud.indexer.jobs.store import JobStore
+
+        with contextlib.closing(JobStore(jobs)) as store:
+            parts.append(f"--- jobs of {jobs.parent.name}: " + json.dumps(
+                [{k: getattr(j, k, None) for k in ("state", "message", "error", "created_at", "started_at",
+                                                  "finished_at", "pid", "done", "total")} for j in store.list(10)]))
+    logs = [Path(team["log"]), *sorted(Path(team["runtime"]).glob("*.log"))]
+    for log in logs:
+        if log.is_file():
+            parts.append(f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:]))
+    return "\n".join(parts)

@@ -21,7 +21,7 @@ from mcp_nextcloud.fixtures.emulator.server import Emulator
 from mcp_nextcloud.team.cimd import (DEFAULT_TTL_S, MAX_BYTES, MAX_TTL_S, MIN_TTL_S, ClientDocumentError,
                                      ClientDocuments, address_problem, max_age, url_problem)
 from tests.team.docserver import DocServer
-from tests.team.serving import _free_port, running_team
+from tests.team.serving import _free_port, diagnosis, running_team
 from tests.team.test_team_hostile import _pkce
 from tests.team.test_team_oauth import REDIRECT, Memory, _grep_until, _paths, connected
 
@@ -75,7 +75,7 @@ def test_the_sdk_client_signs_in_with_its_client_id_document(team: dict[str, Any
             return names, await _grep_until(client, "supplier")
 
     names, out = anyio.run(run)
-    assert "files_grep" in names and "/Projects/Alpha/notes.md" in _paths(out), out
+    assert "files_grep" in names and "/Projects/Alpha/notes.md" in _paths(out), diagnosis(team, out)
     assert storage.client.client_id == url and storage.client.client_secret is None   # no registration
     assert _registered(team) == 0                   # the document is not stored in team.sqlite
     assert docs.hits["/clients/sdk.json"] == 1      # fetched at /authorize, kept for /token

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import httpx
 
+from tests.team.serving import diagnosis
 
 REDIRECT = "http://127.0.0.1:1/callback"      # never reached: the test reads the code from the redirect
 
@@ -149,7 +150,7 @@ def test_the_sdk_oauth_client_signs_in_and_greps_as_alice(team: dict[str, Any]) 
             return await _grep_until(client, "supplier")
 
     out = anyio.run(run)
-    assert "/Projects/Alpha/notes.md" in _paths(out), out
+    assert "/Projects/Alpha/notes.md" in _paths(out), diagnosis(team, out)
     assert storage.tokens is not None and storage.tokens.refresh_token
     state = team["state"]
     assert stat.S_IMODE(state.stat().st_mode) == 0o700

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from mcp_nextcloud.fixtures.emulator.server import Emulator
-from tests.team.serving import ROOT, _free_port, running_team
+from tests.team.serving import ROOT, _free_port, diagnosis, running_team
 from tests.team.test_team_oauth import _grep_until, _paths, connected
 
 
@@ -68,7 +68,8 @@ def test_behind_the_documented_nginx(tmp_path: Path) -> None:
                 async with connected(people, "alice") as client:
                     return await _grep_until(client, "supplier")
 
-            assert "/Projects/Alpha/notes.md" in _paths(anyio.run(run))
+            out = anyio.run(run)
+            assert "/Projects/Alpha/notes.md" in _paths(out), diagnosis(team, out)
             assert " 200 " in (folder / "access.log").read_text()     # the calls went through nginx
         finally:
             subprocess.run(["nginx", "-p", str(folder), "-c", str(folder / "nginx.conf"), "-s", "stop"],

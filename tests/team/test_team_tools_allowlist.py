@@ -12,6 +12,7 @@ import httpx
 
 from tests.server.test_hostile_serve import _result, _rpc, _session
 from tests.team.test_team_hostile import _authorize_url, _call, _pkce, _register, _token
+from tests.team.serving import diagnosis
 from tests.team.test_team_oauth import _grep_until, _paths, connected
 
 ALLOWED = ["files_grep", "nextcloud_whoami"]
@@ -35,7 +36,7 @@ def test_the_sdk_client_sees_and_calls_only_the_tools_allowed(team: dict[str, An
 
     names, found, refused, who = anyio.run(run)
     assert names == set(ALLOWED)
-    assert "/Projects/Alpha/notes.md" in _paths(found)
+    assert "/Projects/Alpha/notes.md" in _paths(found), diagnosis(team, found)
     assert refused.is_error and "files_read is not available to this agent" in refused.content[0].text
     assert "blue cable" not in refused.content[0].text
     assert (refused.structured_content or {}).get("error", {}).get("code") == "not_in_profile", \

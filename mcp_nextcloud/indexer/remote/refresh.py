@@ -19,7 +19,8 @@ from mcp_nextcloud.nextcloud import refusals
 
 from mcp_nextcloud.indexer.jobs import embed
 from mcp_nextcloud.indexer.jobs.run import run_job
-from mcp_nextcloud.indexer.jobs.store import ACTIVE_STATES, CANCELLED, INTERRUPTED, QUEUED, Job, JobStore, jobs_path_for
+from mcp_nextcloud.indexer.jobs.store import (ACTIVE_STATES, CANCELLED, FAILED, INTERRUPTED, QUEUED, SUCCEEDED, Job,
+                                              JobStore, jobs_path_for)
 from mcp_nextcloud.indexer.remote.sync import DEFAULT_MAX_FILE_BYTES
 from mcp_nextcloud.indexer.store.index import Index
 from mcp_nextcloud.indexer.remote.sync_worker import SYNC_KIND, error_text, sync_body, sync_key
@@ -30,6 +31,9 @@ from mcp_nextcloud.indexer.remote.sync_worker import SYNC_KIND, error_text, sync
 # calls (a grep waited ~300 ms); in turns, half the cores stay with the calls.
 SYNCS_AT_ONCE = max(1, (os.cpu_count() or 2) // 2)
 _TURNS = threading.BoundedSemaphore(SYNCS_AT_ONCE)
+# A call after a round that did not succeed syncs again at once (retry_failed), at most this often: a person
+# whose first sync failed (the server was down a moment) must not wait a whole interval for an index.
+RETRY_AFTER_S = 30.0
 
 
 class BackgroundSync:
@@ -206,5 +210,20 @@ class BackgroundSync:
             if job.state not in ACTIVE_STATES:
                 break
         self.last_job = job
-        if job.state in (CANCELLED, INTERRUPTED):
+        if job.state in (CANCELLED, INTERRUPTED, FAILED):
             self._kick.set()
+
+    def retry_failed(self) -> bool:
+        """A call's nudge: when the last round did not succeed (failed, cancelled, interrupted) and no sync runs,
+        sync now rather than at the interval; at most once per RETRY_AFTER_S. True when it did."""
+        job = self.last_job
+        if job is None or self._thread is None or not self._thread.is_alive() or self._kick.is_set():
+            return False
+        try:
+            job = self.jobs.get(job.id)
+        except Exception:  # noqa: BLE001 - forgotten or unreadable: the interval's round will tell
+            return False
+        if job.state in ACTIVE_STATES or job.state == SUCCEEDED or time.time() - (job.finished_at or 0) < RETRY_AFTER_S:
+            return False
+        self._kick.set()
+        return True
