@@ -139,6 +139,29 @@ def test_a_call_after_a_round_that_failed_syncs_again_at_once(small, client, ind
         bg.stop()
 
 
+def test_a_call_after_a_round_that_failed_before_its_job_syncs_again(small, client, index, monkeypatch, tmp_path):
+    """A round can fail before it makes a job (its jobs database could not be written): a call retries it."""
+    from mcp_nextcloud.indexer.remote import refresh
+
+    calls = {"n": 0}
+
+    def factory():
+        calls["n"] += 1
+        if calls["n"] <= 2:      # the refusals check, then the round's own (the sync key)
+            raise OSError("the account could not be read")
+        return client
+
+    bg = BackgroundSync(factory, index, interval_s=600).start()
+    try:
+        wait_for(lambda: bg.last_error is not None, what="the first round failed")
+        assert bg.last_job is None and bg.retry_failed() is False      # within RETRY_AFTER_S: not yet
+        monkeypatch.setattr(refresh, "RETRY_AFTER_S", 0.0)
+        assert bg.retry_failed() is True
+        wait_for(lambda: grep_paths(index, "herons") == ["/notes/one.txt"], what="the retried round")
+    finally:
+        bg.stop()
+
+
 def test_stop_cancels_the_sync_it_is_running(small, client, index):
     for i in range(30):
         small.state.put_file("alice", f"/notes/n{i}.txt", f"note {i}\n".encode())

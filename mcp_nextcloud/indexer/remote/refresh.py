@@ -63,6 +63,7 @@ class BackgroundSync:
         self.last_job: Job | None = None
         self.last_error: str | None = None
         self._running_here = False    # True while this object's thread runs a sync (stop() cancels it)
+        self._failed_at: float | None = None   # when a round failed before it made a job (retry_failed)
 
     @property
     def key(self) -> str:
@@ -195,6 +196,7 @@ class BackgroundSync:
                 return True
         except Exception as exc:  # noqa: BLE001 - the loop must outlive one bad round
             self.last_error = error_text(exc)
+            self._failed_at = time.time()      # before any job was made: retry_failed retries it too
             return True
         finally:
             _TURNS.release()
@@ -217,7 +219,15 @@ class BackgroundSync:
         """A call's nudge: when the last round did not succeed (failed, cancelled, interrupted) and no sync runs,
         sync now rather than at the interval; at most once per RETRY_AFTER_S. True when it did."""
         job = self.last_job
-        if job is None or self._thread is None or not self._thread.is_alive() or self._kick.is_set():
+        if self._thread is None or not self._thread.is_alive() or self._kick.is_set():
+            return False
+        if self._failed_at is not None and (job is None or job.state not in ACTIVE_STATES):
+            if time.time() - self._failed_at < RETRY_AFTER_S:
+                return False
+            self._failed_at = None
+            self._kick.set()
+            return True
+        if job is None:
             return False
         try:
             job = self.jobs.get(job.id)
