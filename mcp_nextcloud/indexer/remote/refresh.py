@@ -190,7 +190,7 @@ class BackgroundSync:
             return False
         try:
             job = self.jobs.create_or_join(SYNC_KIND, self.key)
-            self.last_job = job
+            self.last_job, self._failed_at = job, None     # a job now says how the round went
             if job.state == QUEUED:
                 self._run(job)
                 return True
