@@ -207,15 +207,17 @@ class ServerContext:
                 self.docs.move_to_end(key)
             return doc
 
-    def start_background_sync(self) -> None:
-        """Keep the index fresh every settings.sync_interval_s seconds (serve); a no-op when off."""
+    def start_background_sync(self, report: Callable[[str], None] | None = None) -> None:
+        """Keep the index fresh every settings.sync_interval_s seconds (serve); a no-op when off. `report`: a
+        service's log, told the first sync done and every round that did not succeed (BackgroundSync)."""
         if not self.settings.sync_interval_s:
             return
         with self._lock:
             if self.background is not None:
                 return
             # The shared client: BackgroundSync does not close it (close_client=False).
-            self.background = BackgroundSync(self.client, self.files_index(), self.settings.sync_interval_s)
+            self.background = BackgroundSync(self.client, self.files_index(), self.settings.sync_interval_s,
+                                             report=report)
         self.background.start()
 
     def close(self) -> None:

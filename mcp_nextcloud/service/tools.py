@@ -174,6 +174,7 @@ class ToolHost:
         tool_server()    # an attached serve's calls are tool calls: load their stack and server now, not at the first
         if request.interval <= 0:
             return
+        self.log(f"a serve attached to {request.index} (sync every {request.interval:g} s)")
         with self._lock:
             self._wanting.append(request.interval)
             self._set_interval()
@@ -233,7 +234,9 @@ class ToolHost:
             if not interval or self.ctx.background is not None:
                 return
             self.ctx.settings = dataclasses.replace(self.ctx.settings, sync_interval_s=interval)
-            self.ctx.start_background_sync()
+            where = self.index_path
+            self.ctx.start_background_sync(report=lambda message: self.log(f"background sync of {where}: {message}"))
+            self.log(f"background sync of {where} started (every {interval:g} s)")
 
     def _resume_sync(self) -> None:
         """A call while a serve wants a background sync that is not running: start it now, not 'later'; one
@@ -350,8 +353,8 @@ class ServiceTools:
                     raise ServiceGone("not attached")
                 while sock.recv(1 << 10):
                     pass
-            except (OSError, ServiceGone, ValueError):
-                pass
+            except Exception:  # noqa: BLE001 - whatever ended it (gone, declined, a bug), attach again: a serve
+                pass           # whose attachment thread died would never have its index synced again
             finally:
                 with contextlib.suppress(Exception):
                     self._sock.close()

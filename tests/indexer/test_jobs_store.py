@@ -77,6 +77,40 @@ def test_a_store_made_before_the_bytes_column_gets_it(tmp_path: Path) -> None:
     assert JobStore(path).get("j1").bytes == 0
 
 
+def _race(actions: list) -> list[str]:
+    """Run the actions in threads at once; the errors they raised."""
+    errors: list[str] = []
+
+    def run(action) -> None:
+        try:
+            action()
+        except Exception as exc:  # noqa: BLE001 - collected: the test names them
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=run, args=(a,)) for a in actions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["new store", "store that exists"])
+def test_stores_opened_while_a_job_is_queued_never_lock_each_other_out(tmp_path: Path, fresh: bool) -> None:
+    """A person's first background sync queues its job while the first grep opens the store to read the running
+    sync (coverage.py): before, the two write transactions waited on one another until the busy timeout and the
+    sync's round failed with 'database is locked' (1 run in 4), leaving the index unsynced."""
+    errors: list[str] = []
+    for trial in range(25):
+        path = tmp_path / f"t{trial}" / "index.jobs.db"
+        path.parent.mkdir()
+        queuer = None if fresh else JobStore(path)     # the background sync's store, made by another thread
+        errors += _race([lambda q=queuer, p=path: (q or JobStore(p)).create_or_join("sync", "alice"),
+                         lambda p=path: JobStore(p).list(10), lambda p=path: JobStore(p).list(10)])
+        assert [j.state for j in JobStore(path).list(10)] == [QUEUED]
+    assert errors == []
+
+
 def test_second_request_joins_the_active_job_and_a_finished_one_starts_fresh(store: JobStore) -> None:
     first = store.create_or_join("sync", "k")
     again = store.create_or_join("sync", "k")

@@ -151,15 +151,44 @@ def test_a_call_after_a_round_that_failed_before_its_job_syncs_again(small, clie
             raise OSError("the account could not be read")
         return client
 
-    bg = BackgroundSync(factory, index, interval_s=600).start()
+    said: list[str] = []
+    bg = BackgroundSync(factory, index, interval_s=600, report=said.append).start()
     try:
         wait_for(lambda: bg.last_error is not None, what="the first round failed")
         assert bg.last_job is None and bg.retry_failed() is False      # within RETRY_AFTER_S: not yet
+        assert len(said) == 1 and said[0].startswith("round failed: ") and "OSError" in said[0], said
+        monkeypatch.setattr(refresh, "RETRY_AFTER_S", 0.0)
+        assert bg.retry_failed() is True
+        wait_for(lambda: grep_paths(index, "herons") == ["/notes/one.txt"], what="the retried round")
+        wait_for(lambda: said[1:] == ["first sync done"], what="the success said, once")
+    finally:
+        bg.stop()
+
+
+def test_a_round_that_fails_while_following_a_joined_sync_does_not_end_the_thread(small, client, index,
+                                                                                  monkeypatch):
+    """Following a sync run elsewhere can fail (here its job is deleted from under it, as by a hand clearing
+    the jobs database): the thread lives on, says why, and a call after RETRY_AFTER_S syncs again."""
+    from mcp_nextcloud.indexer.remote import refresh
+
+    elsewhere = JobStore(jobs_path_for(index.path))
+    job = elsewhere.create_or_join(SYNC_KIND, sync_key(client.account))
+    elsewhere.claim(job.id, pid=os.getpid())
+    said: list[str] = []
+    bg = BackgroundSync(lambda: client, index, interval_s=600, report=said.append).start()
+    try:
+        wait_for(lambda: bg.last_job is not None and bg.last_job.id == job.id, what="the running sync joined")
+        with elsewhere._conn() as db:
+            db.execute("DELETE FROM jobs WHERE id=?", (job.id,))
+        wait_for(lambda: said, what="the failed round said")
+        assert said[0].startswith("round failed: ") and "JobNotFound" in said[0], said
+        assert bg._thread is not None and bg._thread.is_alive()
         monkeypatch.setattr(refresh, "RETRY_AFTER_S", 0.0)
         assert bg.retry_failed() is True
         wait_for(lambda: grep_paths(index, "herons") == ["/notes/one.txt"], what="the retried round")
     finally:
         bg.stop()
+        elsewhere.close()
 
 
 def test_stop_cancels_the_sync_it_is_running(small, client, index):

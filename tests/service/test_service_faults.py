@@ -56,7 +56,10 @@ def test_the_first_tool_call_at_once_never_keeps_the_background_sync_from_starti
         assert _cli(env, "service", "stop").returncode == 0
         _gone(pid)
     assert started == TRIALS
-    assert "not started" not in _log_of(env)
+    log = _log_of(env)
+    assert "not started" not in log
+    # What a failure would be diagnosed from: each attachment and each sync's start, in the service's log.
+    assert log.count("(sync every 1 s)") >= TRIALS and log.count("started (every 1 s)") >= TRIALS, log[-3000:]
 
 
 def test_kill_9_during_calls_loses_nothing_and_the_next_call_recovers(env: dict[str, str]) -> None:

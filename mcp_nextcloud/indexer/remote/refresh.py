@@ -34,6 +34,8 @@ _TURNS = threading.BoundedSemaphore(SYNCS_AT_ONCE)
 # A call after a round that did not succeed syncs again at once (retry_failed), at most this often: a person
 # whose first sync failed (the server was down a moment) must not wait a whole interval for an index.
 RETRY_AFTER_S = 30.0
+# A round still waiting for a sync turn after this long says so (once per wait): a turn nobody gives back is a bug.
+TURN_WAIT_REPORT_S = 60.0
 
 
 class BackgroundSync:
@@ -41,12 +43,16 @@ class BackgroundSync:
 
     client_factory() is called once per sync; with close_client=False (the
     default) the returned client is not closed, so the factory may hand out the
-    server's shared client.
+    server's shared client. `report` (a service's log) hears what a person
+    watching would want to know: the first sync done, a round that did not
+    succeed and why, a round skipped for refused credentials, a long wait for a
+    turn; nothing on the quiet rounds.
     """
 
     def __init__(self, client_factory: Callable[[], Any], index: Index, interval_s: float = 300.0, *,
                  key: str | None = None, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                 close_client: bool = False, jobs: JobStore | None = None) -> None:
+                 close_client: bool = False, jobs: JobStore | None = None,
+                 report: Callable[[str], None] | None = None) -> None:
         if interval_s <= 0:
             raise ValueError("interval_s must be positive (seconds between syncs)")
         self.client_factory = client_factory
@@ -64,6 +70,9 @@ class BackgroundSync:
         self.last_error: str | None = None
         self._running_here = False    # True while this object's thread runs a sync (stop() cancels it)
         self._failed_at: float | None = None   # when a round failed before it made a job (retry_failed)
+        self._report = report
+        self._said_refused = False     # the refused-credentials skip is said once per refusal
+        self._said_done = False        # the first sync done is said once
 
     @property
     def key(self) -> str:
@@ -140,13 +149,34 @@ class BackgroundSync:
             embed.after_sync(self.index)
         self.last_job = final
         self.last_error = final.error
+        self._said_outcome(final)
         return final
+
+    def _say(self, message: str) -> None:
+        if self._report is not None:
+            try:
+                self._report(message)
+            except Exception:  # noqa: BLE001 - a log that cannot be written must not end the sync
+                pass
+
+    def _said_outcome(self, job: Job) -> None:
+        """Report a finished round: the first success, and every round that did not succeed."""
+        if job.state == SUCCEEDED:
+            if not self._said_done:
+                self._said_done = True
+                self._say("first sync done")
+        elif job.state not in ACTIVE_STATES:
+            self._say(f"sync {job.state}: {job.error or job.message or 'no cause recorded'}")
 
     def _wait_turn(self) -> bool:
         """Wait until fewer than SYNCS_AT_ONCE syncs of this process run; False when stopped meanwhile."""
+        since, said = time.monotonic(), False
         while not _TURNS.acquire(timeout=0.5):
             if self._stop.is_set():
                 return False
+            if not said and time.monotonic() - since > TURN_WAIT_REPORT_S:
+                said = True
+                self._say(f"waiting {TURN_WAIT_REPORT_S:g} s for a sync turn ({SYNCS_AT_ONCE} at once here)")
         if self._stop.is_set():
             _TURNS.release()
             return False
@@ -174,15 +204,37 @@ class BackgroundSync:
                 if self._stop.is_set():
                     break
                 self._kick.clear()
-                if (kicked or time.monotonic() >= next_at) and self._credentials_refused():
+                if not (kicked or time.monotonic() >= next_at):
+                    continue
+                if self._skipped_for_refusal():
                     next_at = time.monotonic() + self.interval_s   # no job, no request: nothing can change
                     continue
-                if kicked or time.monotonic() >= next_at:
-                    if not self._round():
-                        break
-                    next_at = time.monotonic() + self.interval_s
+                if not self._guarded_round():
+                    break
+                next_at = time.monotonic() + self.interval_s
         finally:
             self.jobs.close()
+
+    def _skipped_for_refusal(self) -> bool:
+        """True (said once per refusal) while Nextcloud refuses the credentials: the round is skipped."""
+        if not self._credentials_refused():
+            self._said_refused = False
+            return False
+        if not self._said_refused:
+            self._said_refused = True
+            self._say("skipped: Nextcloud refused these credentials (no request until they change)")
+        return True
+
+    def _guarded_round(self) -> bool:
+        """A round that cannot end the thread: one that raised (before its job was made, or while following
+        one) is recorded, said, and retried by the next call after RETRY_AFTER_S (retry_failed)."""
+        try:
+            return self._round()
+        except Exception as exc:  # noqa: BLE001 - the loop must outlive one bad round
+            self.last_error = error_text(exc)
+            self.last_job, self._failed_at = None, time.time()   # no job tells how this round went
+            self._say(f"round failed: {self.last_error}")
+            return True
 
     def _round(self) -> bool:
         """Run a sync, or follow the one already running for the account; False when stopped meanwhile."""
@@ -194,10 +246,6 @@ class BackgroundSync:
             if job.state == QUEUED:
                 self._run(job)
                 return True
-        except Exception as exc:  # noqa: BLE001 - the loop must outlive one bad round
-            self.last_error = error_text(exc)
-            self._failed_at = time.time()      # before any job was made: retry_failed retries it too
-            return True
         finally:
             _TURNS.release()
         self._follow(job)
@@ -212,6 +260,7 @@ class BackgroundSync:
             if job.state not in ACTIVE_STATES:
                 break
         self.last_job = job
+        self._said_outcome(job)
         if job.state in (CANCELLED, INTERRUPTED, FAILED):
             self._kick.set()
 
@@ -221,7 +270,7 @@ class BackgroundSync:
         job = self.last_job
         if self._thread is None or not self._thread.is_alive() or self._kick.is_set():
             return False
-        if self._failed_at is not None and (job is None or job.state not in ACTIVE_STATES):
+        if self._failed_at is not None:
             if time.time() - self._failed_at < RETRY_AFTER_S:
                 return False
             self._failed_at = None
