@@ -241,7 +241,8 @@ class JobStore:
         try:
             yield db
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:      # SQLite may have rolled it back itself (a full disk, an I/O error)
+                db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
 

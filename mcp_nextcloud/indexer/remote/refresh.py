@@ -69,7 +69,7 @@ class BackgroundSync:
         self.last_job: Job | None = None
         self.last_error: str | None = None
         self._running_here = False    # True while this object's thread runs a sync (stop() cancels it)
-        self._failed_at: float | None = None   # when a round failed before it made a job (retry_failed)
+        self._failed_at: float | None = None   # when a round raised, with no job to tell (retry_failed)
         self._report = report
         self._said_refused = False     # the refused-credentials skip is said once per refusal
         self._said_done = False        # the first sync done is said once
