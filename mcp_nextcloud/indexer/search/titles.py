@@ -8,8 +8,10 @@ its name. Measured on the relevance benchmark (benchmarks/test_relevance_bench.p
 """
 from __future__ import annotations
 
+import bisect
 import re
-from typing import Any, Callable
+from collections import Counter
+from typing import Any, Callable, NamedTuple
 
 from mcp_nextcloud.reader.normalize import fold_words
 
@@ -18,16 +20,37 @@ MIN_WORD = 3
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
-def _names(con: Any) -> dict[int, tuple[str, ...]]:
-    """{file id: the folded words of its name}, read once per index version (the vocabulary cache's life)."""
+class _NameWords(NamedTuple):
+    """The folded words of every file's name, sorted, with the files each is in (for prefix lookups)."""
+
+    words: list[str]
+    files: dict[str, frozenset[int]]
+
+
+def _name_words(con: Any) -> _NameWords:
+    """Read once per index version (the vocabulary cache's life)."""
     from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
 
     cache = _VOCAB.of(con)
     if ("names",) not in cache:
-        cache[("names",)] = {int(fid): tuple(_WORDS.findall(fold_words(str(path).rsplit("/", 1)[-1]).lower()))
-                             for fid, path in con.execute("SELECT id, path FROM files")}
-    names: dict[int, tuple[str, ...]] = cache[("names",)]
-    return names
+        files: dict[str, set[int]] = {}
+        for fid, path in con.execute("SELECT id, path FROM files"):
+            for word in _WORDS.findall(fold_words(str(path).rsplit("/", 1)[-1]).lower()):
+                files.setdefault(word, set()).add(int(fid))
+        cache[("names",)] = _NameWords(sorted(files), {w: frozenset(f) for w, f in files.items()})
+    named: _NameWords = cache[("names",)]
+    return named
+
+
+def _named_with(names: _NameWords, word: str) -> set[int]:
+    """The files with a name word starting with `word`: a bisect into the sorted words, not a walk of every file
+    (at 10k files the walk was 40 % of a one-word grep)."""
+    out: set[int] = set()
+    i = bisect.bisect_left(names.words, word)
+    while i < len(names.words) and names.words[i].startswith(word):
+        out |= names.files[names.words[i]]
+        i += 1
+    return out
 
 
 def boost(con: Any, tokens: list[str]) -> Callable[[set[int]], dict[int, float]] | None:
@@ -35,15 +58,15 @@ def boost(con: Any, tokens: list[str]) -> Callable[[set[int]], dict[int, float]]
     words = sorted({t for t in tokens if len(t) >= MIN_WORD})
     if not words:
         return None
-    names = _names(con)
+    names = _name_words(con)
+    shares: Counter[int] = Counter()
+    for w in words:
+        shares.update(_named_with(names, w))
+    if not shares:
+        return None
+    factor = {fid: 1.0 + NAME_BOOST * n / len(words) for fid, n in shares.items()}
 
     def factors(fids: set[int]) -> dict[int, float]:
-        out: dict[int, float] = {}
-        for fid in fids:
-            named = names.get(fid, ())
-            share = sum(1 for w in words if any(n.startswith(w) for n in named)) / len(words)
-            if share:
-                out[fid] = 1.0 + NAME_BOOST * share
-        return out
+        return {fid: factor[fid] for fid in fids & factor.keys()}
 
     return factors
