@@ -280,10 +280,24 @@ def _allowed(con: Any, fids: list[int], filt: str, fargs: list) -> set[int]:
     """Of `fids`, the files the filters allow whose every window is embedded at their current extraction.
 
     A file the builder has only begun (its head window first) is not a meaning hit yet: its passage could
-    only point at its head, whatever the question.
+    only point at its head, whatever the question. Without filters, each file's verdict is remembered until
+    the index changes (the vocabulary cache's life): a question asks it for ~250 files twice.
     """
     if not fids:
         return set()
+    if filt:
+        return _embedded_where(con, fids, filt, fargs)
+    from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
+
+    known: dict[int, bool] = _VOCAB.of(con).setdefault(("embedded",), {})
+    unknown = [f for f in fids if f not in known]
+    if unknown:
+        done = _embedded_where(con, unknown, "", [])
+        known.update((f, f in done) for f in unknown)
+    return {f for f in fids if known[f]}
+
+
+def _embedded_where(con: Any, fids: list[int], filt: str, fargs: list) -> set[int]:
     marks = ",".join("?" * len(fids))
     where = f"f.id IN ({marks}) AND f.status='indexed'" + (f" AND {filt}" if filt else "")
     return {int(r[0]) for r in con.execute(
@@ -304,20 +318,12 @@ def fuse(words: list[int], meaning: list[int]) -> list[tuple[int, str]]:
             for f in order]
 
 
-_covered: dict[tuple[str, int, int, float], vectors.Coverage] = {}
-
-
 def coverage(index: Index, con: Any) -> vectors.Coverage:
-    """vectors.coverage, cached until the vectors or the indexed files change (it joins every file: ~3 ms at 10k)."""
-    if not vectors.exists(con):
-        return vectors.coverage(con)
-    n, last = con.execute("SELECT count(*), coalesce(max(indexed_at), 0) FROM files").fetchall()[0]
-    key = (str(index.path), vectors.generation(con), int(n), float(last))
-    with _cache_lock:
-        hit = _covered.get(key)
+    """vectors.coverage, cached until the index changes (it joins every file: ~3 ms at 10k)."""
+    from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
+
+    cache = _VOCAB.of(con)
+    hit: vectors.Coverage | None = cache.get(("coverage",))
     if hit is None:
-        hit = vectors.coverage(con)
-        with _cache_lock:
-            _covered.clear()
-            _covered[key] = hit
+        hit = cache[("coverage",)] = vectors.coverage(con)
     return hit
