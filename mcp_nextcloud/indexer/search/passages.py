@@ -85,7 +85,7 @@ def _phrase_matches(sub: Document, pq: ParsedQuery, tier: Tier, fallback: bool) 
         if q in tried:
             continue
         tried.add(q)
-        res = _find(sub, q, tier.mode)
+        res = _find(sub, q, tier.mode, context=0)   # passages are made by _merge, after the choice
         if res is not None and res.total:
             return res.matches, res.total
     return [], 0

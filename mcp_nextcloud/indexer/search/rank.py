@@ -32,10 +32,6 @@ MAX_RANKED_PHRASES = 12
 _BEST_FIRST = itemgetter(1, 0)     # (bm25, rowid): a C key, a third of a 2,000-row sort's cost with a lambda
 
 
-def _file_of(row: tuple[int, float]) -> int:
-    return row[0] >> CHUNK_BITS
-
-
 class Ranked(NamedTuple):
     """A file in ranked order: its best chunk and that chunk's bm25 (lower is better)."""
 
@@ -84,7 +80,7 @@ def scan(con, expr: str, filt: str = "", fargs: list | None = None, window: int 
     rows = con.execute(_window_sql(filt, ranked, floor is not None),
                        [expr, *above, *(fargs or []), window + 1]).fetchall()
     walked = rows[:window]
-    out = Scan(expr, window, Counter(map(_file_of, walked)), rows=walked)
+    out = Scan(expr, window, Counter([rid >> CHUNK_BITS for rid, _ in walked]), rows=walked)
     if len(rows) > window:
         out.floor = rows[window - 1][0]
     return out
@@ -130,7 +126,7 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
             hi = min(len(sc.rows), tier)
             rows = sc.rows[lo:hi]
             if boost is not None and ranked:
-                factor = boost(set(map(_file_of, rows)))
+                factor = boost({rid >> CHUNK_BITS for rid, _ in rows})
                 if factor:
                     rows = [(rid, s * factor.get(rid >> CHUNK_BITS, 1.0)) for rid, s in rows]
             # Best bm25 first; equal ranks keep rowid order, so pages are stable across calls.
