@@ -104,3 +104,17 @@ def test_a_name_boosts_by_the_share_of_query_words_starting_one_of_its_words(ind
     full, half = 1.0 + titles.NAME_BOOST, 1.0 + titles.NAME_BOOST / 2
     assert got == {ids["/docs/Backup-Guide.txt"]: full, ids["/docs/guide.txt"]: half}
     assert titles.boost(index.conn(), ["zebra"]) is None
+
+
+def test_files_of_equal_rank_come_in_the_order_they_were_indexed_on_every_page(index, put_text):
+    """rank.top_files sorts the newest-first rows reversed on bm25 alone (a stable sort): equal ranks keep
+    rowid order, the order a (bm25, rowid) key gave, so cursor pages agree."""
+    w = index.writer()
+    paths = [f"/same/copy-{k}.txt" for k in range(6)]
+    for p in paths:
+        put_text(w, p, "The rsync backup runs every night and keeps thirty days of copies.\n")
+    res = index.grep("thirty", limit=6)
+    assert [h.path for h in res.hits] == paths
+    first = index.grep("thirty", limit=3)
+    rest = index.grep("thirty", limit=3, cursor=first.nextCursor)
+    assert [h.path for h in first.hits + rest.hits] == paths
