@@ -118,3 +118,28 @@ def test_files_of_equal_rank_come_in_the_order_they_were_indexed_on_every_page(i
     first = index.grep("thirty", limit=3)
     rest = index.grep("thirty", limit=3, cursor=first.nextCursor)
     assert [h.path for h in first.hits + rest.hits] == paths
+
+
+def test_a_phrase_of_more_than_three_words_is_not_cut_into_other_indexed_words(index, put_text):
+    """query.expand tries glued and re-cut variants ("new app store" -> "newappstore") for a short phrase or a
+    quoted one only: for a question's words every piece of them glued was looked up (hundreds of lookups)."""
+    _put(index, put_text)
+    con = index.conn()
+    assert len(expand(con, parse(con, "configuration daemon option")).variants) > 1
+    assert expand(con, parse(con, "configuration of the daemon option line")).variants == []
+    assert len(expand(con, parse(con, '"configuration of the daemon option"')).variants) >= 1
+
+
+def test_the_last_tier_reuses_the_broad_walk_only_when_it_is_the_same_walk(index, put_text):
+    """grep walks its broadest tier unranked first; the last tier's top_files takes that walk instead of
+    making it again (it was 6-14 ms of a question on a real corpus), never one made from a floor or ranked."""
+    _put(index, put_text)
+    con = index.conn()
+    expr = expand(con, parse(con, "config")).tiers()[-1].expr
+    walked = rank.scan(con, expr, ranked=False)
+    assert walked.matches(expr, rank.RANK_WINDOW, ranked=False)
+    assert not walked.matches(expr, rank.RANK_WINDOW, ranked=True)
+    assert not rank.scan(con, expr, ranked=False, floor=walked.rows[-1][0]).matches(expr, rank.RANK_WINDOW, False)
+    fresh = rank.top_files(con, expr, "", [], 5)
+    reused = rank.top_files(con, expr, "", [], 5, walked=walked if not rank.ranked_cheaply(expr) else None)
+    assert fresh.files == reused.files

@@ -269,7 +269,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> Ranking:
             break
         last = k == len(tiers) - 1
         top = top_files(con, tier.expr, filt, fargs, want - len(picks), excluded | {p.ranked.fid for p in picks},
-                        floor=None if last else floor, boost=named)
+                        floor=None if last else floor, boost=named, walked=broad if last else None)
         picks += [Pick(r, tier, top.scan.per_file.get(r.fid, 1), band=k) for r in top.files]
         seen |= top.scan.per_file.keys()
         windowed |= not top.scan.complete

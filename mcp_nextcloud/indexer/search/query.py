@@ -41,6 +41,7 @@ Mode = Literal["whole_word", "word_start"]   # how a term matches a word (whole,
 
 MAX_VARIANTS = 8         # phrases OR-ed together; more costs time for little recall
 MAX_GLUED = 40           # longest S we try to segment
+MAX_GLUED_WORDS = 3      # more words unquoted are not also tried glued or cut otherwise ("new app store": 3)
 MAX_VARIANT_WORDS = 24   # words in all the variants together (the first two always stay)
 MIN_PIECE = 2            # one-letter pieces would match almost anything
 MIN_PREFIX = 3           # shorter words match whole words only
@@ -401,14 +402,17 @@ def expand(con: apsw.Connection, pq: ParsedQuery) -> ParsedQuery:
     The words of a plain query are joined into S ("new app store" ->
     "newappstore"); every cut of S into terms of the index vocabulary is a
     variant ("newapp store", "new appstore", "newappstore", ...), fewest
-    words first, at most MAX_VARIANTS in all.
+    words first, at most MAX_VARIANTS in all. Only a quoted phrase or one of at most MAX_GLUED_WORDS words
+    is cut so: the words of a longer query (a question's) are not one name typed apart or together, and
+    cutting S asks the index about every piece of it (hundreds of lookups: ~20 ms of a question on a real
+    corpus).
     """
     expand_words(con, pq)
     if not any("each matched as a whole word" in n for n in pq.notes):
         from mcp_nextcloud.indexer.search.wordforms import add_forms   # here: the stemmers load on the first query only
 
         add_forms(con, pq)
-    if not pq.gluable:
+    if not pq.gluable or (len(pq.tokens) > MAX_GLUED_WORDS and not pq.quoted):
         return pq
     tokens = pq.tokens
     variants: list[list[str]] = [tokens]

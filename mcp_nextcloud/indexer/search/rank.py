@@ -50,9 +50,17 @@ class Scan:
     floor: int | None = None     # lowest chunk rowid walked; None when the walk saw every match
     rows: list[tuple[int, float]] = field(default_factory=list)   # (chunk rowid, bm25), newest first
 
+    ranked: bool = True
+    below: bool = False     # the walk started at a floor (a narrower window than the expression's own)
+
     @property
     def complete(self) -> bool:
         return self.floor is None
+
+    def matches(self, expr: str, window: int, ranked: bool) -> bool:
+        """Whether this scan is what scan(expr, window=window, ranked=ranked) without a floor would return
+        (with the same filters: the caller's to keep)."""
+        return (self.expr, self.window, self.ranked, self.below) == (expr, window, ranked, False)
 
 
 def _window_sql(filt: str, ranked: bool = True, floor: bool = False) -> str:
@@ -80,7 +88,8 @@ def scan(con, expr: str, filt: str = "", fargs: list | None = None, window: int 
     rows = con.execute(_window_sql(filt, ranked, floor is not None),
                        [expr, *above, *(fargs or []), window + 1]).fetchall()
     walked = rows[:window]
-    out = Scan(expr, window, Counter([rid >> CHUNK_BITS for rid, _ in walked]), rows=walked)
+    out = Scan(expr, window, Counter([rid >> CHUNK_BITS for rid, _ in walked]), rows=walked, ranked=ranked,
+               below=floor is not None)
     if len(rows) > window:
         out.floor = rows[window - 1][0]
     return out
@@ -104,7 +113,8 @@ def ranked_cheaply(expr: str) -> bool:
 
 
 def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[int] | frozenset = frozenset(),
-              floor: int | None = None, boost: Callable[[set[int]], dict[int, float]] | None = None) -> TopFiles:
+              floor: int | None = None, boost: Callable[[set[int]], dict[int, float]] | None = None,
+              walked: Scan | None = None) -> TopFiles:
     """Up to `want` files matching `expr` (and the filters), best first, skipping `exclude`.
 
     Fewer than `want` come back only when no more files match. The order
@@ -112,13 +122,17 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
     chunks are ranked first, then (only when a page needs more files) the
     next 3x RANK_WINDOW, and so on, each tier by bm25 after the one before.
     `floor` limits the walk to chunks at or above that rowid. `boost` gives files their bm25 factor
-    (titles.py: a file named for the query's words).
+    (titles.py: a file named for the query's words). `walked`: the first window's scan when the caller
+    already made it (same expression, filters and ranking; grep's broad walk of the last tier).
     """
     base = RANK_WINDOW  # read at call time: tests shrink it
     window = base
     ranked = ranked_cheaply(expr)
     while True:
-        sc = scan(con, expr, filt, fargs, window, ranked=ranked, floor=floor)
+        if walked is not None and window == base and floor is None and walked.matches(expr, base, ranked):
+            sc = walked
+        else:
+            sc = scan(con, expr, filt, fargs, window, ranked=ranked, floor=floor)
         out: list[Ranked] = []
         seen: set[int] = set(exclude)
         lo, tier = 0, base
