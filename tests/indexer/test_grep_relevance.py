@@ -143,3 +143,18 @@ def test_the_last_tier_reuses_the_broad_walk_only_when_it_is_the_same_walk(index
     fresh = rank.top_files(con, expr, "", [], 5)
     reused = rank.top_files(con, expr, "", [], 5, walked=walked if not rank.ranked_cheaply(expr) else None)
     assert fresh.files == reused.files
+
+
+def test_a_questions_keyword_side_has_no_uncut_expansion_tier(index, put_text):
+    """The uncut word-start expansion (every rarer word the query's words start) follows the ranked tiers of
+    a keyword query; a question's keyword side (uncut_tier=False, set by grep) stops at the ranked tiers:
+    meaning answers it, and that walk was 6-14 ms of a question on a real corpus."""
+    from dataclasses import replace
+
+    _put(index, put_text)
+    con = index.conn()
+    words = expand(con, parse(con, "config daemon"))
+    assert words.tiers()[-1].rest
+    question = replace(expand(con, parse(con, "config daemon")), uncut_tier=False)
+    assert not any(t.rest for t in question.tiers())
+    assert [t for t in words.tiers() if not t.rest] == question.tiers()

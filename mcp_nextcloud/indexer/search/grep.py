@@ -22,7 +22,7 @@ import hmac
 import json
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_nextcloud.indexer.models import iso_time
@@ -376,7 +376,7 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
     question = parse(con, query)
     asked = meaning and semantic.wanted(question)
     # A question's keyword side leaves its function words out (keywords.py); meaning reads it whole.
-    pq = keyword_side(question) if asked else question
+    pq = replace(keyword_side(question), uncut_tier=False) if asked else question
     result = GrepResult(query=query)
     with con:  # one read snapshot for ranking, passages and warnings
         expand(con, pq)
