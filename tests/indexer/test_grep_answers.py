@@ -144,3 +144,21 @@ def test_a_question_naming_something_no_file_mentions_needs_a_closer_match(built
     for h in meaning:       # only what reaches the stricter floor is shown
         fid = built.get_file(path=h.path).id
         assert semantic.judge(built, con, question, [fid])[fid] >= semantic.ABSENT_FLOOR
+
+
+def test_a_compound_of_indexed_words_is_not_something_no_file_mentions(built: Index, monkeypatch) -> None:
+    """A German compound the files never hold whole, made of words they hold (Datensicherung holds "Sicherung",
+    the handbook "copy"), names their subject: the question keeps the plain floor. A compound with a part no
+    file holds ("Zeppelinsicherung") or parts too short to tell ("fotoband") stays absent."""
+    from mcp_nextcloud.indexer.search.vocabulary import compound_of_indexed
+
+    con = built.conn()
+    monkeypatch.setattr(semantic, "ABSENT_MIN_CHARS", 0)
+    assert compound_of_indexed(con, "sicherungskopieren") == ("sicherung", "kopieren")
+    assert compound_of_indexed(con, "festplattensicherung") == ("festplatte", "sicherung")
+    assert compound_of_indexed(con, "zeppelinsicherung") is None
+    assert compound_of_indexed(con, "eggsmilk") is None          # parts of fewer than COMPOUND_PART letters
+    question = "Wie kopieren Sie Dateien auf eine Festplattensicherung?"
+    assert semantic.absent_words(con, parse(con, question)) == []
+    assert semantic.absent_words(con, parse(con, question.replace("Festplatten", "Zeppelin"))) == [
+        "Zeppelinsicherung"]

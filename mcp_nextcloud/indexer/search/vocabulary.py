@@ -56,3 +56,27 @@ def words_starting(con: apsw.Connection, prefix: str, limit: int = MAX_EXPANSION
                                           [prefix, prefix + "\U0010ffff", limit + 1])]
         cache[key] = (rows[:limit], len(rows) > limit)
     return cache[key]
+
+
+COMPOUND_PART = 5        # letters each part of a compound has at least ("foot"+"ball", "vita"+"mine" are no compounds)
+_LINKS = ("", "s", "es", "n", "en", "e")   # German linking letters between a compound's parts (Zufall-s-bytes)
+
+
+def compound_of_indexed(con: apsw.Connection, word: str) -> tuple[str, str] | None:
+    """The (head, tail) of `word` read as a compound of indexed words, or None: the head an indexed word
+    (with a linking letter or two: "zufalls" + "bytes"), the tail the start of one ("kontext" + "manager").
+
+    A German question names things by compounds the files may never hold whole ("Zufallsbytes",
+    "Kontextmanager") while they hold each part; such a word is not a subject the files never mention.
+    Both parts COMPOUND_PART letters or more; lookups are cached like every vocabulary answer.
+    """
+    for cut in range(COMPOUND_PART, len(word) - COMPOUND_PART + 1):
+        tail = word[cut:]
+        for link in _LINKS:
+            head = word[:cut - len(link)] if link else word[:cut]
+            if len(head) < COMPOUND_PART or not word[:cut].endswith(link):
+                continue
+            first, _ = words_starting(con, head, 1)
+            if first and first[0] == head and words_starting(con, tail, 1)[0]:
+                return head, tail
+    return None
