@@ -7,8 +7,11 @@ words still come, after the ranked ones.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 from mcp_nextcloud.indexer.search import rank
 from mcp_nextcloud.indexer.search.query import expand, parse
+from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 
 # A manual page about configuration (dense) and newer notes that mention it once among other text.
 MANUAL = (
@@ -158,3 +161,31 @@ def test_a_questions_keyword_side_has_no_uncut_expansion_tier(index, put_text):
     question = replace(expand(con, parse(con, "config daemon")), uncut_tier=False)
     assert not any(t.rest for t in question.tiers())
     assert [t for t in words.tiers() if not t.rest] == question.tiers()
+
+
+def test_a_page_about_a_word_ranks_above_a_book_that_mentions_it_in_one_chapter(index, put_text):
+    """focus.py: the book's chapter says "anacron" more densely than the page does, but in one chunk of many;
+    the page holds it in each of its chunks. Neither file's name holds the word (no name boost)."""
+    from mcp_nextcloud.indexer.search import focus
+
+    filler = ("The installer asks for the keyboard layout, the time zone and the disks to use; then it copies "
+              "the base system and configures the boot loader before the first start.\n\n") * 14
+    chapter = ("Scheduling\nanacron runs the daily jobs that cron missed; anacron reads /etc/anacrontab, and "
+               "anacron keeps timestamps of the last run of each job. Use anacron on laptops.\n\n")
+    book = filler * 6 + chapter + filler * 6                       # ~28 k characters, the word in one chunk
+    page = ("Jobs on machines that sleep\nOn a laptop that is off at night, daily jobs are run later by "
+            "anacron (the anacron package), which remembers when each one last ran.\n\n"
+            + "Its table lists the period, the delay and the command of each job; a job missed while the machine "
+            "was off runs once it is up.\n" * 12)
+    w = index.writer()
+    put_text(w, "/manual/complete-book.txt", book)       # first: it wins every tie on its rowid
+    put_text(w, "/manual/laptops.txt", page)
+    con = index.conn()
+    book_id, page_id = (index.get_file(path=p).id for p in ("/manual/complete-book.txt", "/manual/laptops.txt"))
+    best: dict[int, float] = {}
+    for rid, score in con.execute("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH 'anacron'"):
+        best[rid >> CHUNK_BITS] = min(score, best.get(rid >> CHUNK_BITS, 0.0))
+    assert best[book_id] < best[page_id]                 # plain bm25 prefers the book's chapter
+    assert [h.path for h in index.grep("anacron").hits] == ["/manual/laptops.txt", "/manual/complete-book.txt"]
+    got = focus.factors(con, Counter({book_id: 1, page_id: 1}), {book_id, page_id})
+    assert got[page_id] == 1.0 + focus.FOCUS and 1.0 < got[book_id] < 1.0 + focus.FOCUS / 5

@@ -400,16 +400,22 @@ def test_many_matches_rank_a_window_total_is_at_least_and_paging_reaches_everyth
 
 
 def test_window_ranking_equals_grouping_every_match(corpus, monkeypatch):
-    """Files come in the order of their best chunk's bm25, as grouping every match by file gives."""
+    """Files come in the order of their best chunk's bm25 (scaled by their focus: focus.py), as grouping every
+    match by file gives."""
+    from mcp_nextcloud.indexer.search import focus
     from mcp_nextcloud.indexer.search import rank as grep_rank
+    from mcp_nextcloud.indexer.store.chunking import TARGET
     from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 
     con = corpus.conn()
+    chars = dict(con.execute("SELECT id, chars FROM docs").fetchall())
     for q in ("lorem", "lorem ipsum", "creme", "config*"):
         expr = corpus_expr(con, q)
-        full = [r[0] for r in con.execute(
-            f"SELECT rowid >> {CHUNK_BITS} AS fid, min(rank) AS best FROM chunks_fts WHERE chunks_fts MATCH ? "
-            f"GROUP BY fid ORDER BY best, fid", [expr])]
+        grouped = con.execute(f"SELECT rowid >> {CHUNK_BITS} AS fid, min(rank), count(*) FROM chunks_fts "
+                              "WHERE chunks_fts MATCH ? GROUP BY fid", [expr]).fetchall()
+        focused = {fid: best * (1 + focus.FOCUS * min(1.0, n * TARGET / max(TARGET, chars[fid])))
+                   for fid, best, n in grouped}
+        full = sorted(focused, key=lambda fid: (focused[fid], fid))
         top = grep_rank.top_files(con, expr, "", [], 100)
         assert [r.fid for r in top.files] == full, q
         assert grep_rank.count_files(top.scan) == (len(full), False)
