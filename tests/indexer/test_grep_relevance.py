@@ -189,3 +189,54 @@ def test_a_page_about_a_word_ranks_above_a_book_that_mentions_it_in_one_chapter(
     assert [h.path for h in index.grep("anacron").hits] == ["/manual/laptops.txt", "/manual/complete-book.txt"]
     got = focus.factors(con, Counter({book_id: 1, page_id: 1}), {book_id, page_id})
     assert got[page_id] == 1.0 + focus.FOCUS and 1.0 < got[book_id] < 1.0 + focus.FOCUS / 5
+
+
+def _put_html(index, path: str, html: str) -> None:
+    from mcp_nextcloud.indexer.models import FileMeta
+    from mcp_nextcloud.reader.extract import extract
+
+    w = index.writer()
+    rec, _ = w.upsert(FileMeta(path=path, source="local", file_id=None, etag=None, size=len(html),
+                               mtime=1_700_000_000.0, mime="text/html"))
+    w.store_document(rec.id, extract(html.encode(), path.rsplit("/", 1)[-1]))
+
+
+# A manual's section page, named in English, titled in German; its side menu opens on a lower heading.
+TITLED = ("<html><body><div class='menu'><h3>Inhaltsverzeichnis</h3><p>Netzwerk, Dienste</p></div>"
+          "<h2>14.2. Firewall oder Paketfilter</h2><p>Eine Firewall filtert den Verkehr zwischen Netzen. Der "
+          "Kernel entscheidet anhand von Regeln, ob ein Paket angenommen wird; der Paketfilter des Kernels heißt "
+          "netfilter.</p></body></html>")
+MENTIONS = ("<html><body><h2>10.1. Netzwerk</h2><p>Ein Router verbindet Netze. Paketfilter auf dem Router, "
+            "Paketfilter auf jedem Rechner: beide Paketfilter schützen.</p></body></html>")
+
+
+def test_a_file_titled_for_the_words_ranks_above_one_that_only_mentions_them(index, put_text):
+    """titles.py: a document's title (the first of its top-level headings, files.title) counts as its name:
+    the page titled "Paketfilter" outranks the page that says it more often, under an English file name."""
+    _put_html(index, "/manual/sect.networking.html", MENTIONS)      # first: it wins every tie on its rowid
+    _put_html(index, "/manual/sect.firewall-packet-filtering.html", TITLED)
+    titles = dict(index.conn().execute("SELECT path, title FROM files").fetchall())
+    assert titles["/manual/sect.firewall-packet-filtering.html"] == "14.2. Firewall oder Paketfilter"
+    assert [h.path for h in index.grep("Paketfilter").hits] == ["/manual/sect.firewall-packet-filtering.html",
+                                                               "/manual/sect.networking.html"]
+
+
+def test_a_v5_index_gets_the_titles_of_the_files_it_holds(tmp_path):
+    """Schema v6 fills files.title from the outline an older index stored, by the same rule as prepare.py."""
+    import apsw
+
+    from mcp_nextcloud.indexer.index import Index
+
+    db = tmp_path / "v5.db"
+    with Index.open(db) as ix:
+        _put_html(ix, "/manual/sect.networking.html", MENTIONS)
+        _put_html(ix, "/manual/sect.firewall-packet-filtering.html", TITLED)
+        ix.writer().call(lambda tx: tx.con.execute("UPDATE files SET title = NULL"))
+    con = apsw.Connection(str(db))
+    con.execute("ALTER TABLE files DROP COLUMN title; PRAGMA user_version=5")
+    con.close()
+    with Index.open(db) as ix:
+        assert dict(ix.conn().execute("SELECT path, title FROM files").fetchall()) == {
+            "/manual/sect.networking.html": "10.1. Netzwerk",
+            "/manual/sect.firewall-packet-filtering.html": "14.2. Firewall oder Paketfilter"}
+        assert ix.grep("Paketfilter").hits[0].path == "/manual/sect.firewall-packet-filtering.html"

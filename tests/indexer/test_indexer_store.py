@@ -285,7 +285,7 @@ def test_v2_database_migrates_and_its_local_files_are_adopted(tmp_path, counting
         assert (rep.unchanged, rep.extracted, rep.removed) == (1, 0, 0) and counting_pool.count == 0
         assert rec.status == "unsupported" and rec.root_id == ix.roots()[0].id and ix.roots()[0].prefix == ""
     con = apsw.Connection(str(db))
-    assert con.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION == 5
+    assert con.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION == 6
     con.close()
 
 

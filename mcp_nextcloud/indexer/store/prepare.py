@@ -17,6 +17,7 @@ from mcp_nextcloud.reader.normalize import fold_words, normalize
 
 from mcp_nextcloud.indexer.store.chunking import chunk_text
 from mcp_nextcloud.indexer.store.language import detect_folded, sample_folded
+from mcp_nextcloud.indexer.store.schema import TITLE_CHARS
 
 ZLEVEL = 1
 # Below this many characters `reader.find` normalises on demand in a few ms,
@@ -38,6 +39,8 @@ class Prepared:
     chunks: list[tuple[int, int, int, bytes]] = field(default_factory=list)   # (seq, start, line, zlib body)
     folded: list[tuple[int, str]] = field(default_factory=list)               # (seq, fold_words(body))
     lang: str | None = None                          # language of the text (language.detect)
+    title: str | None = None                         # its first heading (search/titles.py ranks by it)
+
 
 
 def prepare(doc: Document) -> Prepared:
@@ -49,7 +52,8 @@ def prepare(doc: Document) -> Prepared:
         nt = doc._normalized if doc._normalized is not None else normalize(doc.text)
         norm_blob = nt.to_bytes()  # already zlib-compressed by the reader
     p = Prepared(meta_json=json.dumps(meta, separators=(",", ":"), ensure_ascii=False), chars=len(doc.text),
-                 norm_blob=norm_blob, kind=doc.kind, engine=doc.engine, mime=doc.mime)
+                 norm_blob=norm_blob, kind=doc.kind, engine=doc.engine, mime=doc.mime,
+                 title=title_of(doc))
     chunks = chunk_text(doc.text, doc.pages)
     for k, ch in enumerate(chunks):
         p.chunks.append((ch.seq, ch.start, ch.line, zlib.compress(ch.text.encode("utf-8"), ZLEVEL)))
@@ -61,6 +65,15 @@ def prepare(doc: Document) -> Prepared:
     # (NULL: indexed before detection).
     p.lang = detect_folded(sample_folded([f for _, f in p.folded])) or ""
     return p
+
+
+def title_of(doc: Document) -> str | None:
+    """The document's title: the first of its top-level headings (schema.py's v6 takes the same from the
+    stored outline). A page's side menu may open on a lower heading ("Table of Contents", an h3)."""
+    if not doc.outline:
+        return None
+    top = min(e.level for e in doc.outline)
+    return next(e.title for e in doc.outline if e.level == top)[:TITLE_CHARS]
 
 
 def _head(text: str) -> str:

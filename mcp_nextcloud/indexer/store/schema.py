@@ -39,7 +39,7 @@ import apsw
 
 from mcp_nextcloud.indexer.errors import IndexCode, IndexerError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 CHUNK_BITS = 16                      # rowid = file_rowid << CHUNK_BITS | chunk seq
 MAX_CHUNKS = (1 << CHUNK_BITS) - 1
 
@@ -130,8 +130,21 @@ CREATE INDEX files_lang ON files(lang);
 CREATE INDEX files_no_ocr ON files(path) WHERE engine GLOB '*+no-ocr';
 """
 
+# v6: each document's title, which grep ranks by with the file's name (search/titles.py): the first of its
+# top-level headings (prepare.title_of), taken here from the outline already stored for the files indexed before.
+TITLE_CHARS = 200      # of that heading kept as the title (a heading that is a paragraph is cut)
+_V6 = f"""
+ALTER TABLE files ADD COLUMN title TEXT;
+UPDATE files SET title = (
+    SELECT substr(json_extract(o.value, '$.title'), 1, {TITLE_CHARS})
+    FROM docs d, json_each(d.meta, '$.outline') o
+    WHERE d.id = files.id AND json_valid(d.meta)
+    ORDER BY json_extract(o.value, '$.level'), o.key LIMIT 1)
+    WHERE status = 'indexed';
+"""
+
 # Each entry migrates from version i to i+1; append, never edit a shipped one.
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
 
 
 class SchemaTooNew(IndexerError, RuntimeError):

@@ -142,8 +142,8 @@ class WriteTx:
                              [(base | seq, folded) for seq, folded in p.folded])
         self.con.execute(
             "UPDATE files SET status='indexed', reason=NULL, kind=?, engine=?, mime=coalesce(mime, ?), "
-            "indexed_at=?, lang=? WHERE id=?",
-            (p.kind, p.engine, p.mime, time.time(), p.lang, rec_id),
+            "indexed_at=?, lang=?, title=? WHERE id=?",
+            (p.kind, p.engine, p.mime, time.time(), p.lang, p.title, rec_id),
         )
         return self.record(rec_id)
 
@@ -152,7 +152,7 @@ class WriteTx:
         if status not in FAILURE_STATUSES:
             raise ValueError(f"status must be one of {', '.join(FAILURE_STATUSES)}, not {status!r}")
         self.rows.drop_content(rec_id)
-        self.con.execute("UPDATE files SET status=?, reason=?, indexed_at=? WHERE id=?",
+        self.con.execute("UPDATE files SET status=?, reason=?, indexed_at=?, title=NULL WHERE id=?",
                          (status, reason, time.time(), rec_id))
         return self.record(rec_id)
 
