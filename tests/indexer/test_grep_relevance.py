@@ -240,3 +240,22 @@ def test_a_v5_index_gets_the_titles_of_the_files_it_holds(tmp_path):
             "/manual/sect.networking.html": "10.1. Netzwerk",
             "/manual/sect.firewall-packet-filtering.html": "14.2. Firewall oder Paketfilter"}
         assert ix.grep("Paketfilter").hits[0].path == "/manual/sect.firewall-packet-filtering.html"
+
+
+def test_a_word_hits_passage_does_not_reach_back_into_the_navigation_bar(index, put_text):
+    """furniture.py: the handbook's pages open on a navigation bar; the passage of a word in the heading below
+    it is the heading and the sentence after it, not the bar (which the passage used to widen into)."""
+    from mcp_nextcloud.indexer.search import furniture
+
+    page = ("Download the ebook\nZurück\nDas Debian Administrationshandbuch\nWeiter\n10.8. DHCP\nDHCP (für Dynamic "
+            "Host Configuration Protocol) ist ein Protokoll, mit dem ein Rechner seine Netzwerkeinstellungen "
+            "automatisch erhält.\nDer Server heißt isc-dhcp-server.\n")
+    put_text(index.writer(), "/handbook/sect.dhcp.html", page)
+    (hit,) = index.grep("dhcp").hits
+    p = hit.passages[0]
+    assert p.passage.startswith("DHCP\nDHCP (für Dynamic Host Configuration Protocol)") and "Weiter" not in p.passage
+    assert page[p.passageOffset:p.passageOffset + len(p.passage)] == p.passage
+    assert [furniture.furniture(ln) for ln in page.split("\n")[:5]] == [True, True, False, True, False]
+    assert furniture.numbered_heading("10.8. DHCP") and not furniture.furniture("10.8. DHCP")
+    # Prose before a match stays its context: no furniture, no floor.
+    assert furniture.after_furniture("A sentence.\nAnother one about DHCP.", 30, 90) == 0

@@ -24,6 +24,7 @@ import re
 import zlib
 from typing import Any, NamedTuple
 
+from mcp_nextcloud.indexer.search.furniture import furniture, numbered_heading
 from mcp_nextcloud.indexer.search.passages import MAX_PASSAGE, Passage
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 from mcp_nextcloud.reader.document import Document
@@ -37,30 +38,14 @@ SPAN_DECAY = 0.003       # cosine each span further into a region loses: a regio
                          # its later text details (0.0001-0.01 measured on the relevance set: 0.003 best)
 MIN_WORD = 4             # shorter question words are not looked for (articles, "les", "und", "how")
 
-_DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*[\divxlc]+\s*$|…\s*\d+\s*$", re.IGNORECASE)
-_PAGE_REFS = re.compile(r"[\w)]\s*,?\s+\d{1,4}(?:\s*[,–-]\s*\d{1,4})+\s*$")
-_NUMBERED = re.compile(r"^\s*(?:\d+\.)+\d*\.?\s+\S|^\s*[A-Z]\.\d+(?:\.\d+)*\.?\s+\S")
 _WORD = re.compile(r"\w+")
-_NAVIGATION = frozenset({"next", "previous", "index", "modules", "navigation", "up", "home", "zurück", "weiter",
-                         "précédent", "suivant", "previous topic", "next topic",
-                         "table of contents", "download the ebook", "this page",
-                         "report a bug", "show source", "|"})
 _IDENT = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\b[A-Z][a-z]+[A-Z]\w*")
 
 
 def _marked(line: str) -> bool:
-    """A line of a table of contents or an index: dot leaders or page lists at its end, or a short numbered
-    heading. Cheap tests first: most lines of prose end with neither a digit nor a roman numeral."""
-    ln = line.strip()
-    if not ln:
-        return False
-    if ln[-1] in "»«" or ln[0] in "©«" or (ln.rstrip(" |") or ln).lower() in _NAVIGATION:
-        return True      # a navigation bar or a page footer ("Python » 3.11 Documentation »", "© Copyright")
-    if ln[-1].isdigit() or ln[-1] in "ivxlcIVXLC":
-        tail = ln[-80:]      # the patterns sit at the line's end: long lines of prose cost no more
-        if _DOT_LEADER.search(tail) or _PAGE_REFS.search(tail):
-            return True
-    return len(ln) < 90 and (ln[0].isdigit() or ln[1:2] == ".") and _NUMBERED.search(ln) is not None
+    """A line of a table of contents or an index (furniture.py): navigation, dot leaders or page lists at its
+    end, or a short numbered heading."""
+    return furniture(line) or numbered_heading(line)
 
 
 def _toc(flags: list[bool], lengths: list[int]) -> bool:

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from mcp_nextcloud.reader.document import Document
 from mcp_nextcloud.reader.find import Match, MatchMode, find, passage_bounds
 
+from mcp_nextcloud.indexer.search.furniture import after_furniture
 from mcp_nextcloud.indexer.search.query import Mode, ParsedQuery, QTerm, Tier
 
 
@@ -161,12 +162,26 @@ def _word_matches(sub: Document, pq: ParsedQuery, tier: Tier, clusters: int) -> 
     return chosen, total > len(chosen)
 
 
+def _bounds(text: str, m: Match) -> tuple[int, int]:
+    """The passage around a match: its sentence or line (reader.find.passage_bounds), reaching back no further
+    than the page's furniture (furniture.py: a navigation bar above a heading); a passage that furniture left
+    short (a heading) takes the text after it, up to CONTEXT characters cut at a space."""
+    floor = after_furniture(text, m.offset, CONTEXT)
+    a, b = passage_bounds(text[floor:], m.offset - floor, m.offset + m.length - floor, CONTEXT, SHORTEST)
+    a, b = a + floor, b + floor
+    if floor and b - a < SHORTEST and b < len(text):
+        hi = min(len(text), a + CONTEXT)
+        cut = text.rfind(" ", b, hi) if hi < len(text) else hi
+        b = max(b, cut)
+    return a, b
+
+
 def _merge(matches: list[Match], text: str, start: int, line: int, page_doc: Document) -> list[Passage]:
     """Matches in text order -> passages; a match whose context overlaps the previous passage joins it."""
     out: list[Passage] = []
     end = -1
     for m in sorted(matches, key=lambda m: m.offset):
-        a, b = passage_bounds(text, m.offset, m.offset + m.length, CONTEXT, SHORTEST)
+        a, b = _bounds(text, m)
         item = {"offset": start + m.offset, "length": m.length, "text": m.text}
         if out and a <= end and max(b, end) - (out[-1].passageOffset - start) <= MAX_PASSAGE:
             last = out[-1]
