@@ -55,7 +55,7 @@ def with_meaning(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: s
     """
     from mcp_nextcloud.indexer.embedding import ModelUnavailable
 
-    cover = semantic.coverage(index, con)
+    cover = semantic.coverage(con)
     result.mode = "hybrid"
     result.meaning = cover.to_dict()
     try:

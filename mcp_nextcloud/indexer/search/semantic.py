@@ -321,7 +321,7 @@ def fuse(words: list[int], meaning: list[int]) -> list[tuple[int, str]]:
             for f in order]
 
 
-def coverage(index: Index, con: Any) -> vectors.Coverage:
+def coverage(con: Any) -> vectors.Coverage:
     """vectors.coverage, cached until the index changes (it joins every file: ~3 ms at 10k)."""
     from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
 
