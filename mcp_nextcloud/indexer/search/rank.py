@@ -140,7 +140,7 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
         lo, tier = 0, base
         # Each file's matching chunks among the tiers walked so far (focus.py): not the whole window's, which
         # grows with the page asked for, so the order within a tier is the same for every page.
-        walked_chunks: Counter[int] = sc.per_file if sc.complete and len(sc.rows) <= base else Counter()
+        walked_chunks: Counter[int] = sc.per_file if len(sc.rows) <= base else Counter()
         while lo < len(sc.rows) and len(out) < want:
             hi = min(len(sc.rows), tier)
             rows = sc.rows[lo:hi]

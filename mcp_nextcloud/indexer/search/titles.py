@@ -2,12 +2,12 @@
 
 bm25 ranks chunks (~3k characters) and a file takes its best chunk's rank, so a whole book that mentions a
 word in passing often outranks the page about it. A person's file names carry the subject (a manual's
-section pages, `json.html`, `firewall-setup.html`), and so does a document's title, its first heading
-(files.title), in the document's own language where the name is not ("14.2. Firewall oder Paketfilter"
+section pages, `json.html`, `firewall-setup.html`), and so does a document's title, its first top-level
+heading (files.title), in the document's own language where the name is not ("14.2. Firewall oder Paketfilter"
 in sect.firewall-packet-filtering.html). So within a tier a file whose name or title holds the query's
 words (at word starts, folded) has its bm25 scaled by 1 + NAME_BOOST x the share of the query's words in
 them. Measured on the relevance benchmark (benchmarks/test_relevance_bench.py): the title took nDCG@10
-0.857 -> 0.869 and MRR 0.933 -> 0.951.
+0.857 -> 0.872 and MRR 0.933 -> 0.951.
 """
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ def compound_of_indexed(con: apsw.Connection, word: str) -> tuple[str, str] | No
     for cut in range(COMPOUND_PART, len(word) - COMPOUND_PART + 1):
         tail = word[cut:]
         for link in _LINKS:
-            head = word[:cut - len(link)] if link else word[:cut]
+            head = word[:cut - len(link)]
             if len(head) < COMPOUND_PART or not word[:cut].endswith(link):
                 continue
             first, _ = words_starting(con, head, 1)

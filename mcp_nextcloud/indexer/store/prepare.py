@@ -39,8 +39,7 @@ class Prepared:
     chunks: list[tuple[int, int, int, bytes]] = field(default_factory=list)   # (seq, start, line, zlib body)
     folded: list[tuple[int, str]] = field(default_factory=list)               # (seq, fold_words(body))
     lang: str | None = None                          # language of the text (language.detect)
-    title: str | None = None                         # its first heading (search/titles.py ranks by it)
-
+    title: str | None = None                         # its first top-level heading (search/titles.py ranks by it)
 
 
 def prepare(doc: Document) -> Prepared:
