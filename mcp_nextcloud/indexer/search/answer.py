@@ -8,8 +8,9 @@ and the answer lies further on. So, for each meaning hit:
    table of contents, an index or dot-leader lines (`looks_like_toc`) loses TOC_PENALTY, so it is chosen
    only when no better text was embedded;
 2. in the region that window stands for (its chunk and the chunks up to the next embedded one), the spans
-   (paragraphs, cut at SPAN characters) are scored by the question's words (folded, at word starts, rarer
-   and longer words weighing more; identifiers such as "JSON" or "Samba" bridge languages), each span
+   (paragraphs, cut at SPAN characters) are scored by the question's words (folded, at word starts, longer
+   words weighing more; identifiers such as "JSON" or "Samba" bridge languages; weighing them by rarity
+   instead answered fewer questions of the relevance set, 22-24 of 41 against 26), each span
    further into the region a little less (SPAN_DECAY: the text that introduces a subject comes before the
    text that details it): the best span that is not table-of-contents text is the passage;
 3. with no word of the question in the region (a question in another language), the passage is the first
