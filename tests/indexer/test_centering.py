@@ -73,3 +73,54 @@ def test_an_index_without_a_language_of_min_windows_is_not_centred():
     plain = vecs @ vecs[0]
     assert centering.cosines(None, plain, vecs[0]) is plain
     assert centering.of(_files({}), np.zeros(0, dtype=np.int64), np.zeros((0, DIM), dtype=np.float32)) is None
+
+
+def _reference(rng: np.random.Generator, lang_dir: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Reference means as benchmarks/language_means.py makes them, from another corpus of both languages."""
+    ids, vecs, langs, _, _ = _corpus(64, rng)
+    owner = np.array([langs[int(i) >> CHUNK_BITS] for i in ids.tolist()])
+    return {"en": vecs[owner == "en"].mean(axis=0), "de": vecs[owner == "de"].mean(axis=0),
+            centering.ALL: vecs.mean(axis=0)}
+
+
+def test_a_language_with_few_windows_is_centred_on_the_reference_means():
+    """64 English windows on eight subjects and six German ones on other subjects than a German question's:
+    the German windows, with no mean of their own, drew the question by their language alone; centred on the
+    reference means, the English windows on its subject come first."""
+    rng = np.random.default_rng(4)
+    ids, vecs, langs, subjects, lang_dir = _corpus(64, rng)
+    german = [i for i, s in enumerate(subjects) if s[0] == "de" and s[1] != 5][:6]
+    keep = [i for i, s in enumerate(subjects) if s[0] == "en"] + german
+    ids, vecs, subjects = ids[keep], vecs[keep], [subjects[i] for i in keep]
+    assert sum(s[0] == "de" for s in subjects) == 6
+    question = _unit(lang_dir["de"] + np.eye(DIM)[2 + 5] * 2)   # made as the windows are
+    wanted = {i for i, s in enumerate(subjects) if s == ("en", 5)}
+
+    def first_wanted(c: centering.Centering | None) -> int:
+        sims = centering.cosines(c, vecs @ question, question)
+        return next(r for r, i in enumerate(np.argsort(-sims).tolist()) if i in wanted)
+
+    without = centering.of(_files(langs), ids, vecs, known={})
+    with_reference = centering.of(_files(langs), ids, vecs, known=_reference(np.random.default_rng(5), lang_dir))
+    assert without is not None and with_reference is not None
+    assert first_wanted(without) >= 6          # every German window first, whatever its subject
+    assert first_wanted(with_reference) == 0
+    assert len(with_reference.means) == 3      # all, English's own, German's borrowed
+
+
+def test_the_shipped_reference_is_the_models_and_a_file_for_another_model_is_ignored(tmp_path, monkeypatch):
+    from mcp_nextcloud.indexer.embedding import MODEL_NAME
+
+    shipped = centering.reference()
+    assert {"de", "en", "fr", centering.ALL} <= set(shipped) and shipped["de"].shape == (384,)
+    other = tmp_path / "means.npz"
+    np.savez(other, model=np.array("another model"), de=np.ones(384, dtype=np.float32))
+    monkeypatch.setattr(centering, "REFERENCE", other)
+    centering.reference.cache_clear()
+    try:
+        assert centering.reference() == {}
+        np.savez(other, model=np.array(MODEL_NAME), de=np.ones(384, dtype=np.float32))
+        centering.reference.cache_clear()
+        assert set(centering.reference()) == {"de"}
+    finally:
+        centering.reference.cache_clear()
