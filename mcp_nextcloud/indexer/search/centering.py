@@ -31,8 +31,8 @@ language in their vectors, and a German question drew them above the English fil
 there 22 of 30 without the reference means, 27 with them. Held out (reference means from the relevance
 corpus's files of even id; its odd ones with German and French cut under MIN_WINDOWS, 20 random draws):
 the answering file in the top 3 by centred cosine 472 -> 499 of 760. The paper's centroids come from a
-reference corpus too. An index where no language has MIN_WINDOWS is still not centred, and the relevance set's languages all
-have their own means, so its figures do not move.
+reference corpus too. An index where no language has MIN_WINDOWS is still not centred, and the relevance
+set's languages all have their own means, so its figures do not move.
 """
 from __future__ import annotations
 
