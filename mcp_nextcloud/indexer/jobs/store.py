@@ -19,7 +19,6 @@ import contextlib
 import json
 import os
 import socket
-import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import apsw
 
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.indexer.store.filemodes import secure_database
+from mcp_nextcloud.indexer.store.thread_connections import ThreadConnections
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED, INTERRUPTED = (
     "queued", "running", "succeeded", "failed", "cancelled", "interrupted")
@@ -193,7 +193,7 @@ class JobStore:
         self.path = str(path)
         self.stale_after_s = stale_after_s
         self.unclaimed_after_s = unclaimed_after_s
-        self._local = threading.local()
+        self._connections = ThreadConnections(self._open)
         self._host = socket.gethostname()
         secure_database(Path(self.path))   # 0700 folder, 0600 database (it names the files being synced)
         self._ensure_schema()
@@ -220,13 +220,14 @@ class JobStore:
 
     # -- connections ---------------------------------------------------
     def _conn(self) -> apsw.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = apsw.Connection(self.path)
-            db.set_busy_timeout(BUSY_MS)
-            _use_wal(db)
-            db.pragma("synchronous", "NORMAL")
-            self._local.db = db
+        """This thread's connection (closed when the thread ends: indexer/store/thread_connections.py)."""
+        return self._connections.get()
+
+    def _open(self) -> apsw.Connection:
+        db = apsw.Connection(self.path)
+        db.set_busy_timeout(BUSY_MS)
+        _use_wal(db)
+        db.pragma("synchronous", "NORMAL")
         return db
 
     @contextlib.contextmanager
@@ -248,10 +249,7 @@ class JobStore:
 
     def close(self) -> None:
         """Close this thread's connection (others close when their thread ends)."""
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        self._connections.release()
 
     # -- reading -------------------------------------------------------
     def _row(self, job_id: str) -> Job | None:

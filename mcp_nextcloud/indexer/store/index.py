@@ -32,6 +32,7 @@ from mcp_nextcloud.indexer.store.rows import (FAILURE_STATUSES, FILE_COLUMNS, _c
 from mcp_nextcloud.indexer.store.rows import ROOT_COLUMNS, _row_to_root
 from mcp_nextcloud.indexer.store import selection as sel
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS, migrate
+from mcp_nextcloud.indexer.store.thread_connections import ThreadConnections
 from mcp_nextcloud.indexer.store.writer import IndexWriter
 
 __all__ = ["Index", "IndexWriter", "default_index_path"]
@@ -82,9 +83,7 @@ class Index:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._local = threading.local()
-        self._readers: list[apsw.Connection] = []
-        self._readers_lock = threading.Lock()
+        self._readers = ThreadConnections(lambda: _connect(str(self.path), readonly=True))
         self._writer: IndexWriter | None = None
         self._writer_lock = threading.Lock()
         self._closed = False
@@ -109,16 +108,14 @@ class Index:
 
     # -- connections -------------------------------------------------------
     def conn(self) -> apsw.Connection:
-        """This thread's read-only connection (created on first use)."""
+        """This thread's read-only connection (opened on first use, closed when the thread ends)."""
         if self._closed:
             raise RuntimeError("index is closed: open it again with Index.open(path)")
-        con = getattr(self._local, "con", None)
-        if con is None:
-            con = _connect(str(self.path), readonly=True)
-            self._local.con = con
-            with self._readers_lock:
-                self._readers.append(con)
-        return con
+        return self._readers.get()
+
+    def reader_count(self) -> int:
+        """Read connections open now: at most one per live thread that read."""
+        return self._readers.open_count()
 
     def writer(self) -> IndexWriter:
         """This index's one writer (its thread starts on first use)."""
@@ -142,13 +139,7 @@ class Index:
             writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
-        with self._readers_lock:
-            for con in self._readers:
-                try:
-                    con.close()
-                except apsw.Error:
-                    pass
-            self._readers.clear()
+        self._readers.close_all()
 
     def __enter__(self) -> "Index":
         return self
