@@ -20,7 +20,7 @@ from mcp_nextcloud.cli import sync
 from mcp_nextcloud.cli.errors import CliError
 from mcp_nextcloud.cli.errors import report as report_failure
 from mcp_nextcloud.cli.parser import Subcommands
-from mcp_nextcloud.cli.storage import index_problem
+from mcp_nextcloud.indexer.errors import index_unusable
 
 from mcp_nextcloud.cli.options import add_index, add_json
 from mcp_nextcloud.cli.output import plain
@@ -45,12 +45,13 @@ def _guarded(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
         try:
             return cmd(args)
         except apsw.Error as exc:
-            return _fail(args, index_problem(_where(args), exc), status="index_unusable")
+            return _fail(args, index_unusable(_where(args), exc).line(), status="index_unusable")
         except BrokenPipeError:
             raise       # `grep x | head -1`: the CLI's entry point ends quietly
         except OSError as exc:
             full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
-            return _fail(args, index_problem(_where(args), exc) if full else f"{exc}", status="storage", usage=False)
+            return _fail(args, index_unusable(_where(args), exc).line() if full else f"{exc}", status="storage",
+                         usage=False)
         except IndexerError as exc:     # the index refused the request: its own code, category and parts
             return report_failure(exc, getattr(args, "json", False))
         except RuntimeError as exc:

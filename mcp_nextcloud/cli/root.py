@@ -137,10 +137,11 @@ def run_parsed(parser: RootParser, args: argparse.Namespace) -> int:
         # busy database is one line naming the file and what to do, never a traceback.
         from mcp_nextcloud.cli.console import index_file
         from mcp_nextcloud.cli.errors import CliError, report
-        from mcp_nextcloud.cli.storage import index_problem
+        from mcp_nextcloud.indexer.errors import index_unusable
 
         where = index_file(getattr(args, "index", None))
-        return report(CliError(index_problem(where, exc), status="index_unusable"), getattr(args, "json", False))
+        problem = index_unusable(where, exc).line()
+        return report(CliError(problem, status="index_unusable"), getattr(args, "json", False))
 
 
 def _is_index_failure(exc: BaseException) -> bool:

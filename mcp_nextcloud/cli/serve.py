@@ -159,7 +159,7 @@ def _opened(opened: list[Any], full: tuple[Any, Any] | str) -> Any:
 
 def _open_full(args: argparse.Namespace, account: Any) -> tuple[Any, Any] | str:
     """(the MCP server for `account` under serve's options, its closer), or the problem that stops it."""
-    from mcp_nextcloud.cli.storage import index_problem
+    from mcp_nextcloud.indexer.errors import index_unusable, is_storage_error
     from mcp_nextcloud.server.app import build_server
     from mcp_nextcloud.server.context import Settings, open_context
     from mcp_nextcloud.server.mail_app import build_mail_server
@@ -170,10 +170,10 @@ def _open_full(args: argparse.Namespace, account: Any) -> tuple[Any, Any] | str:
         ctx = open_context(account, index_path=index_path, telemetry_path=args.telemetry,
                            settings=_settings(args) if remote is None else Settings.from_env(),
                            telemetry=remote is None)
-    except Exception as exc:  # apsw.Error or OSError: the index cannot be opened
-        if not _is_storage_error(exc):
+    except Exception as exc:  # apsw.Error or OSError of the call log's folder (a damaged index is the ctx's)
+        if not is_storage_error(exc):
             raise
-        return index_problem(index_path, exc)
+        return index_unusable(index_path, exc).line()
     for note in ctx.notes:
         print(f"mcp-nextcloud serve: {note}", file=stderr())
     if remote is not None and ctx.index is not None:   # the service owns the index (its one writer, the
@@ -238,10 +238,6 @@ def _apply_profile(args: argparse.Namespace, server: Any) -> str | None:
         return str(exc)
     profile.set_process_profile(chosen)
     return None
-
-
-def _is_storage_error(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) or type(exc).__module__ == "apsw"
 
 
 def _bind(port: int) -> Any:

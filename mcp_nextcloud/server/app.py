@@ -12,6 +12,7 @@ tests and benchmarks. Every call goes through `NextcloudMCP.call_tool`, which
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
@@ -21,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult
 from pydantic import ValidationError
 
+from mcp_nextcloud.indexer.errors import IndexUnusable, index_unusable
 from mcp_nextcloud.server import faultlog, telemetry
 from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.arguments import ArgumentRules, rules_for
@@ -28,7 +30,7 @@ from mcp_nextcloud.server.arguments import check as check_arguments
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import result_bytes
 from mcp_nextcloud.nextcloud.errors import Category
-from mcp_nextcloud.server.errors import ToolFailure, as_tool_failure, invalid_arguments
+from mcp_nextcloud.server.errors import ToolFailure, as_tool_failure, from_indexer, invalid_arguments
 from mcp_nextcloud.server.tools.files.coverage import with_host_advice
 
 INSTRUCTIONS = (
@@ -41,14 +43,24 @@ INSTRUCTIONS = (
 )
 
 
+def instructions(context: Any) -> str:
+    """The server's instructions; with the reason the local index cannot be used, when it cannot (the index
+    service's shared tool server has no context of its own: the serve that asks has its instructions)."""
+    unusable = context.unusable if isinstance(context, ServerContext) else None
+    if unusable is None:
+        return INSTRUCTIONS
+    return (f"{INSTRUCTIONS} Now the local index cannot be used: {unusable.line()}. Until then files_grep, "
+            "files_search and files_read answer with that cause; the other tools work.")
+
+
 def unknown_tool(name: str) -> ToolFailure:
     """The answer for a name this server does not offer (the SDK's words, and what to do)."""
     return ToolFailure(f"Unknown tool: {name}", "Call tools/list for the tools this server offers",
                        category=Category.MISUSE, status=ToolStatus.UNKNOWN_TOOL)
 
 
-def _classify(name: str, exc: ToolError) -> ToolFailure:
-    """The instruction and telemetry kind for a failed call."""
+def _classify(name: str, exc: ToolError, context: Any = None) -> ToolFailure:
+    """The instruction and telemetry kind for a failed call (`context`: the call's, for the index's path)."""
     cause = exc.__cause__
     if faultlog.stopped(cause):
         return ToolFailure(f"{name} was stopped on purpose before its first write (a dry run): nothing was "
@@ -58,12 +70,24 @@ def _classify(name: str, exc: ToolError) -> ToolFailure:
         return known
     if isinstance(cause, ValidationError):
         return invalid_arguments(name, [dict(e) for e in cause.errors()])
+    where = _index_where(context)
+    if cause is not None and type(cause).__module__ == "apsw" and where:   # SQLite failed under the tool:
+        return from_indexer(index_unusable(where, cause))                   # the index, named with its step
     if cause is None and str(exc).startswith("Unknown tool"):
         return unknown_tool(name)
     if isinstance(exc, UnexpectedToolError) or cause is not None:
         return ToolFailure(f"{name} failed on our side (an internal error, logged on the server)", "",
                            category=Category.FAULT, status=ToolStatus.INTERNAL, retry=True)
     return ToolFailure(str(exc), category=Category.FAULT, status=ToolStatus.TOOL_ERROR)
+
+
+def _index_where(context: Any) -> str:
+    """The path of the index a call answers from ('' where it has none: the mail server)."""
+    index = getattr(context, "index", None) if context is not None else None
+    if index is not None:
+        return str(index.path)
+    unusable = getattr(context, "unusable", None) if context is not None else None
+    return unusable.where if unusable is not None else ""
 
 
 class NextcloudMCP(MCPServer):
@@ -120,7 +144,7 @@ class NextcloudMCP(MCPServer):
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
             failure = with_host_advice(self.context,
-                                       exc if isinstance(exc, ToolFailure) else _classify(name, exc))
+                                       exc if isinstance(exc, ToolFailure) else _classify(name, exc, self.context))
             if failure.category is Category.FAULT and failure.status is ToolStatus.INTERNAL:
                 faultlog.record(name, exc.__cause__ or exc)
             if log is not None:
@@ -258,12 +282,14 @@ def build_server(context: ServerContext, *, name: str = "mcp-nextcloud",
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[ServerContext]:
-        # Background sync belongs to the process, not the session: start it once, never stop it here.
-        context.start_background_sync()
+        # Background sync belongs to the process, not the session: start it once, never stop it here. An index
+        # that cannot be used is said by the instructions and the file tools (and opened once it is fixed).
+        with contextlib.suppress(IndexUnusable):
+            context.start_background_sync()
         yield context
 
     # WARNING: the SDK logs every failed call at INFO; on stdio, stderr is the host's log, keep it quiet.
-    server = NextcloudMCP(name, version=_version(), instructions=INSTRUCTIONS, lifespan=lifespan,
+    server = NextcloudMCP(name, version=_version(), instructions=instructions(context), lifespan=lifespan,
                           log_level="WARNING")
     server.context = context
     for module in modules:

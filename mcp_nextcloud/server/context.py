@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar, cast
 
+from mcp_nextcloud.indexer.errors import IndexUnusable, index_unusable, is_storage_error
 from mcp_nextcloud.indexer.index import Index
 from mcp_nextcloud.indexer.jobs.pool import ExtractionPool
 from mcp_nextcloud.indexer.remote.refresh import BackgroundSync
@@ -90,6 +91,8 @@ class ServerContext:
     telemetry: CallLog | None = None
     settings: Settings = field(default_factory=Settings)
     client_factory: Callable[[], NextcloudClient] | None = None
+    # Why the index could not be opened (damaged, full disk...): the file tools answer it, the others work.
+    unusable: IndexUnusable | None = None
     _client: NextcloudClient | None = field(default=None, init=False, repr=False)
     _quick: NextcloudClient | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -109,8 +112,21 @@ class ServerContext:
     def files_index(self) -> Index:
         """The index the file tools answer from: the main server's (the mail server's context has none)."""
         if self.index is None:
+            if self.unusable is not None:
+                self._open_fixed_index()
+                return cast(Index, self.index)
             raise RuntimeError("this server has no index: the file tools belong to the main server")
         return self.index
+
+    def _open_fixed_index(self) -> None:
+        """Open the index that could not be used, once the person fixed it (moved aside: a new one is made);
+        raises why it still cannot be used. Opened, it starts the background sync it could not before."""
+        with self._lock:
+            if self.index is None and self.unusable is not None:
+                self.index, self.unusable = open_index(Path(self.unusable.where))
+            if self.unusable is not None:
+                raise self.unusable
+        self.start_background_sync()
 
     def client(self) -> NextcloudClient:
         """The one Nextcloud client of this process, built on first use."""
@@ -212,12 +228,12 @@ class ServerContext:
         service's log, told the first sync done and every round that did not succeed (BackgroundSync)."""
         if not self.settings.sync_interval_s:
             return
+        index = self.files_index()   # before the lock: it may open an index fixed meanwhile (under the lock)
         with self._lock:
             if self.background is not None:
                 return
             # The shared client: BackgroundSync does not close it (close_client=False).
-            self.background = BackgroundSync(self.client, self.files_index(), self.settings.sync_interval_s,
-                                             report=report)
+            self.background = BackgroundSync(self.client, index, self.settings.sync_interval_s, report=report)
         self.background.start()
 
     def close(self) -> None:
@@ -242,16 +258,30 @@ def open_context(account: Account | None, *, index_path: Path | str | None = Non
                  telemetry: bool = True) -> ServerContext:
     """A context for `account`: its index (default location unless given) and the call log."""
     # The same rule as `mcp-nextcloud index sync` and `grep`, so serve answers from what they built.
-    index = Index.open(locate(index_path))
+    where = locate(index_path)
+    index, unusable = open_index(where)
     log, note = open_call_log(telemetry_path or default_telemetry_path())
     if not telemetry and log is not None:   # the index service logs the calls; a damaged log is still set
         log.close()                          # aside here, and said by the process a person started
         log = None
-    ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env())
+    ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings or Settings.from_env(),
+                        unusable=unusable)
     ctx.notes.extend(getattr(index, "notes", []))
+    if unusable is not None:
+        ctx.notes.append(unusable.line())
     if note:
         ctx.notes.append(note)
     return ctx
+
+
+def open_index(where: Path, opener: Callable[[Path], Index] = Index.open) -> tuple[Index | None, IndexUnusable | None]:
+    """The index at `where`, or why it cannot be used: a damaged index stops the file tools, not the server."""
+    try:
+        return opener(where), None
+    except Exception as exc:   # apsw.Error or OSError: anything else is a bug, raised
+        if not is_storage_error(exc):
+            raise
+        return None, index_unusable(where, exc)
 
 
 def _weight(doc: Document) -> int:

@@ -93,13 +93,13 @@ class ToolHost:
             elif account != self.ctx.account:   # the same account with new credentials (a new app password)
                 self._replace_context(index_path, account, env)
             else:
-                self.ctx.index = self.resources.kept.open(self.index_path)   # reopened when the file was replaced
+                self._reopen()
             return self.server
 
     def _build(self, index_path: str, account: Any, env: dict[str, str]) -> None:
         from mcp_nextcloud.indexer.index import Index
         from mcp_nextcloud.server import faultlog
-        from mcp_nextcloud.server.context import ServerContext, Settings
+        from mcp_nextcloud.server.context import ServerContext, Settings, open_index
         from mcp_nextcloud.server.telemetry import default_telemetry_path
 
         path = Path(index_path)
@@ -109,16 +109,28 @@ class ToolHost:
             faultlog.install(default_telemetry_path().parent, stderr=False)   # faults.log, as serve's
             settings = Settings.from_env()
         log = self._call_log(env)
-        index = self.resources.kept.open(path)
+        index, unusable = open_index(path, self.resources.kept.open)   # damaged: the file tools say so
         from mcp_nextcloud.indexer.remote.marks import other_account
 
-        owner = other_account(index, account)
+        owner = other_account(index, account) if index is not None else None
         if owner is not None:
             raise OtherAccount(f"the index {path} holds the files of {owner}, not of {account.user} at "
                                f"{account.url}: give this account its own index (--index or MCP_NEXTCLOUD_INDEX)")
         self.index_path = path
-        self.ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings)
+        self.ctx = ServerContext(account=account, index=index, telemetry=log, settings=settings, unusable=unusable)
         self.server = tool_server()
+
+    def _reopen(self) -> None:
+        """The kept index for this call: opened again when its file was replaced, or once a damaged one is fixed
+        (the background sync that could not start then starts)."""
+        from mcp_nextcloud.server.context import open_index
+
+        assert self.index_path is not None
+        fixed = self.ctx.unusable is not None
+        self.ctx.index, self.ctx.unusable = open_index(self.index_path, self.resources.kept.open)
+        if fixed and self.ctx.unusable is None:
+            with contextlib.suppress(Exception):
+                self._start_sync()
 
     def _replace_context(self, index_path: str, account: Any, env: dict[str, str]) -> None:
         """A new context (its client holds the new credentials; the old one's refusals stay with it)."""
@@ -219,7 +231,10 @@ class ToolHost:
                 self.sync_state = {"state": "running", "since": round(time.time())}
                 return
             except Exception as exc:
-                cause = f"{type(exc).__name__}: {exc}"
+                from mcp_nextcloud.indexer.errors import IndexUnusable
+
+                # An index that cannot be used is said as the tools say it (cause and step); anything else by name.
+                cause = exc.line() if isinstance(exc, IndexUnusable) else f"{type(exc).__name__}: {exc}"
                 self.sync_state = {"state": "failed", "at": round(time.time()), "cause": cause,
                                    "nextTryInSeconds": delay}
                 self.log(f"background sync not started ({cause}); trying again in {delay:g} s")

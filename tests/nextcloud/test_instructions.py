@@ -26,10 +26,10 @@ def test_wait_is_said_in_human_units(seconds, shown):
 def test_full_disk_says_free_space_not_move_the_index(tmp_path):
     import apsw
 
-    from mcp_nextcloud.cli.storage import index_problem
+    from mcp_nextcloud.indexer.errors import index_unusable
 
     for exc in (apsw.FullError("database or disk is full"), OSError(errno.ENOSPC, "No space left on device")):
-        text = index_problem(tmp_path / "local.db", exc)
+        text = index_unusable(tmp_path / "local.db", exc).line()
         assert "Free some space" in text and "intact" in text and "Move it aside" not in text
-    damaged = index_problem(tmp_path / "local.db", apsw.CorruptError("database disk image is malformed"))
+    damaged = index_unusable(tmp_path / "local.db", apsw.CorruptError("database disk image is malformed")).line()
     assert "Move it aside" in damaged

@@ -205,9 +205,17 @@ def _remember(ctx: ServerContext, item: Any, *, doc: Any = None, prepared: Any =
         elif keep_failure:
             tx.record_failure(rec.id, status_for(failure), str(failure))
 
+    import logging
+
+    from mcp_nextcloud.indexer.errors import IndexUnusable, index_unusable, is_storage_error
+
     try:
         ctx.files_index().writer().call(write)
-    except Exception:  # a cache write failing (disk full, locked) costs a re-download later, nothing more
-        import logging
-
-        logging.getLogger(__name__).warning("could not record a file read in the index", exc_info=True)
+    except IndexUnusable:   # said by the instructions and the tools that search: the read itself answered
+        pass
+    except Exception as exc:  # a cache write failing (disk full, locked) costs a re-download later, nothing more
+        if not is_storage_error(exc):
+            logging.getLogger(__name__).warning("could not record a file read in the index", exc_info=True)
+        else:   # the index's own fault: its cause and step in one line, no traceback
+            problem = index_unusable(ctx.files_index().path, exc).line()
+            logging.getLogger(__name__).warning("could not record a file read in the index: %s", problem)
