@@ -2,7 +2,8 @@
 
 alice and bob each sign in through Nextcloud (the emulator) with their own OAuth client; bob's token, session,
 paths and ids reach nothing of alice's. Refused: no token, an expired and a revoked token, a token for another
-resource, a wrong redirect URI, a replayed code (which also ends the tokens it gave).
+resource, a wrong redirect URI, a replayed code (which also ends the tokens it gave), a request head that never
+completes.
 """
 from __future__ import annotations
 
@@ -249,3 +250,28 @@ def test_deleting_the_app_password_in_nextcloud_ends_the_access(team: dict[str, 
         assert store.person("bob") is None and store.person("alice") is not None
     finally:
         store.close()
+
+
+def test_a_slow_request_head_is_ended(team: dict[str, Any]) -> None:
+    """A client that sends half a request head and waits is answered 408 and disconnected after serve --http's
+    head deadline (uvicorn alone keeps it, and the connection slot it holds, forever); the server still answers."""
+    import socket
+
+    from mcp_nextcloud.server.http_protocol import HEAD_SECONDS
+
+    where = urlsplit(team["local"])
+    slow = [socket.create_connection((where.hostname, where.port), timeout=HEAD_SECONDS + 30) for _ in range(3)]
+    try:
+        for sock in slow:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        answers = []
+        for sock in slow:
+            answer = b""
+            while chunk := sock.recv(4096):       # until the server closes (a timeout fails the test)
+                answer += chunk
+            answers.append(answer)
+    finally:
+        for sock in slow:
+            sock.close()
+    assert all(a.startswith(b"HTTP/1.1 408") and b"request head" in a for a in answers), answers
+    assert httpx.get(team["url"] + "/.well-known/oauth-authorization-server", timeout=10).status_code == 200
