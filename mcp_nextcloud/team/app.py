@@ -5,7 +5,7 @@ Published (all from the SDK's mcp.server.auth routes, configured here):
 - /.well-known/oauth-authorization-server: RFC 8414 metadata (PKCE S256, registration, revocation, client_id
   metadata documents);
 - /register (RFC 7591), /authorize (a client_id URL's document is fetched and checked first: cimd.py),
-  /token (code and refresh grants), /revoke;
+  /token (code and refresh grants), /revoke (our handler, revoke.py: public clients revoke without a secret);
 - /login/<id>: the Nextcloud sign-in page (login.py).
 A request to /mcp without a valid token for this resource gets 401 with the metadata's address; a valid one
 runs its tool calls as the token's person (people.py).
@@ -28,6 +28,7 @@ from mcp_nextcloud.team.limits import TokenLimits
 from mcp_nextcloud.team.login import SignIn
 from mcp_nextcloud.team.people import PersonTools
 from mcp_nextcloud.team.provider import TeamProvider
+from mcp_nextcloud.team.revoke import Revocation
 from mcp_nextcloud.team.store import Store
 from mcp_nextcloud.team.vault import Vault
 
@@ -101,8 +102,9 @@ def build_team_server(public_url: str, nextcloud_url: str, state: Path, *, inter
 
 def _with_documents(app: Any, provider: TeamProvider, auth: AuthSettings) -> None:
     """The SDK's auth routes, told about client_id metadata documents: the RFC 8414 metadata says they are
-    supported (and public clients, `none`), and /authorize fetches and checks a client_id URL's document before
-    the SDK's handler runs, answering a bad one with its cause (the SDK's answer would be 'not found')."""
+    supported (and public clients, `none`, at /token and /revoke), /authorize fetches and checks a client_id URL's
+    document before the SDK's handler runs, answering a bad one with its cause (the SDK's answer would be 'not
+    found'), and /revoke is ours (revoke.py: the SDK's requires a client secret)."""
     from mcp.server.auth.handlers.metadata import MetadataHandler
     from mcp.server.auth.routes import build_metadata, cors_middleware
 
@@ -111,11 +113,15 @@ def _with_documents(app: Any, provider: TeamProvider, auth: AuthSettings) -> Non
     metadata.client_id_metadata_document_supported = True
     metadata.token_endpoint_auth_methods_supported = [*(metadata.token_endpoint_auth_methods_supported or []),
                                                       "none"]
+    metadata.revocation_endpoint_auth_methods_supported = [
+        *(metadata.revocation_endpoint_auth_methods_supported or []), "none"]
     for route in app.router.routes:
         if getattr(route, "path", None) == "/.well-known/oauth-authorization-server":
             route.app = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
         elif getattr(route, "path", None) == "/authorize":
             route.app = _DocumentGate(route.app, provider.documents)
+        elif getattr(route, "path", None) == "/revoke":
+            route.app = Revocation(provider).asgi()
 
 
 class _DocumentGate:

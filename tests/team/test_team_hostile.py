@@ -23,11 +23,11 @@ from tests.server.test_hostile_serve import HEADERS, _result, _rpc, _session
 from tests.team.test_team_oauth import REDIRECT, sign_in
 
 
-def _register(url: str, name: str) -> dict[str, Any]:
+def _register(url: str, name: str, method: str = "client_secret_post") -> dict[str, Any]:
     resp = httpx.post(url + "/register", json={"redirect_uris": [REDIRECT], "client_name": name,
                                                "grant_types": ["authorization_code", "refresh_token"],
                                                "response_types": ["code"],
-                                               "token_endpoint_auth_method": "client_secret_post"}, timeout=10)
+                                               "token_endpoint_auth_method": method}, timeout=10)
     assert resp.status_code == 201, resp.text
     return dict(resp.json())
 
@@ -45,9 +45,11 @@ def _authorize_url(url: str, client: dict[str, Any], challenge: str, **extra: st
     return url + "/authorize?" + urlencode(query)
 
 
-def _code(team: dict[str, Any], user: str, choices: dict[str, str] | None = None) -> tuple[dict[str, Any], str, str]:
-    """(a registered client, its PKCE verifier, a code for `user`, who chose `choices` on the sign-in page)."""
-    client = _register(team["url"], f"hostile test of {user}")
+def _code(team: dict[str, Any], user: str, choices: dict[str, str] | None = None,
+          method: str = "client_secret_post") -> tuple[dict[str, Any], str, str]:
+    """(a client registered for `method`, its PKCE verifier, a code for `user`, who chose `choices` on the
+    sign-in page)."""
+    client = _register(team["url"], f"hostile test of {user}", method)
     verifier, challenge = _pkce()
     landed = sign_in(_authorize_url(team["url"], client, challenge), team["approve"], user, choices)
     assert landed.startswith(REDIRECT)
@@ -55,14 +57,18 @@ def _code(team: dict[str, Any], user: str, choices: dict[str, str] | None = None
 
 
 def _exchange(url: str, client: dict[str, Any], code: str, verifier: str) -> httpx.Response:
+    method = client.get("token_endpoint_auth_method")
+    secret = {"client_secret": client["client_secret"]} if method == "client_secret_post" else {}   # none: public
+    basic = (client["client_id"], client["client_secret"]) if method == "client_secret_basic" else None
     return httpx.post(url + "/token", data={"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
-                                            "client_id": client["client_id"], "client_secret": client["client_secret"],
-                                            "code_verifier": verifier, "resource": url + "/mcp"}, timeout=30)
+                                            "client_id": client["client_id"], **secret,
+                                            "code_verifier": verifier, "resource": url + "/mcp"}, auth=basic,
+                      timeout=30)
 
 
-def _token(team: dict[str, Any], user: str,
-           choices: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    client, verifier, code = _code(team, user, choices)
+def _token(team: dict[str, Any], user: str, choices: dict[str, str] | None = None,
+           method: str = "client_secret_post") -> tuple[dict[str, Any], dict[str, Any]]:
+    client, verifier, code = _code(team, user, choices, method)
     resp = _exchange(team["url"], client, code, verifier)
     assert resp.status_code == 200, resp.text
     return client, dict(resp.json())
@@ -173,6 +179,33 @@ def test_a_revoked_and_an_expired_token_are_refused(team: dict[str, Any], two: d
     finally:
         store.close()
     assert _status(url, two["alice"]["tokens"]["access_token"]) == 200   # alice's other sign-in is untouched
+
+
+def test_a_public_client_revokes_without_a_secret(team: dict[str, Any]) -> None:
+    """RFC 7009 for a public client (`none`, as every client_id metadata document): client_id and token, no
+    secret, end the sign-in's access and refresh tokens. A confidential client still needs its secret, in the
+    form or (client_secret_basic) in the Authorization header."""
+    url = team["url"]
+    server = httpx.get(url + "/.well-known/oauth-authorization-server", timeout=10).json()
+    assert "none" in server["revocation_endpoint_auth_methods_supported"]
+    client, tokens = _token(team, "alice", method="none")
+    assert "client_secret" not in client and _status(url, tokens["access_token"]) == 200
+    resp = httpx.post(url + "/revoke", data={"client_id": client["client_id"], "token": tokens["access_token"]},
+                      timeout=10)
+    assert resp.status_code == 200, resp.text
+    assert _status(url, tokens["access_token"]) == 401
+    refresh = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
+               "client_id": client["client_id"]}
+    assert httpx.post(url + "/token", data=refresh, timeout=10).status_code == 400
+    confidential, kept = _token(team, "alice", method="client_secret_basic")
+    bare = {"client_id": confidential["client_id"], "token": kept["refresh_token"]}
+    refused = httpx.post(url + "/revoke", data=bare, timeout=10)
+    assert refused.status_code == 401 and refused.json()["error"] == "invalid_client", refused.text
+    assert _status(url, kept["access_token"]) == 200
+    basic = httpx.post(url + "/revoke", data=bare, auth=(confidential["client_id"], confidential["client_secret"]),
+                       timeout=10)
+    assert basic.status_code == 200, basic.text
+    assert _status(url, kept["access_token"]) == 401
 
 
 def test_refresh_rotates_the_tokens(team: dict[str, Any]) -> None:
