@@ -119,15 +119,17 @@ def _with_documents(app: Any, provider: TeamProvider, auth: AuthSettings) -> Non
         if getattr(route, "path", None) == "/.well-known/oauth-authorization-server":
             route.app = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
         elif getattr(route, "path", None) == "/authorize":
-            route.app = _DocumentGate(route.app, provider.documents)
+            route.app = _AuthorizeGate(route.app, provider.documents)
         elif getattr(route, "path", None) == "/revoke":
             route.app = Revocation(provider).asgi()
 
 
-class _DocumentGate:
-    """ASGI wrapper of /authorize: a client_id URL whose document cannot be used is refused here, with why
-    (400, OAuth error JSON, never a redirect: the redirect URIs are the document's, not trusted); a usable one is
-    kept, and the SDK's handler finds it through the provider's get_client."""
+class _AuthorizeGate:
+    """ASGI wrapper of /authorize, before the SDK's handler: a client_id URL whose document cannot be used is
+    refused here, with why (400, OAuth error JSON, never a redirect: the redirect URIs are the document's, not
+    trusted); a usable one is kept, and the SDK's handler finds it through the provider's get_client. A request
+    without code_challenge_method is passed on as the `plain` it means (RFC 7636 4.3), so the SDK refuses it with
+    its own answer (S256 only) where it used to take it for S256."""
 
     def __init__(self, app: Any, documents: ClientDocuments) -> None:
         self.app, self.documents = app, documents
@@ -138,13 +140,13 @@ class _DocumentGate:
         from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
         from starlette.responses import JSONResponse
 
-        body, more = b"", scope.get("method") == "POST"
+        post = scope.get("method") == "POST"
+        body, more = b"", post
         while more and len(body) <= DEFAULT_MAX_REQUEST_BODY_SIZE:
             message = await receive()
             body += message.get("body", b"")
             more = message.get("more_body", False)
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1")) if not body else \
-            parse_qs(body.decode("latin-1"))
+        query = parse_qs(body.decode("latin-1") if post else scope.get("query_string", b"").decode("latin-1"))
         client_id = (query.get("client_id") or [""])[0]
         if is_document_id(client_id):
             try:
@@ -154,12 +156,17 @@ class _DocumentGate:
                                     "the client_id URL (or register the client at /register) and try again."},
                                    status_code=400, headers={"Cache-Control": "no-store"})(scope, receive, send)
                 return
+        if "code_challenge_method" not in query:
+            if post and not more:
+                body += b"&code_challenge_method=plain"
+            elif not post:
+                scope = {**scope, "query_string": scope.get("query_string", b"") + b"&code_challenge_method=plain"}
         replayed = [{"type": "http.request", "body": body, "more_body": more}]
 
         async def replay() -> Any:
             return replayed.pop() if replayed else await receive()
 
-        await self.app(scope, replay if scope.get("method") == "POST" else receive, send)
+        await self.app(scope, replay if post else receive, send)
 
 
 class _Verifier:

@@ -233,6 +233,14 @@ def test_a_hostile_client_is_refused(team: dict[str, Any]) -> None:
     assert "/login/" not in other.headers["location"]
     plain = httpx.get(_authorize_url(url, client, challenge, code_challenge_method="plain"), timeout=10)
     assert "/login/" not in plain.headers.get("location", "")
+    # No code_challenge_method means plain (RFC 7636 4.3): refused the same way, asked by GET or by a form POST.
+    unsaid = _authorize_url(url, client, challenge).replace("&code_challenge_method=S256", "")
+    assert "code_challenge_method" not in unsaid
+    for resp in (httpx.get(unsaid, timeout=10),
+                 httpx.post(url + "/authorize", data=dict(parse_qs(urlsplit(unsaid).query)), timeout=10)):
+        assert resp.status_code == 302 and resp.headers["location"].startswith(REDIRECT), resp.text
+        assert "error=invalid_request" in resp.headers["location"] and "code_challenge_method" in \
+            resp.headers["location"], resp.headers["location"]
     # A code replayed: refused, and the tokens the first exchange gave end too (RFC 6749 section 4.1.2).
     client, verifier, code = _code(team, "alice")
     first = _exchange(url, client, code, verifier)
