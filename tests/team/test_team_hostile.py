@@ -208,6 +208,28 @@ def test_a_public_client_revokes_without_a_secret(team: dict[str, Any]) -> None:
     assert _status(url, kept["access_token"]) == 401
 
 
+def test_a_new_sign_in_deletes_the_app_password_it_replaces(team: dict[str, Any]) -> None:
+    """One app password per person: signing in again deletes the one it replaces in Nextcloud (OCS DELETE
+    core/apppassword), and each is named for its client, this server and the day it was granted."""
+    import datetime
+
+    state = team["emulator"].state
+    seeded = list(state.users["admin"].app_passwords)          # the emulator's own, not this server's
+    _, first = _token(team, "admin")
+    granted = [p for p in state.users["admin"].app_passwords if p not in seeded]
+    assert len(granted) == 1
+    _, second = _token(team, "admin")
+    now = [p for p in state.users["admin"].app_passwords if p not in seeded]
+    assert len(now) == 1 and now != granted, "the replaced app password is still in Nextcloud"
+    assert not state.check_password("admin", granted[0])
+    name = state.users["admin"].app_password_names[now[0]]
+    day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    assert name.startswith("hostile test of admin via mcp-nextcloud team server ") and day in name, name
+    assert urlsplit(team["url"]).netloc in name
+    assert _status(team["url"], second["access_token"]) == 200
+    assert _status(team["url"], first["access_token"]) == 200   # the same person: their first client keeps working
+
+
 def test_refresh_rotates_the_tokens(team: dict[str, Any]) -> None:
     url = team["url"]
     client, tokens = _token(team, "bob")
