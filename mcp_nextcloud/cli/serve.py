@@ -246,14 +246,11 @@ def _bind(port: int) -> Any:
     Bound, not yet listening: uvicorn listens once the app (and the bearer
     token) are ready, so a connection is never accepted before there is a token.
     """
-    import socket
+    from mcp_nextcloud.server.http_protocol import listening_socket
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does; a listening port still fails
     try:
-        sock.bind(("127.0.0.1", port))
+        sock = listening_socket(port)
     except OSError as exc:
-        sock.close()
         import errno
 
         why = ("is already in use (another `mcp-nextcloud serve`, or another program)"
@@ -268,8 +265,6 @@ HTTP_CONNECTIONS = 64   # connections and tasks at once; past it uvicorn answers
 
 
 def _serve_http(server: Any, port: int, config_path: Path, sock: Any) -> int:
-    import uvicorn
-
     from mcp_nextcloud.server.http_auth import BearerGuard, ensure_token, repair_token_mode, token_path
     from mcp_nextcloud.server.http_limits import MAX_BODY_BYTES, BodyLimit
 
@@ -295,10 +290,9 @@ def _serve_http(server: Any, port: int, config_path: Path, sock: Any) -> int:
     # The token is checked first, on the headers alone: a caller without it never gets a byte of its body read.
     app = BearerGuard(BodyLimit(server.streamable_http_app(host="127.0.0.1", max_request_body_size=MAX_BODY_BYTES)),
                       token, profiles)
-    from mcp_nextcloud.server.http_protocol import HeadDeadlineProtocol
+    from mcp_nextcloud.server.http_protocol import http_server
 
-    uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", timeout_keep_alive=5,
-                                  limit_concurrency=HTTP_CONNECTIONS, http=HeadDeadlineProtocol)).run(sockets=[sock])
+    http_server(app, connections=HTTP_CONNECTIONS, port=port).run(sockets=[sock])
     return 0
 
 

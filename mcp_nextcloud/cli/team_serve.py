@@ -36,9 +36,8 @@ def run_team(args: argparse.Namespace, bind: Callable[[int], Any]) -> int:
     sock = bind(args.port)
     if sock is None:
         return 2
-    import uvicorn
-
     from mcp_nextcloud.server.http_limits import MAX_BODY_BYTES
+    from mcp_nextcloud.server.http_protocol import http_server
 
     state = Path(args.state).expanduser() if args.state else default_state()
     team = build_team_server(args.public_url, args.nextcloud_url, state, max_body=MAX_BODY_BYTES,
@@ -46,9 +45,9 @@ def run_team(args: argparse.Namespace, bind: Callable[[int], Any]) -> int:
     print(f"mcp-nextcloud: team server for {args.nextcloud_url} at {args.public_url.rstrip('/')}/mcp "
           f"(listening on 127.0.0.1:{args.port}; state in {state})", file=stderr())
     try:
-        uvicorn.Server(uvicorn.Config(team.app, host="127.0.0.1", port=args.port, log_level="warning",
-                                      timeout_keep_alive=5, limit_concurrency=HTTP_CONNECTIONS,
-                                      proxy_headers=False)).run(sockets=[sock])
+        # serve --http's server: the same kept-alive limit and deadline on a request head (a slow head would
+        # hold one of the team's connections forever)
+        http_server(team.app, connections=HTTP_CONNECTIONS, port=args.port, proxy_headers=False).run(sockets=[sock])
     except KeyboardInterrupt:
         return 130
     finally:

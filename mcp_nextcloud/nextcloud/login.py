@@ -33,17 +33,20 @@ class LoginFlow:
     token: str = field(repr=False)        # ... with this token (a secret until the flow ends)
 
 
-def _client(timeout: float) -> httpx.Client:
+USER_AGENT = "mcp-nextcloud/0.1 (login)"
+
+
+def _client(timeout: float, user_agent: str = USER_AGENT) -> httpx.Client:
     return httpx.Client(timeout=httpx.Timeout(timeout, connect=min(5.0, timeout)), follow_redirects=True,
-                        headers={"User-Agent": "mcp-nextcloud/0.1 (login)", "Accept": "application/json",
-                                 "OCS-APIRequest": "true"})
+                        headers={"User-Agent": user_agent, "Accept": "application/json", "OCS-APIRequest": "true"})
 
 
-def start_login(url: str, *, timeout: float = 15.0) -> LoginFlow:
-    """Start a login flow on the server at `url`."""
+def start_login(url: str, *, timeout: float = 15.0, name: str = USER_AGENT) -> LoginFlow:
+    """Start a login flow on the server at `url`; `name` is the app password's name in Nextcloud's Devices &
+    sessions (Nextcloud takes the User-Agent of this request)."""
     base = normalize_url(url)
     try:
-        with _client(timeout) as client:
+        with _client(timeout, name) as client:
             resp = client.post(base + "/index.php/login/v2")
     except httpx.TimeoutException:
         raise error_for(SOURCE, None, condition="timeout") from None

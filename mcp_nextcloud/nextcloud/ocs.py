@@ -100,6 +100,12 @@ class OCS:
         """The account the app password belongs to (GET cloud/user)."""
         return user_from_ocs(self._get("/ocs/v2.php/cloud/user", params={"format": "json"}))
 
+    def delete_app_password(self) -> None:
+        """Delete the app password this client is authenticated with (DELETE core/apppassword: a client's "log
+        out"; Nextcloud answers 403 to its login password)."""
+        self._t.request("DELETE", "/ocs/v2.php/core/apppassword", source=SOURCE, path="/ocs/v2.php/core/apppassword",
+                        params={"format": "json"}, idempotent=False)
+
     def capabilities(self) -> dict[str, Any]:
         """ocs.data.capabilities, cached for 30 s."""
         return self._capabilities_full().get("capabilities") or {}

@@ -1,4 +1,10 @@
-"""The HTTP transport's connection protocol: uvicorn's h11 protocol with a deadline on the request head.
+"""The HTTP transports' connections (serve --http and the team server): their listening socket, uvicorn's
+settings, and uvicorn's h11 protocol with a deadline on the request head.
+
+The socket is made with protocol IPPROTO_TCP: asyncio sets TCP_NODELAY only on accepted sockets whose protocol
+says TCP, and an accepted socket inherits the listening one's (0 for `socket.socket(AF_INET, SOCK_STREAM)`).
+Without TCP_NODELAY a response written in pieces (headers, then the streamed body) waits for the client's
+delayed ACK: about 40 ms per call on a kept-alive connection (benchmarks/test_http_overhead_bench.py).
 
 uvicorn bounds the idle time between two requests (keep-alive) but not the time a client takes to send a
 request's head: a client that connects and sends its headers a byte at a time, or never finishes them,
@@ -10,6 +16,7 @@ after a response; otherwise the connection gets a 408 and is closed. The body ha
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 import h11
@@ -19,6 +26,29 @@ HEAD_SECONDS = 10.0   # a request head is a few hundred bytes: any live client s
 _TIMEOUT_TEXT = f"The request head did not arrive within {HEAD_SECONDS:g} s: send it in one go.\r\n".encode()
 _TIMEOUT_ANSWER = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
                    b"connection: close\r\ncontent-length: %d\r\n\r\n" % len(_TIMEOUT_TEXT)) + _TIMEOUT_TEXT
+
+
+def listening_socket(port: int) -> socket.socket:
+    """A TCP socket bound to 127.0.0.1:port, not yet listening; OSError when the port cannot be had."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)   # IPPROTO_TCP: see above
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does; a listening port still fails
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # inherited by accepted sockets where the OS does
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def http_server(app: Any, *, connections: int, **options: Any) -> Any:
+    """The uvicorn.Server both transports run (`.run(sockets=[listening_socket(...)])`): quiet, idle kept
+    connections closed after 5 s, at most `connections` at once (past it uvicorn answers 503 at once instead of
+    queueing), every request head under HEAD_SECONDS. `options`: more uvicorn.Config settings."""
+    import uvicorn
+
+    return uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", log_level="warning", timeout_keep_alive=5,
+                                         limit_concurrency=connections, http=HeadDeadlineProtocol, **options))
 
 
 class HeadDeadlineProtocol(H11Protocol):

@@ -5,7 +5,7 @@ Published (all from the SDK's mcp.server.auth routes, configured here):
 - /.well-known/oauth-authorization-server: RFC 8414 metadata (PKCE S256, registration, revocation, client_id
   metadata documents);
 - /register (RFC 7591), /authorize (a client_id URL's document is fetched and checked first: cimd.py),
-  /token (code and refresh grants), /revoke;
+  /token (code and refresh grants), /revoke (our handler, revoke.py: public clients revoke without a secret);
 - /login/<id>: the Nextcloud sign-in page (login.py).
 A request to /mcp without a valid token for this resource gets 401 with the metadata's address; a valid one
 runs its tool calls as the token's person (people.py).
@@ -28,6 +28,7 @@ from mcp_nextcloud.team.limits import TokenLimits
 from mcp_nextcloud.team.login import SignIn
 from mcp_nextcloud.team.people import PersonTools
 from mcp_nextcloud.team.provider import TeamProvider
+from mcp_nextcloud.team.revoke import Revocation
 from mcp_nextcloud.team.store import Store
 from mcp_nextcloud.team.vault import Vault
 
@@ -101,8 +102,9 @@ def build_team_server(public_url: str, nextcloud_url: str, state: Path, *, inter
 
 def _with_documents(app: Any, provider: TeamProvider, auth: AuthSettings) -> None:
     """The SDK's auth routes, told about client_id metadata documents: the RFC 8414 metadata says they are
-    supported (and public clients, `none`), and /authorize fetches and checks a client_id URL's document before
-    the SDK's handler runs, answering a bad one with its cause (the SDK's answer would be 'not found')."""
+    supported (and public clients, `none`, at /token and /revoke), /authorize fetches and checks a client_id URL's
+    document before the SDK's handler runs, answering a bad one with its cause (the SDK's answer would be 'not
+    found'), and /revoke is ours (revoke.py: the SDK's requires a client secret)."""
     from mcp.server.auth.handlers.metadata import MetadataHandler
     from mcp.server.auth.routes import build_metadata, cors_middleware
 
@@ -111,17 +113,23 @@ def _with_documents(app: Any, provider: TeamProvider, auth: AuthSettings) -> Non
     metadata.client_id_metadata_document_supported = True
     metadata.token_endpoint_auth_methods_supported = [*(metadata.token_endpoint_auth_methods_supported or []),
                                                       "none"]
+    metadata.revocation_endpoint_auth_methods_supported = [
+        *(metadata.revocation_endpoint_auth_methods_supported or []), "none"]
     for route in app.router.routes:
         if getattr(route, "path", None) == "/.well-known/oauth-authorization-server":
             route.app = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
         elif getattr(route, "path", None) == "/authorize":
-            route.app = _DocumentGate(route.app, provider.documents)
+            route.app = _AuthorizeGate(route.app, provider.documents)
+        elif getattr(route, "path", None) == "/revoke":
+            route.app = Revocation(provider).asgi()
 
 
-class _DocumentGate:
-    """ASGI wrapper of /authorize: a client_id URL whose document cannot be used is refused here, with why
-    (400, OAuth error JSON, never a redirect: the redirect URIs are the document's, not trusted); a usable one is
-    kept, and the SDK's handler finds it through the provider's get_client."""
+class _AuthorizeGate:
+    """ASGI wrapper of /authorize, before the SDK's handler: a client_id URL whose document cannot be used is
+    refused here, with why (400, OAuth error JSON, never a redirect: the redirect URIs are the document's, not
+    trusted); a usable one is kept, and the SDK's handler finds it through the provider's get_client. A request
+    without code_challenge_method is passed on as the `plain` it means (RFC 7636 4.3), so the SDK refuses it with
+    its own answer (S256 only) where it used to take it for S256."""
 
     def __init__(self, app: Any, documents: ClientDocuments) -> None:
         self.app, self.documents = app, documents
@@ -132,13 +140,13 @@ class _DocumentGate:
         from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
         from starlette.responses import JSONResponse
 
-        body, more = b"", scope.get("method") == "POST"
+        post = scope.get("method") == "POST"
+        body, more = b"", post
         while more and len(body) <= DEFAULT_MAX_REQUEST_BODY_SIZE:
             message = await receive()
             body += message.get("body", b"")
             more = message.get("more_body", False)
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1")) if not body else \
-            parse_qs(body.decode("latin-1"))
+        query = parse_qs(body.decode("latin-1") if post else scope.get("query_string", b"").decode("latin-1"))
         client_id = (query.get("client_id") or [""])[0]
         if is_document_id(client_id):
             try:
@@ -148,12 +156,17 @@ class _DocumentGate:
                                     "the client_id URL (or register the client at /register) and try again."},
                                    status_code=400, headers={"Cache-Control": "no-store"})(scope, receive, send)
                 return
+        if "code_challenge_method" not in query:
+            if post and not more:
+                body += b"&code_challenge_method=plain"
+            elif not post:
+                scope = {**scope, "query_string": scope.get("query_string", b"") + b"&code_challenge_method=plain"}
         replayed = [{"type": "http.request", "body": body, "more_body": more}]
 
         async def replay() -> Any:
             return replayed.pop() if replayed else await receive()
 
-        await self.app(scope, replay if scope.get("method") == "POST" else receive, send)
+        await self.app(scope, replay if post else receive, send)
 
 
 class _Verifier:

@@ -4,6 +4,10 @@ GET /login/<id> starts the flow against the team's Nextcloud (once), shows which
 Nextcloud's own login page, and polls Nextcloud once per visit (the page reloads itself every 2 s). When the
 person has granted access there, the app password is checked (who is it?), sealed and stored, and the page
 redirects to the client's redirect URI with a one-time code bound to that person.
+
+A person has one app password here: a new sign-in's replaces the one they had, and the replaced one is deleted
+in Nextcloud (DELETE core/apppassword, authenticated by it), so Devices & sessions does not fill up with
+passwords nobody uses. Its name there says what it is for and since when (app_password_name).
 """
 from __future__ import annotations
 
@@ -54,9 +58,12 @@ class SignIn:
                     else ""
                 if problem is not None:
                     return _consent(pending, request.url.path, problem, self.tools)
+                from functools import partial
+
                 from mcp_nextcloud.nextcloud.login import start_login
 
-                pending.flow = await anyio.to_thread.run_sync(start_login, self.nextcloud_url)
+                name = app_password_name(pending.client_name, self.provider.public_url)
+                pending.flow = await anyio.to_thread.run_sync(partial(start_login, self.nextcloud_url, name=name))
             account = await anyio.to_thread.run_sync(self._poll_once, pending.flow)
             if account is None:
                 return _waiting(pending, request.url.path)
@@ -89,8 +96,34 @@ class SignIn:
         with NextcloudClient(account, retries=1, total_timeout=30.0) as client:
             user = client.ocs.current_user()
         subject = user.id or account.user
+        before = self.store.person(subject)
         self.store.put_person(Person(subject, self.nextcloud_url, account.user, self.vault.seal(account.app_password)))
+        replaced = self.vault.open(before.sealed) if before is not None else None
+        if before is not None and replaced and replaced != account.app_password:
+            _delete_app_password(Account(url=before.nc_url, user=before.login_name, app_password=replaced))
         return subject
+
+
+def app_password_name(client_name: str, public_url: str) -> str:
+    """The app password's name in Nextcloud's Devices & sessions: which client, through which server, since when
+    (Nextcloud names it after the User-Agent that starts the login flow: printable ASCII, kept short)."""
+    import time
+
+    client = "".join(c for c in client_name if " " <= c <= "~")[:60].strip() or "an MCP client"
+    host = urlsplit(public_url).netloc
+    return f"{client} via mcp-nextcloud team server {host}, signed in {time.strftime('%Y-%m-%d', time.gmtime())}"
+
+
+def _delete_app_password(account: Account) -> None:
+    """Delete a replaced app password in Nextcloud; one that is gone already (deleted there, 401) or a Nextcloud
+    that does not answer leaves nothing to do here: the password is no longer stored, so never used again."""
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+
+    try:
+        with NextcloudClient(account, retries=0, total_timeout=10.0) as client:
+            client.ocs.delete_app_password()
+    except NextcloudError:
+        pass
 
 
 def _choose(pending: PendingLogin, query: Any, tools: dict[str, bool]) -> str | None:

@@ -42,11 +42,14 @@ def team_service_name(state: Path) -> str:
 
 def person_env(folder: Path, url: str, login_name: str, app_password: str) -> dict[str, str]:
     """The variables a person's calls run with: the team server's settings (MCP_NEXTCLOUD_MEANING...), their
-    account, and every folder inside their own."""
+    account, every folder inside their own, and TEAM_SIGN_IN (a refused password's advice is to sign in again)."""
     import os
 
+    from mcp_nextcloud.server.tools.files.coverage import TEAM_SIGN_IN
+
     settings = {k: v for k, v in os.environ.items() if k.startswith("MCP_NEXTCLOUD_")}
-    return {**settings, "NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name, "NEXTCLOUD_APP_PASSWORD": app_password,
+    return {**settings, TEAM_SIGN_IN: "1", "NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name,
+            "NEXTCLOUD_APP_PASSWORD": app_password,
             "MCP_NEXTCLOUD_INDEX": str(folder / "index.db"),
             "MCP_NEXTCLOUD_TELEMETRY": str(folder / "calls.sqlite"),
             "MCP_NEXTCLOUD_CONFIG": str(folder / "config" / "account.json"),

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from mcp_nextcloud.nextcloud.client import NextcloudClient
-from mcp_nextcloud.nextcloud.config import load_account
+from mcp_nextcloud.nextcloud.config import Account, load_account
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 from mcp_nextcloud.nextcloud.login import login, poll_login, start_login
 from mcp_nextcloud.cli import main
@@ -87,3 +87,23 @@ def test_cli_login_json_and_failure(emulator, tmp_path, capsys):
     assert error["code"] == "login" and error["retry"] is False and "approved" in error["cause"]
     assert error["action"].startswith("Run `mcp-nextcloud login URL`") and error["message"].startswith(error["cause"])
     assert out.strip() == json.dumps(data, separators=(",", ":"))    # compact JSON
+
+
+def test_a_named_flow_and_deleting_its_app_password(emulator):
+    """The flow's name is the app password's name (Nextcloud takes the User-Agent that starts the flow);
+    delete_app_password ends the password the client is authenticated with, and only an app password."""
+    flow = start_login(emulator.url, name="Claude via mcp-nextcloud team server mcp.example.org, signed in 2026-12-07")
+    password = emulator.approve_login("alice")
+    account = poll_login(flow, timeout=5, interval=0.05, server_url=emulator.url)
+    users = emulator.state.users
+    assert users["alice"].app_password_names[password].startswith("Claude via mcp-nextcloud team server")
+    with NextcloudClient(account, retries=0) as client:
+        client.ocs.delete_app_password()
+    assert password not in users["alice"].app_passwords
+    with NextcloudClient(account, retries=0) as client, pytest.raises(NextcloudError) as gone:
+        client.ocs.current_user()
+    assert gone.value.code is ErrorCode.AUTH
+    own = Account(url=emulator.url, user="alice", app_password=users["alice"].password)
+    with NextcloudClient(own, retries=0) as client, pytest.raises(NextcloudError) as refused:
+        client.ocs.delete_app_password()           # the login password is not an app password: 403
+    assert refused.value.status == 403

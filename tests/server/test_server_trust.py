@@ -311,3 +311,25 @@ def test_a_refused_password_from_the_host_environment_in_a_tool_error(notes_emul
         ctx.close()
     assert "refused the credentials" in text and "MCP host's configuration" in text and "NEXTCLOUD_APP_PASSWORD" in text
     assert "Do not retry" in text and "revoked-password" not in text
+
+
+def test_a_refused_password_of_a_team_server_person_says_to_sign_in_again(notes_emulator, tmp_path, ok, err,
+                                                                          monkeypatch):
+    """On the team server a person's password came from their sign-in (team/people.py sets TEAM_SIGN_IN in their
+    calls): a refused one is answered with signing in again from the MCP client, not with the single-user
+    advice about NEXTCLOUD_APP_PASSWORD or `mcp-nextcloud login` on a machine they never see."""
+    from mcp_nextcloud.server.tools.files.coverage import TEAM_SIGN_IN
+
+    _synced(notes_emulator, tmp_path / "index.db")
+    monkeypatch.setenv("NEXTCLOUD_APP_PASSWORD", "revoked-password")
+    monkeypatch.setenv(TEAM_SIGN_IN, "1")
+    ctx = _context(notes_emulator, tmp_path / "index.db", password="revoked-password")
+    try:
+        grep = _answer(ok(_serve(ctx)("files_grep", {"query": "install"})))
+        read = err(_serve(ctx)("files_read", {"path": "/two.txt"}))
+    finally:
+        ctx.close()
+    for text in (grep, read):
+        assert "refused the credentials" in text and "Signed out: sign in again from your MCP client" in text, text
+        assert "NEXTCLOUD_APP_PASSWORD" not in text and "mcp-nextcloud login" not in text, text
+        assert "revoked-password" not in text

@@ -79,6 +79,14 @@ def test_the_sdk_client_signs_in_with_its_client_id_document(team: dict[str, Any
     assert storage.client.client_id == url and storage.client.client_secret is None   # no registration
     assert _registered(team) == 0                   # the document is not stored in team.sqlite
     assert docs.hits["/clients/sdk.json"] == 1      # fetched at /authorize, kept for /token
+    # A public client revokes with its client_id alone (RFC 7009): the sign-in's tokens end.
+    from tests.team.test_team_hostile import _status
+
+    assert _status(team["url"], storage.tokens.access_token) == 200
+    revoked = httpx.post(team["url"] + "/revoke", data={"client_id": url, "token": storage.tokens.refresh_token,
+                                                        "token_type_hint": "refresh_token"}, timeout=10)
+    assert revoked.status_code == 200, revoked.text
+    assert _status(team["url"], storage.tokens.access_token) == 401
 
 
 def test_the_sign_in_page_names_the_document_and_the_return_host(team: dict[str, Any], docs: DocServer) -> None:

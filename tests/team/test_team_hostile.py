@@ -2,7 +2,8 @@
 
 alice and bob each sign in through Nextcloud (the emulator) with their own OAuth client; bob's token, session,
 paths and ids reach nothing of alice's. Refused: no token, an expired and a revoked token, a token for another
-resource, a wrong redirect URI, a replayed code (which also ends the tokens it gave).
+resource, a wrong redirect URI, a replayed code (which also ends the tokens it gave), a request head that never
+completes.
 """
 from __future__ import annotations
 
@@ -22,11 +23,11 @@ from tests.server.test_hostile_serve import HEADERS, _result, _rpc, _session
 from tests.team.test_team_oauth import REDIRECT, sign_in
 
 
-def _register(url: str, name: str) -> dict[str, Any]:
+def _register(url: str, name: str, method: str = "client_secret_post") -> dict[str, Any]:
     resp = httpx.post(url + "/register", json={"redirect_uris": [REDIRECT], "client_name": name,
                                                "grant_types": ["authorization_code", "refresh_token"],
                                                "response_types": ["code"],
-                                               "token_endpoint_auth_method": "client_secret_post"}, timeout=10)
+                                               "token_endpoint_auth_method": method}, timeout=10)
     assert resp.status_code == 201, resp.text
     return dict(resp.json())
 
@@ -44,9 +45,11 @@ def _authorize_url(url: str, client: dict[str, Any], challenge: str, **extra: st
     return url + "/authorize?" + urlencode(query)
 
 
-def _code(team: dict[str, Any], user: str, choices: dict[str, str] | None = None) -> tuple[dict[str, Any], str, str]:
-    """(a registered client, its PKCE verifier, a code for `user`, who chose `choices` on the sign-in page)."""
-    client = _register(team["url"], f"hostile test of {user}")
+def _code(team: dict[str, Any], user: str, choices: dict[str, str] | None = None,
+          method: str = "client_secret_post") -> tuple[dict[str, Any], str, str]:
+    """(a client registered for `method`, its PKCE verifier, a code for `user`, who chose `choices` on the
+    sign-in page)."""
+    client = _register(team["url"], f"hostile test of {user}", method)
     verifier, challenge = _pkce()
     landed = sign_in(_authorize_url(team["url"], client, challenge), team["approve"], user, choices)
     assert landed.startswith(REDIRECT)
@@ -54,14 +57,18 @@ def _code(team: dict[str, Any], user: str, choices: dict[str, str] | None = None
 
 
 def _exchange(url: str, client: dict[str, Any], code: str, verifier: str) -> httpx.Response:
+    method = client.get("token_endpoint_auth_method")
+    secret = {"client_secret": client["client_secret"]} if method == "client_secret_post" else {}   # none: public
+    basic = (client["client_id"], client["client_secret"]) if method == "client_secret_basic" else None
     return httpx.post(url + "/token", data={"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
-                                            "client_id": client["client_id"], "client_secret": client["client_secret"],
-                                            "code_verifier": verifier, "resource": url + "/mcp"}, timeout=30)
+                                            "client_id": client["client_id"], **secret,
+                                            "code_verifier": verifier, "resource": url + "/mcp"}, auth=basic,
+                      timeout=30)
 
 
-def _token(team: dict[str, Any], user: str,
-           choices: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    client, verifier, code = _code(team, user, choices)
+def _token(team: dict[str, Any], user: str, choices: dict[str, str] | None = None,
+           method: str = "client_secret_post") -> tuple[dict[str, Any], dict[str, Any]]:
+    client, verifier, code = _code(team, user, choices, method)
     resp = _exchange(team["url"], client, code, verifier)
     assert resp.status_code == 200, resp.text
     return client, dict(resp.json())
@@ -174,6 +181,55 @@ def test_a_revoked_and_an_expired_token_are_refused(team: dict[str, Any], two: d
     assert _status(url, two["alice"]["tokens"]["access_token"]) == 200   # alice's other sign-in is untouched
 
 
+def test_a_public_client_revokes_without_a_secret(team: dict[str, Any]) -> None:
+    """RFC 7009 for a public client (`none`, as every client_id metadata document): client_id and token, no
+    secret, end the sign-in's access and refresh tokens. A confidential client still needs its secret, in the
+    form or (client_secret_basic) in the Authorization header."""
+    url = team["url"]
+    server = httpx.get(url + "/.well-known/oauth-authorization-server", timeout=10).json()
+    assert "none" in server["revocation_endpoint_auth_methods_supported"]
+    client, tokens = _token(team, "alice", method="none")
+    assert "client_secret" not in client and _status(url, tokens["access_token"]) == 200
+    resp = httpx.post(url + "/revoke", data={"client_id": client["client_id"], "token": tokens["access_token"]},
+                      timeout=10)
+    assert resp.status_code == 200, resp.text
+    assert _status(url, tokens["access_token"]) == 401
+    refresh = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
+               "client_id": client["client_id"]}
+    assert httpx.post(url + "/token", data=refresh, timeout=10).status_code == 400
+    confidential, kept = _token(team, "alice", method="client_secret_basic")
+    bare = {"client_id": confidential["client_id"], "token": kept["refresh_token"]}
+    refused = httpx.post(url + "/revoke", data=bare, timeout=10)
+    assert refused.status_code == 401 and refused.json()["error"] == "invalid_client", refused.text
+    assert _status(url, kept["access_token"]) == 200
+    basic = httpx.post(url + "/revoke", data=bare, auth=(confidential["client_id"], confidential["client_secret"]),
+                       timeout=10)
+    assert basic.status_code == 200, basic.text
+    assert _status(url, kept["access_token"]) == 401
+
+
+def test_a_new_sign_in_deletes_the_app_password_it_replaces(team: dict[str, Any]) -> None:
+    """One app password per person: signing in again deletes the one it replaces in Nextcloud (OCS DELETE
+    core/apppassword), and each is named for its client, this server and the day it was granted."""
+    import datetime
+
+    state = team["emulator"].state
+    seeded = list(state.users["admin"].app_passwords)          # the emulator's own, not this server's
+    _, first = _token(team, "admin")
+    granted = [p for p in state.users["admin"].app_passwords if p not in seeded]
+    assert len(granted) == 1
+    _, second = _token(team, "admin")
+    now = [p for p in state.users["admin"].app_passwords if p not in seeded]
+    assert len(now) == 1 and now != granted, "the replaced app password is still in Nextcloud"
+    assert not state.check_password("admin", granted[0])
+    name = state.users["admin"].app_password_names[now[0]]
+    day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    assert name.startswith("hostile test of admin via mcp-nextcloud team server ") and day in name, name
+    assert urlsplit(team["url"]).netloc in name
+    assert _status(team["url"], second["access_token"]) == 200
+    assert _status(team["url"], first["access_token"]) == 200   # the same person: their first client keeps working
+
+
 def test_refresh_rotates_the_tokens(team: dict[str, Any]) -> None:
     url = team["url"]
     client, tokens = _token(team, "bob")
@@ -199,6 +255,14 @@ def test_a_hostile_client_is_refused(team: dict[str, Any]) -> None:
     assert "/login/" not in other.headers["location"]
     plain = httpx.get(_authorize_url(url, client, challenge, code_challenge_method="plain"), timeout=10)
     assert "/login/" not in plain.headers.get("location", "")
+    # No code_challenge_method means plain (RFC 7636 4.3): refused the same way, asked by GET or by a form POST.
+    unsaid = _authorize_url(url, client, challenge).replace("&code_challenge_method=S256", "")
+    assert "code_challenge_method" not in unsaid
+    for resp in (httpx.get(unsaid, timeout=10),
+                 httpx.post(url + "/authorize", data=dict(parse_qs(urlsplit(unsaid).query)), timeout=10)):
+        assert resp.status_code == 302 and resp.headers["location"].startswith(REDIRECT), resp.text
+        assert "error=invalid_request" in resp.headers["location"] and "code_challenge_method" in \
+            resp.headers["location"], resp.headers["location"]
     # A code replayed: refused, and the tokens the first exchange gave end too (RFC 6749 section 4.1.2).
     client, verifier, code = _code(team, "alice")
     first = _exchange(url, client, code, verifier)
@@ -249,3 +313,28 @@ def test_deleting_the_app_password_in_nextcloud_ends_the_access(team: dict[str, 
         assert store.person("bob") is None and store.person("alice") is not None
     finally:
         store.close()
+
+
+def test_a_slow_request_head_is_ended(team: dict[str, Any]) -> None:
+    """A client that sends half a request head and waits is answered 408 and disconnected after serve --http's
+    head deadline (uvicorn alone keeps it, and the connection slot it holds, forever); the server still answers."""
+    import socket
+
+    from mcp_nextcloud.server.http_protocol import HEAD_SECONDS
+
+    where = urlsplit(team["local"])
+    slow = [socket.create_connection((where.hostname, where.port), timeout=HEAD_SECONDS + 30) for _ in range(3)]
+    try:
+        for sock in slow:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        answers = []
+        for sock in slow:
+            answer = b""
+            while chunk := sock.recv(4096):       # until the server closes (a timeout fails the test)
+                answer += chunk
+            answers.append(answer)
+    finally:
+        for sock in slow:
+            sock.close()
+    assert all(a.startswith(b"HTTP/1.1 408") and b"request head" in a for a in answers), answers
+    assert httpx.get(team["url"] + "/.well-known/oauth-authorization-server", timeout=10).status_code == 200

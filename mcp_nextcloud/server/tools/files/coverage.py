@@ -95,25 +95,38 @@ def credentials_from_environment(ctx: ServerContext) -> bool:
 HOST_CONFIG_ACTION = ("This server takes its app password from the MCP host's configuration "
                       "(NEXTCLOUD_APP_PASSWORD): tell the user to put a valid app password there and restart the "
                       "MCP server; `mcp-nextcloud login` alone does not change it")
+# Set in the calls of a person of the team server (team/people.py): their app password came from their sign-in,
+# so the fix is signing in again from their MCP client, not a variable or a command on a machine they never see.
+TEAM_SIGN_IN = "MCP_NEXTCLOUD_TEAM_SIGN_IN"
+TEAM_ACTION = ("Signed out: sign in again from your MCP client (signing in asks Nextcloud for a new app "
+               "password)")
 
 
-def _host_config_advice(cause: str) -> str:
-    return f"{cause.rstrip('.')}. {HOST_CONFIG_ACTION}. {AGENT.retry_no}".rstrip(".")
+def refused_credentials_action(ctx: ServerContext | None) -> str | None:
+    """The next step when Nextcloud refuses the credentials, by where they came from: a team server sign-in, the
+    MCP host's configuration, or None (the error table's own: `mcp-nextcloud login`)."""
+    if environ().get(TEAM_SIGN_IN) == "1":
+        return TEAM_ACTION
+    if ctx is not None and credentials_from_environment(ctx):
+        return HOST_CONFIG_ACTION
+    return None
 
 
 def account_advice(ctx: ServerContext, code: ErrorCode | None, message: str,
                    error: NextcloudError | None = None) -> str:
-    """The error table's instruction worded for a tool answer; credentials from the host's config get that fix."""
-    if code in (ErrorCode.AUTH, ErrorCode.NO_CREDENTIALS) and credentials_from_environment(ctx):
-        return _host_config_advice(error.cause if error is not None else message)
+    """The error table's instruction worded for a tool answer; credentials from elsewhere than `mcp-nextcloud
+    login` get their own fix (refused_credentials_action)."""
+    action = refused_credentials_action(ctx) if code in (ErrorCode.AUTH, ErrorCode.NO_CREDENTIALS) else None
+    if action is not None:
+        cause = error.cause if error is not None else message
+        return f"{cause.rstrip('.')}. {action}. {AGENT.retry_no}".rstrip(".")
     return (agent_text(error) if error is not None else message).rstrip(".")
 
 
 def with_host_advice(ctx: ServerContext | None, failure: ToolFailure) -> ToolFailure:
-    """A refused-credentials failure, when the password came from the MCP host's config: the fix is there."""
-    if ctx is None or failure.status is not ErrorCode.AUTH or not credentials_from_environment(ctx):
-        return failure
-    return failure.reworded(HOST_CONFIG_ACTION)
+    """A refused-credentials failure, worded with the fix for where the credentials came from."""
+    action = refused_credentials_action(ctx) if failure.status is ErrorCode.AUTH else None
+    return failure if action is None else failure.reworded(action)
 
 
 def _age(ts: float | None) -> str:
