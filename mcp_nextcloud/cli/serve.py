@@ -261,7 +261,7 @@ def _bind(port: int) -> Any:
     return sock
 
 
-HTTP_CONNECTIONS = 64   # connections and tasks at once; past it uvicorn answers 503 at once instead of queueing
+HTTP_CONNECTIONS = 64   # requests at once; past it a JSON-RPC error with Retry-After (server/http_overload.py)
 
 
 def _serve_http(server: Any, port: int, config_path: Path, sock: Any) -> int:

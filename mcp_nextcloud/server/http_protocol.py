@@ -8,7 +8,8 @@ delayed ACK: about 40 ms per call on a kept-alive connection (benchmarks/test_ht
 
 uvicorn bounds the idle time between two requests (keep-alive) but not the time a client takes to send a
 request's head: a client that connects and sends its headers a byte at a time, or never finishes them,
-holds one of the `limit_concurrency` slots forever, and 64 of them lock every host out. Here a request head
+holds its connection (a descriptor of this process) forever, and enough of them exhaust the process's open
+files. Here a request head
 (request line and headers) must be complete within `HEAD_SECONDS` of the connection or of its first byte
 after a response; otherwise the connection gets a 408 and is closed. The body has its own deadline
 (http_limits.BODY_SECONDS), checked once the token has been.
@@ -43,12 +44,22 @@ def listening_socket(port: int) -> socket.socket:
 
 def http_server(app: Any, *, connections: int, **options: Any) -> Any:
     """The uvicorn.Server both transports run (`.run(sockets=[listening_socket(...)])`): quiet, idle kept
-    connections closed after 5 s, at most `connections` at once (past it uvicorn answers 503 at once instead of
-    queueing), every request head under HEAD_SECONDS. `options`: more uvicorn.Config settings."""
+    connections closed after 5 s, at most `connections` requests at once (past it a JSON-RPC error with
+    Retry-After at once instead of a queue: server/http_overload.py), every request head under HEAD_SECONDS, and
+    running out of descriptors logged once a minute. `options`: more uvicorn.Config settings."""
     import uvicorn
 
-    return uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", log_level="warning", timeout_keep_alive=5,
-                                         limit_concurrency=connections, http=HeadDeadlineProtocol, **options))
+    from mcp_nextcloud.server.http_overload import Overload, quiet_exhaustion
+
+    class Server(uvicorn.Server):
+        async def serve(self, sockets: Any = None) -> None:
+            quiet_exhaustion(asyncio.get_running_loop())
+            await super().serve(sockets)
+
+    # No uvicorn limit: it counts open connections, not requests, and answers past it with a plain-text 503 and
+    # a log line each. Connections without a request are bounded by the head deadline and the keep-alive.
+    return Server(uvicorn.Config(Overload(app, connections), host="127.0.0.1", log_level="warning",
+                                 timeout_keep_alive=5, limit_concurrency=None, http=HeadDeadlineProtocol, **options))
 
 
 class HeadDeadlineProtocol(H11Protocol):

@@ -39,14 +39,32 @@ def _damage(kind: str, path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["truncated", "garbage", "text", "directory"])
 def test_serve_with_a_damaged_index_says_so_in_one_line(world, tmp_path, kind):
+    """serve still completes the handshake (a host shows more than "Connection closed"): its instructions and
+    its stderr say what is wrong with the index and how to rebuild it, in one line, and the file tools answer it."""
     index = tmp_path / "damaged.db"
     _damage(kind, index)
     env = {**_env(world, tmp_path), "MCP_NEXTCLOUD_INDEX": str(index)}
-    proc = _serve(env)
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and str(index) in lines[0] and "index sync" in lines[0], proc.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_nextcloud", "serve", "--interval", "0"], env=env, cwd=str(ROOT),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    grep = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "files_grep", "arguments": {"query": "x"}}}
+    messages = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, grep]
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+    proc.stdin.flush()
+    answers = {}
+    for _ in range(2):   # stdin stays open until both answers are in: its end ends the session
+        answer = json.loads(proc.stdout.readline())
+        answers[answer["id"]] = answer
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and str(index) in lines[0] and "index sync" in lines[0], err
+    assert str(index) in answers[1]["result"]["instructions"] and "index sync" in answers[1]["result"]["instructions"]
+    assert answers[2]["result"]["isError"] and "index sync" in answers[2]["result"]["content"][0]["text"]
 
 
 @pytest.mark.parametrize("kind", ["garbage", "text"])
