@@ -40,16 +40,25 @@ def team_service_name(state: Path) -> str:
     return service_name(["serve", "--index", str(state.absolute() / PEOPLE)], {})
 
 
+def refusals_path(folder: Path) -> Path:
+    """The person's record of refused credentials (nextcloud.refusals): their calls and background sync write
+    it when Nextcloud refuses their password, and this server reads it around each call, so one refused request
+    ends the access at once and neither process sends that password again (one failed login per revocation)."""
+    return folder / "config" / "refused-credentials"
+
+
 def person_env(folder: Path, url: str, login_name: str, app_password: str) -> dict[str, str]:
     """The variables a person's calls run with: the team server's settings (MCP_NEXTCLOUD_MEANING...), their
-    account, every folder inside their own, and TEAM_SIGN_IN (a refused password's advice is to sign in again)."""
+    account, every folder inside their own, their record of refused credentials, and TEAM_SIGN_IN (a refused
+    password's advice is to sign in again)."""
     import os
 
+    from mcp_nextcloud.nextcloud.refusals import ENV_PATH
     from mcp_nextcloud.server.tools.files.coverage import TEAM_SIGN_IN
 
     settings = {k: v for k, v in os.environ.items() if k.startswith("MCP_NEXTCLOUD_")}
     return {**settings, TEAM_SIGN_IN: "1", "NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name,
-            "NEXTCLOUD_APP_PASSWORD": app_password,
+            "NEXTCLOUD_APP_PASSWORD": app_password, ENV_PATH: str(refusals_path(folder)),
             "MCP_NEXTCLOUD_INDEX": str(folder / "index.db"),
             "MCP_NEXTCLOUD_TELEMETRY": str(folder / "calls.sqlite"),
             "MCP_NEXTCLOUD_CONFIG": str(folder / "config" / "account.json"),
@@ -77,6 +86,13 @@ def _refused_credentials(result: Any) -> bool:
     return isinstance(error, dict) and error.get("code") == ErrorCode.AUTH.value
 
 
+def _account(person: Any, password: str) -> Any:
+    """The person's Nextcloud account as their calls see it (the same fingerprint in nextcloud.refusals)."""
+    from mcp_nextcloud.nextcloud.config import Account
+
+    return Account(url=person.nc_url, user=person.login_name, app_password=password)
+
+
 class PersonTools:
     """`server.remote` of the team server: routes each call to the calling person's service."""
 
@@ -101,36 +117,65 @@ class PersonTools:
         if token is None or not token.subject:
             raise _not_signed_in()
         subject = token.subject
+        if self._refused(subject):          # refused since the last call (their background sync met it)
+            self._sign_out(subject)
         if time.monotonic() - self._checked.get(subject, float("-inf")) > RECHECK_S:
             self._check(subject)
         limits = (token.claims or {}).get("profile")
         result = self.link(subject).call(name, arguments, _profile(limits) if limits else chosen, read_only=read_only)
-        if _refused_credentials(result):      # Nextcloud refused the app password: deleted in Nextcloud?
+        # A request of this call that Nextcloud refused ends the access now, whatever the tool made of it (a
+        # grep answers from the index when its look at the server fails): no answer is served with that password.
+        if self._refused(subject):
+            self._sign_out(subject)
+        if _refused_credentials(result):    # refused, and the record could not say so: ask Nextcloud once
             self._check(subject)
         return result
 
-    def _check(self, subject: str) -> None:
-        """Ask Nextcloud whether the person's app password still works; when it was refused, end their access
-        here too (every token, the sealed password, the service link) and say so."""
-        from mcp_nextcloud.nextcloud.client import NextcloudClient
-        from mcp_nextcloud.nextcloud.config import Account
-        from mcp_nextcloud.nextcloud.errors import NextcloudError
-
+    def _person(self, subject: str) -> tuple[Any, str]:
+        """(the stored person, their app password); a person no longer stored is told to sign in."""
         person = self.store.person(subject)
         password = self.vault.open(person.sealed) if person is not None else None
         if person is None or password is None:
             raise _not_signed_in()
+        return person, password
+
+    def _record(self, subject: str) -> Any:
+        """The person's record of refused credentials, the one their index service writes (refusals_path)."""
+        from mcp_nextcloud.nextcloud import refusals
+
+        return refusals.shared(refusals_path(person_folder(self.state, subject)))
+
+    def _refused(self, subject: str) -> bool:
+        """Whether Nextcloud refused the person's current app password (any request, in any process)."""
+        from mcp_nextcloud.nextcloud import refusals
+
+        person, password = self._person(subject)
+        return self._record(subject).refused_at(refusals.fingerprint(_account(person, password))) is not None
+
+    def _sign_out(self, subject: str) -> None:
+        """End the person's access here (every token, the sealed password, the service link) and say so."""
+        from mcp_nextcloud.server.tools.files.coverage import TEAM_ACTION
+
+        self.forget(subject)
+        raise ToolFailure("Nextcloud refused your app password for this server (deleted in Nextcloud, or no longer "
+                          "valid), so this server no longer acts for you", TEAM_ACTION,
+                          category=Category.REFUSED, status=ToolStatus.SIGNED_OUT, retry=False)
+
+    def _check(self, subject: str) -> None:
+        """Ask Nextcloud whether the person's app password still works; when it was refused, end their access
+        here too. The request keeps to the person's record: a password refused before is not sent again."""
+        from mcp_nextcloud.nextcloud.client import NextcloudClient
+        from mcp_nextcloud.nextcloud.errors import NextcloudError
+
+        person, password = self._person(subject)
         try:
-            with NextcloudClient(Account(url=person.nc_url, user=person.login_name, app_password=password),
-                                 retries=0, total_timeout=10.0) as client:
+            with NextcloudClient(_account(person, password), retries=0, total_timeout=10.0,
+                                 refusals=self._record(subject)) as client:
                 client.ocs.current_user()
         except NextcloudError as err:
-            if err.code is not ErrorCode.AUTH:
-                return                      # Nextcloud is away or slow: the call itself will say so
-            self.forget(subject)
-            raise ToolFailure("your Nextcloud app password for this server was deleted or no longer works, so "
-                              "this server no longer acts for you", "Sign in again from your MCP client",
-                              category=Category.REFUSED, status=ToolStatus.SIGNED_OUT, retry=False) from None
+            if err.code is ErrorCode.AUTH:
+                self._sign_out(subject)
+            return                      # Nextcloud is away or slow: the call itself will say so
         self._checked[subject] = time.monotonic()
 
     def forget(self, subject: str) -> None:
@@ -147,10 +192,7 @@ class PersonTools:
         """The person's ServiceTools, built (and attached: background sync) on first use or new credentials."""
         from mcp_nextcloud.service.tools import ServiceTools
 
-        person = self.store.person(subject)
-        password = self.vault.open(person.sealed) if person is not None else None
-        if person is None or password is None:
-            raise _not_signed_in()
+        person, password = self._person(subject)
         with self._lock:
             known = self._links.get(subject)
             if known is not None and known[0] == person.sealed:

@@ -217,4 +217,4 @@ def test_live_deleting_the_granted_app_password_ends_the_access(live_team: dict[
     before, after = anyio.run(run)
     assert before.get("userId") == login
     assert after.is_error and after.structured_content["error"]["code"] == "signed_out", after.content[0].text
-    assert "Sign in again" in after.content[0].text
+    assert "sign in again from your MCP client" in after.content[0].text
