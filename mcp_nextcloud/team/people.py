@@ -10,6 +10,7 @@ person's first call and keeps their index synced in the background.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from pathlib import Path
@@ -24,7 +25,12 @@ from mcp_nextcloud.team.store import Store, private_folder
 from mcp_nextcloud.team.vault import Vault
 
 PEOPLE = "people"
+log = logging.getLogger("mcp_nextcloud.team")
 RECHECK_S = 60.0     # a deleted app password ends the access within this, or at the first call Nextcloud refuses
+
+
+# Nextcloud's answers that throttle this server: its brute-force protection, or a rate limit of the account.
+THROTTLES = (ErrorCode.THROTTLED, ErrorCode.RATE_LIMITED)
 
 
 def person_folder(state: Path, subject: str) -> Path:
@@ -79,11 +85,11 @@ def _profile(limits: dict[str, Any]) -> Any:
     return profile_of(limits)
 
 
-def _refused_credentials(result: Any) -> bool:
-    """Whether a call's result is Nextcloud refusing the credentials (the service answers failures as results)."""
+def _error_code(result: Any) -> ErrorCode | None:
+    """The error table's code of a failed call's result (the service answers failures as results), or None."""
     error = (getattr(result, "structured_content", None) or {}).get("error") if getattr(result, "is_error", False) \
         else None
-    return isinstance(error, dict) and error.get("code") == ErrorCode.AUTH.value
+    return ErrorCode.parse(error.get("code")) if isinstance(error, dict) else None
 
 
 def _account(person: Any, password: str) -> Any:
@@ -99,7 +105,8 @@ class PersonTools:
     def __init__(self, state: Path, store: Store, vault: Vault, interval: float) -> None:
         self.state, self.store, self.vault, self.interval = state, store, vault, interval
         self._links: dict[str, tuple[bytes, Any]] = {}     # subject -> (sealed password it was built with, link)
-        self._checked: dict[str, float] = {}                # subject -> when Nextcloud last accepted the password
+        self._checked: dict[str, float] = {}                # subject -> when Nextcloud was last asked (see _check)
+        self.throttles = 0                                  # answers Nextcloud throttled (429) since the start
         self._lock = threading.Lock()
         self.service = team_service_name(state)
         self._keeper: Any = None
@@ -127,8 +134,11 @@ class PersonTools:
         # grep answers from the index when its look at the server fails): no answer is served with that password.
         if self._refused(subject):
             self._sign_out(subject)
-        if _refused_credentials(result):    # refused, and the record could not say so: ask Nextcloud once
+        code = _error_code(result)
+        if code is ErrorCode.AUTH:          # refused, and the record could not say so: ask Nextcloud once
             self._check(subject)
+        elif code is not None and code in THROTTLES:
+            self._throttled(f"a call of {name}", code)
         return result
 
     def _person(self, subject: str) -> tuple[Any, str]:
@@ -175,8 +185,21 @@ class PersonTools:
         except NextcloudError as err:
             if err.code is ErrorCode.AUTH:
                 self._sign_out(subject)
-            return                      # Nextcloud is away or slow: the call itself will say so
+            if err.code in THROTTLES:
+                self._throttled("the check of a person's app password", err.code)
+            # Nextcloud is away, slow or throttling: the call itself will say so, and the next check waits its
+            # turn (asked again at every call, a throttled or slow server would cost each call up to 10 s more)
         self._checked[subject] = time.monotonic()
+
+    def _throttled(self, what: str, code: ErrorCode) -> None:
+        """Say in the log, with a count, that Nextcloud throttled this server (the person's answer says it too)."""
+        with self._lock:
+            self.throttles += 1
+            count = self.throttles
+        why = ("its brute-force protection refuses every request from this server's address, everyone's, after "
+               "failed logins from it: put the address on Nextcloud's brute-force IP allowlist (docs/team-server.md)"
+               if code is ErrorCode.THROTTLED else "it rate-limits the account")
+        log.warning("Nextcloud throttled %s (HTTP 429; %d time(s) since this server started): %s", what, count, why)
 
     def forget(self, subject: str) -> None:
         """End a person's access: tokens, sealed password and service link (their index stays on disk)."""
