@@ -178,17 +178,19 @@ class PersonTools:
         from mcp_nextcloud.nextcloud.errors import NextcloudError
 
         person, password = self._person(subject)
+        failed: ErrorCode | None = None
         try:
             with NextcloudClient(_account(person, password), retries=0, total_timeout=10.0,
                                  refusals=self._record(subject)) as client:
                 client.ocs.current_user()
         except NextcloudError as err:
-            if err.code is ErrorCode.AUTH:
-                self._sign_out(subject)
-            if err.code in THROTTLES:
-                self._throttled("the check of a person's app password", err.code)
-            # Nextcloud is away, slow or throttling: the call itself will say so, and the next check waits its
-            # turn (asked again at every call, a throttled or slow server would cost each call up to 10 s more)
+            failed = err.code
+        if failed is ErrorCode.AUTH:
+            self._sign_out(subject)
+        if failed is not None and failed in THROTTLES:
+            self._throttled("the check of a person's app password", failed)
+        # Nextcloud away, slow or throttling: the call itself will say so, and the next check waits its turn
+        # (asked again at every call, a throttled or slow server would cost each call up to 10 s more)
         self._checked[subject] = time.monotonic()
 
     def _throttled(self, what: str, code: ErrorCode) -> None:
