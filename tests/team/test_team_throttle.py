@@ -66,4 +66,7 @@ def test_a_throttled_address_is_named_to_the_person_and_in_the_log(team: dict[st
     assert not again.is_error and "blue cable" in again.content[0].text, again.content[0].text
     log = team["log"].read_text(errors="replace")
     throttled = [line for line in log.splitlines() if "Nextcloud throttled" in line]
-    assert throttled and "allowlist" in throttled[-1] and "time(s) since" in throttled[-1], log[-3000:]
+    assert throttled and all("allowlist" in line and "time(s) since" in line for line in throttled), log[-3000:]
+    # the server's own check of her password (her first call) met the 429 too: said, not dropped in silence
+    assert any("check of a person's app password" in line for line in throttled), throttled
+    assert any("a call of files_read" in line for line in throttled), throttled
