@@ -13,6 +13,7 @@ from .errors import ErrorCode, NextcloudError
 from .http import Transport
 from .mail import Mail
 from .ocs import OCS
+from .refusals import Refusals
 from .talk import Talk
 from .unified import UnifiedSearch
 from .webdav import WebDAV
@@ -32,12 +33,16 @@ class NextcloudClient:
     """
 
     def __init__(self, account: Account | None, *, timeout: float = 30.0, connect_timeout: float = 5.0,
-                 total_timeout: float = 120.0, retries: int = 3, backoff: float = 0.25) -> None:
+                 total_timeout: float = 120.0, retries: int = 3, backoff: float = 0.25,
+                 refusals: Refusals | None = None) -> None:
+        """`refusals`: the record of refused credentials to honour and keep (default: this environment's,
+        nextcloud.refusals.shared())."""
         if account is None or not (account.url and account.user and account.app_password):
             raise no_account()
         self.account = account
         self._transport = Transport(account, timeout=timeout, connect_timeout=connect_timeout,
-                                    total_timeout=total_timeout, retries=retries, backoff=backoff)
+                                    total_timeout=total_timeout, retries=retries, backoff=backoff,
+                                    refusals=refusals)
         self._user_id: str | None = account.user_id
         self._uid_verified = False   # a guessed or saved id is confirmed via OCS on the first DAV 404
         self._uid_lock = threading.Lock()

@@ -10,6 +10,7 @@ person's first call and keeps their index synced in the background.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from pathlib import Path
@@ -24,7 +25,12 @@ from mcp_nextcloud.team.store import Store, private_folder
 from mcp_nextcloud.team.vault import Vault
 
 PEOPLE = "people"
+log = logging.getLogger("mcp_nextcloud.team")
 RECHECK_S = 60.0     # a deleted app password ends the access within this, or at the first call Nextcloud refuses
+
+
+# Nextcloud's answers that throttle this server: its brute-force protection, or a rate limit of the account.
+THROTTLES = (ErrorCode.THROTTLED, ErrorCode.RATE_LIMITED)
 
 
 def person_folder(state: Path, subject: str) -> Path:
@@ -40,16 +46,25 @@ def team_service_name(state: Path) -> str:
     return service_name(["serve", "--index", str(state.absolute() / PEOPLE)], {})
 
 
+def refusals_path(folder: Path) -> Path:
+    """The person's record of refused credentials (nextcloud.refusals): their calls and background sync write
+    it when Nextcloud refuses their password, and this server reads it around each call, so one refused request
+    ends the access at once and neither process sends that password again (one failed login per revocation)."""
+    return folder / "config" / "refused-credentials"
+
+
 def person_env(folder: Path, url: str, login_name: str, app_password: str) -> dict[str, str]:
     """The variables a person's calls run with: the team server's settings (MCP_NEXTCLOUD_MEANING...), their
-    account, every folder inside their own, and TEAM_SIGN_IN (a refused password's advice is to sign in again)."""
+    account, every folder inside their own, their record of refused credentials, and TEAM_SIGN_IN (a refused
+    password's advice is to sign in again)."""
     import os
 
+    from mcp_nextcloud.nextcloud.refusals import ENV_PATH
     from mcp_nextcloud.server.tools.files.coverage import TEAM_SIGN_IN
 
     settings = {k: v for k, v in os.environ.items() if k.startswith("MCP_NEXTCLOUD_")}
     return {**settings, TEAM_SIGN_IN: "1", "NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name,
-            "NEXTCLOUD_APP_PASSWORD": app_password,
+            "NEXTCLOUD_APP_PASSWORD": app_password, ENV_PATH: str(refusals_path(folder)),
             "MCP_NEXTCLOUD_INDEX": str(folder / "index.db"),
             "MCP_NEXTCLOUD_TELEMETRY": str(folder / "calls.sqlite"),
             "MCP_NEXTCLOUD_CONFIG": str(folder / "config" / "account.json"),
@@ -70,11 +85,18 @@ def _profile(limits: dict[str, Any]) -> Any:
     return profile_of(limits)
 
 
-def _refused_credentials(result: Any) -> bool:
-    """Whether a call's result is Nextcloud refusing the credentials (the service answers failures as results)."""
+def _error_code(result: Any) -> ErrorCode | None:
+    """The error table's code of a failed call's result (the service answers failures as results), or None."""
     error = (getattr(result, "structured_content", None) or {}).get("error") if getattr(result, "is_error", False) \
         else None
-    return isinstance(error, dict) and error.get("code") == ErrorCode.AUTH.value
+    return ErrorCode.parse(error.get("code")) if isinstance(error, dict) else None
+
+
+def _account(person: Any, password: str) -> Any:
+    """The person's Nextcloud account as their calls see it (the same fingerprint in nextcloud.refusals)."""
+    from mcp_nextcloud.nextcloud.config import Account
+
+    return Account(url=person.nc_url, user=person.login_name, app_password=password)
 
 
 class PersonTools:
@@ -83,7 +105,8 @@ class PersonTools:
     def __init__(self, state: Path, store: Store, vault: Vault, interval: float) -> None:
         self.state, self.store, self.vault, self.interval = state, store, vault, interval
         self._links: dict[str, tuple[bytes, Any]] = {}     # subject -> (sealed password it was built with, link)
-        self._checked: dict[str, float] = {}                # subject -> when Nextcloud last accepted the password
+        self._checked: dict[str, float] = {}                # subject -> when Nextcloud was last asked (see _check)
+        self.throttles = 0                                  # answers Nextcloud throttled (429) since the start
         self._lock = threading.Lock()
         self.service = team_service_name(state)
         self._keeper: Any = None
@@ -101,37 +124,84 @@ class PersonTools:
         if token is None or not token.subject:
             raise _not_signed_in()
         subject = token.subject
+        if self._refused(subject):          # refused since the last call (their background sync met it)
+            self._sign_out(subject)
         if time.monotonic() - self._checked.get(subject, float("-inf")) > RECHECK_S:
             self._check(subject)
         limits = (token.claims or {}).get("profile")
         result = self.link(subject).call(name, arguments, _profile(limits) if limits else chosen, read_only=read_only)
-        if _refused_credentials(result):      # Nextcloud refused the app password: deleted in Nextcloud?
+        # A request of this call that Nextcloud refused ends the access now, whatever the tool made of it (a
+        # grep answers from the index when its look at the server fails): no answer is served with that password.
+        if self._refused(subject):
+            self._sign_out(subject)
+        code = _error_code(result)
+        if code is ErrorCode.AUTH:          # refused, and the record could not say so: ask Nextcloud once
             self._check(subject)
+        elif code is not None and code in THROTTLES:
+            self._throttled(f"a call of {name}", code)
         return result
 
-    def _check(self, subject: str) -> None:
-        """Ask Nextcloud whether the person's app password still works; when it was refused, end their access
-        here too (every token, the sealed password, the service link) and say so."""
-        from mcp_nextcloud.nextcloud.client import NextcloudClient
-        from mcp_nextcloud.nextcloud.config import Account
-        from mcp_nextcloud.nextcloud.errors import NextcloudError
-
+    def _person(self, subject: str) -> tuple[Any, str]:
+        """(the stored person, their app password); a person no longer stored is told to sign in."""
         person = self.store.person(subject)
         password = self.vault.open(person.sealed) if person is not None else None
         if person is None or password is None:
             raise _not_signed_in()
+        return person, password
+
+    def _record(self, subject: str) -> Any:
+        """The person's record of refused credentials, the one their index service writes (refusals_path)."""
+        from mcp_nextcloud.nextcloud import refusals
+
+        return refusals.shared(refusals_path(person_folder(self.state, subject)))
+
+    def _refused(self, subject: str) -> bool:
+        """Whether Nextcloud refused the person's current app password (any request, in any process)."""
+        from mcp_nextcloud.nextcloud import refusals
+
+        person, password = self._person(subject)
+        return self._record(subject).refused_at(refusals.fingerprint(_account(person, password))) is not None
+
+    def _sign_out(self, subject: str) -> None:
+        """End the person's access here (every token, the sealed password, the service link) and say so."""
+        from mcp_nextcloud.server.tools.files.coverage import TEAM_ACTION
+
+        self.forget(subject)
+        raise ToolFailure("Nextcloud refused your app password for this server (deleted in Nextcloud, or no longer "
+                          "valid), so this server no longer acts for you", TEAM_ACTION,
+                          category=Category.REFUSED, status=ToolStatus.SIGNED_OUT, retry=False)
+
+    def _check(self, subject: str) -> None:
+        """Ask Nextcloud whether the person's app password still works; when it was refused, end their access
+        here too. The request keeps to the person's record: a password refused before is not sent again."""
+        from mcp_nextcloud.nextcloud.client import NextcloudClient
+        from mcp_nextcloud.nextcloud.errors import NextcloudError
+
+        person, password = self._person(subject)
+        failed: ErrorCode | None = None
         try:
-            with NextcloudClient(Account(url=person.nc_url, user=person.login_name, app_password=password),
-                                 retries=0, total_timeout=10.0) as client:
+            with NextcloudClient(_account(person, password), retries=0, total_timeout=10.0,
+                                 refusals=self._record(subject)) as client:
                 client.ocs.current_user()
         except NextcloudError as err:
-            if err.code is not ErrorCode.AUTH:
-                return                      # Nextcloud is away or slow: the call itself will say so
-            self.forget(subject)
-            raise ToolFailure("your Nextcloud app password for this server was deleted or no longer works, so "
-                              "this server no longer acts for you", "Sign in again from your MCP client",
-                              category=Category.REFUSED, status=ToolStatus.SIGNED_OUT, retry=False) from None
+            failed = err.code
+        if failed is ErrorCode.AUTH:
+            self._sign_out(subject)
+        if failed is not None and failed in THROTTLES:
+            self._throttled("the check of a person's app password", failed)
+        # Nextcloud away, slow or throttling: the call itself will say so, and the next check waits its turn
+        # (asked again at every call, a throttled or slow server would cost each call up to 10 s more)
         self._checked[subject] = time.monotonic()
+
+    def _throttled(self, what: str, code: ErrorCode) -> None:
+        """Say in the log, with a count, that Nextcloud throttled this server (the person's answer says it too)."""
+        with self._lock:
+            self.throttles += 1
+            count = self.throttles
+        why = ("its brute-force protection refuses every request from this server's address, everyone's, after "
+               "failed logins from it: put the address on Nextcloud's brute-force IP allowlist (docs/team-server.md)"
+               if code is ErrorCode.THROTTLED else "it rate-limits the account")
+        log.warning("Nextcloud throttled %s (HTTP 429; %d time(s) since this server started): %s", what, count, why)
 
     def forget(self, subject: str) -> None:
         """End a person's access: tokens, sealed password and service link (their index stays on disk)."""
@@ -147,10 +217,7 @@ class PersonTools:
         """The person's ServiceTools, built (and attached: background sync) on first use or new credentials."""
         from mcp_nextcloud.service.tools import ServiceTools
 
-        person = self.store.person(subject)
-        password = self.vault.open(person.sealed) if person is not None else None
-        if person is None or password is None:
-            raise _not_signed_in()
+        person, password = self._person(subject)
         with self._lock:
             known = self._links.get(subject)
             if known is not None and known[0] == person.sealed:

@@ -303,7 +303,7 @@ def test_deleting_the_app_password_in_nextcloud_ends_the_access(team: dict[str, 
     with team["emulator"].state.lock:
         team["emulator"].state.users["bob"].app_passwords.pop()    # as Settings > Security > Devices does
     refused = _call(url, bob, "files_read", {"path": "/Notes/groceries.txt"})
-    assert refused["isError"] and "Sign in again" in refused["text"], refused
+    assert refused["isError"] and "sign in again from your MCP client" in refused["text"], refused
     assert _status(url, two["bob"]["tokens"]["access_token"]) == 401
     assert _status(url, two["alice"]["tokens"]["access_token"]) == 200
     from mcp_nextcloud.team.store import Store

@@ -102,10 +102,31 @@ TEAM_ACTION = ("Signed out: sign in again from your MCP client (signing in asks 
                "password)")
 
 
+# On the team server a throttle is the whole server's address (everyone's failed logins from it, or many people
+# behind one address), never this person's password: their fix is the server's administrator, not a sign-in.
+TEAM_THROTTLED_ACTION = ("This address is the team server's (everyone's calls come from it), and your password is "
+                         "not the cause: signing in again does not help. Tell this server's administrator: they can "
+                         "put its address on Nextcloud's brute-force IP allowlist (Settings > Administration > "
+                         "Security) or reset it (`occ security:bruteforce:reset <address>`)")
+TEAM_SLOWED = ("Nextcloud's brute-force protection slows every request from this server's address after failed "
+               "logins from it; its administrator can put the address on Nextcloud's brute-force IP allowlist")
+
+
+def on_team_server() -> bool:
+    """True in the calls of a person of the team server (team/people.py sets TEAM_SIGN_IN)."""
+    return environ().get(TEAM_SIGN_IN) == "1"
+
+
+def throttled_action(code: Any) -> str | None:
+    """The next step when Nextcloud's brute-force protection throttles the team server (None elsewhere: the
+    error table's own words, for a person whose own failed logins caused it)."""
+    return TEAM_THROTTLED_ACTION if code is ErrorCode.THROTTLED and on_team_server() else None
+
+
 def refused_credentials_action(ctx: ServerContext | None) -> str | None:
     """The next step when Nextcloud refuses the credentials, by where they came from: a team server sign-in, the
     MCP host's configuration, or None (the error table's own: `mcp-nextcloud login`)."""
-    if environ().get(TEAM_SIGN_IN) == "1":
+    if on_team_server():
         return TEAM_ACTION
     if ctx is not None and credentials_from_environment(ctx):
         return HOST_CONFIG_ACTION
@@ -116,7 +137,8 @@ def account_advice(ctx: ServerContext, code: ErrorCode | None, message: str,
                    error: NextcloudError | None = None) -> str:
     """The error table's instruction worded for a tool answer; credentials from elsewhere than `mcp-nextcloud
     login` get their own fix (refused_credentials_action)."""
-    action = refused_credentials_action(ctx) if code in (ErrorCode.AUTH, ErrorCode.NO_CREDENTIALS) else None
+    action = refused_credentials_action(ctx) if code in (ErrorCode.AUTH, ErrorCode.NO_CREDENTIALS) else \
+        throttled_action(code)
     if action is not None:
         cause = error.cause if error is not None else message
         return f"{cause.rstrip('.')}. {action}. {AGENT.retry_no}".rstrip(".")
@@ -124,8 +146,9 @@ def account_advice(ctx: ServerContext, code: ErrorCode | None, message: str,
 
 
 def with_host_advice(ctx: ServerContext | None, failure: ToolFailure) -> ToolFailure:
-    """A refused-credentials failure, worded with the fix for where the credentials came from."""
-    action = refused_credentials_action(ctx) if failure.status is ErrorCode.AUTH else None
+    """A refused-credentials failure, worded with the fix for where the credentials came from (and a throttle
+    of the team server's address with the administrator's)."""
+    action = refused_credentials_action(ctx) if failure.status is ErrorCode.AUTH else throttled_action(failure.status)
     return failure if action is None else failure.reworded(action)
 
 

@@ -20,7 +20,7 @@ from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError, NotFoundEr
 from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import ToolFailure, misuse
-from mcp_nextcloud.server.tools.files.coverage import SyncState
+from mcp_nextcloud.server.tools.files.coverage import TEAM_SLOWED, SyncState, on_team_server
 
 
 
@@ -79,8 +79,10 @@ def timed_out(ctx: ServerContext, exc: Any = None) -> str:
         cause = f"the server did not answer within {ctx.call_settings.best_effort_s:g} s"
         refused = _recent_failed_login(ctx)
         if refused is not None:
-            cause += (f" (a login of this account was refused at {iso_time(refused)}: Nextcloud's brute-force "
-                      "protection slows every request from this address after failed logins; fix the app password)")
+            slowed = TEAM_SLOWED if on_team_server() else ("Nextcloud's brute-force protection slows every request "
+                                                           "from this address after failed logins; fix the app "
+                                                           "password")
+            cause += f" (a login of this account was refused at {iso_time(refused)}: {slowed})"
     else:
         cause = exc.cause.rstrip(".")
     return (f"Could not ask the server what changed since {when}, because {cause}: this "
