@@ -99,3 +99,30 @@ def test_service_status_says_why_the_background_sync_is_not_running(damaged: tup
     status = anyio.run(go)
     sync = status.get("sync", {})
     assert sync.get("state") == "failed" and DAMAGE in sync.get("cause", "") and STEP in sync["cause"], status
+
+
+def test_serve_over_http_answers_the_damage(damaged: tuple[dict[str, str], str], tmp_path: Path) -> None:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from tests.helpers import stop
+    from tests.service.test_service_long_session import _http_serve
+
+    env, how = damaged
+    proc, url, token = _http_serve({**env, "MCP_NEXTCLOUD_SERVICE": "1"}, tmp_path)
+    try:
+        async def go() -> tuple[str, Any, Any]:
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+            async with http, Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                return (client.instructions or "", await client.call_tool("files_grep", {"query": "install"}),
+                        await client.call_tool("nextcloud_whoami", {}))
+
+        instructions, grep, whoami = anyio.run(go)
+    finally:
+        stop(proc)
+    text = grep.content[0].text
+    assert grep.is_error and DAMAGE in text and STEP in text and "internal error" not in text, text
+    assert not whoami.is_error
+    if how == "truncated":
+        assert DAMAGE in instructions, instructions

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_nextcloud.indexer.errors import IndexCode
 from mcp_nextcloud.indexer.models import iso_time
 from mcp_nextcloud.indexer.remote import marks
 from mcp_nextcloud.indexer.remote.marks import SyncFailure
@@ -112,6 +113,12 @@ TEAM_SLOWED = ("Nextcloud's brute-force protection slows every request from this
                "logins from it; its administrator can put the address on Nextcloud's brute-force IP allowlist")
 
 
+# A team person cannot move the server's files nor run its commands, and the index's path is the server's layout.
+TEAM_INDEX_CAUSE = "This server's index of your files is damaged or cannot be used"
+TEAM_INDEX_ACTION = ("Tell this server's administrator: set aside, your index on this server is built again "
+                     "from Nextcloud; your files in Nextcloud are not affected. The tools that need no index work")
+
+
 def on_team_server() -> bool:
     """True in the calls of a person of the team server (team/people.py sets TEAM_SIGN_IN)."""
     return environ().get(TEAM_SIGN_IN) == "1"
@@ -148,6 +155,9 @@ def account_advice(ctx: ServerContext, code: ErrorCode | None, message: str,
 def with_host_advice(ctx: ServerContext | None, failure: ToolFailure) -> ToolFailure:
     """A refused-credentials failure, worded with the fix for where the credentials came from (and a throttle
     of the team server's address with the administrator's)."""
+    if failure.status is IndexCode.INDEX_UNUSABLE and on_team_server():
+        return ToolFailure(TEAM_INDEX_CAUSE, TEAM_INDEX_ACTION, category=failure.category, status=failure.status,
+                           retry=False)
     action = refused_credentials_action(ctx) if failure.status is ErrorCode.AUTH else throttled_action(failure.status)
     return failure if action is None else failure.reworded(action)
 
