@@ -137,15 +137,14 @@ class ToolSession:
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """The tool's CallToolResult; a ToolFailure becomes a CliError (a blocked dry-run write returns None)."""
-        import anyio
-
         from mcp_nextcloud.nextcloud.errors import Category
         from mcp_nextcloud.server.errors import ToolFailure
+        from mcp_nextcloud.service import loops
 
         if self.dry is not None:
             self.dry.blocked = None
-        try:
-            return anyio.run(lambda: self.server.run_tool(tool, arguments))
+        try:   # the request thread's kept loop (in the service: no new loop and worker thread per command)
+            return loops.run(lambda: self.server.run_tool(tool, arguments))
         except ToolFailure as failure:
             if self.dry is not None and self.dry.blocked is not None:
                 return None

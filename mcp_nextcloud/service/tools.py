@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_nextcloud import environment
-from mcp_nextcloud.service import loading
+from mcp_nextcloud.service import loading, loops
 from mcp_nextcloud.service.client import EXIT, PROTOCOL, Frames, ServiceGone, connect, env_field, netstring, pack
 from mcp_nextcloud.service.requests import Attach, CancelToken, Channel, ToolCall
 
@@ -150,8 +150,6 @@ class ToolHost:
     def _outcome(self, request: ToolCall) -> bytes:
         try:
             server = self._ready(request.index, request.env)
-            import anyio
-
             from mcp_nextcloud.server import profile, telemetry
             from mcp_nextcloud.server.call_context import serving
             from mcp_nextcloud.server.context import Settings, settings_of_call
@@ -159,7 +157,7 @@ class ToolHost:
             self._resume_sync()
             with environment.using(request.env), profile.using(_profile(request.profile)), serving(self.ctx), \
                     telemetry.logging_to(self._call_log(request.env)), settings_of_call(Settings.from_env()):
-                result = anyio.run(lambda: server.call_tool(request.name, request.arguments))
+                result = loops.run(lambda: server.call_tool(request.name, request.arguments))
             return pickle.dumps(("ok", result))
         except Exception as exc:   # a ToolFailure (or a NextcloudError before the server exists) goes back as is
             with contextlib.suppress(Exception):
