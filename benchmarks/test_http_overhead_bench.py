@@ -5,7 +5,8 @@ on one kept-alive connection and on a new connection per call. Before TCP_NODELA
 a response written in several pieces (headers, then the streamed body) met Nagle's algorithm and the client's
 delayed ACK: about 40 ms per call on a kept connection. serve is measured with its tools in-process
 (MCP_NEXTCLOUD_SERVICE=0: the figure is the transport's, held to the budget) and in the index service (its
-default: the transport and the hop to the service), the team server as it always runs (its team service).
+default: the transport and the hop to the service), the team server as it always runs (its team service), all
+without the meaning layer (MCP_NEXTCLOUD_MEANING=0: its embedding build would share the two cores with the calls).
 """
 from __future__ import annotations
 
