@@ -54,7 +54,7 @@ from benchmarks.conftest import RESULTS_DIR, report
 from mcp_nextcloud.fixtures.emulator.server import Emulator
 from tests.helpers import stop
 from tests.service.long_session import MIXED_READS, Flat, held_files, open_files, resident_mb
-from tests.service.procs import ROOT, _cli, _pid_of
+from tests.service.procs import ROOT, _cli, _pid_of, alice_env
 from tests.service.test_service_long_session import _http_serve
 
 CALLS = int(os.environ.get("MCP_NEXTCLOUD_SOAK_CALLS") or 10_000)
@@ -330,16 +330,10 @@ def _errors(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 
 def _env(emu: Emulator, tmp_path: Path, runtime: Path) -> dict[str, str]:
-    acct = emu.account("alice")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
-    env.update({"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"],
-                "NEXTCLOUD_APP_PASSWORD": acct["app_password"], "MCP_NEXTCLOUD_INDEX": str(tmp_path / "i.db"),
-                "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_RUNTIME_DIR": str(runtime),
-                "MCP_NEXTCLOUD_MEANING": "0", "MCP_NEXTCLOUD_SERVICE": "1", "PYTHONPATH": str(ROOT),
-                # no idle exit nor shedding within the run: a change of pid is a kill's, not the service's choice
-                "MCP_NEXTCLOUD_SERVICE_IDLE_S": str(int(MAX_S) + 600),
-                "MCP_NEXTCLOUD_SERVICE_SHED_S": str(int(MAX_S) + 600)})
+    # no idle exit nor shedding within the run: a change of pid is a kill's, not the service's choice
+    env = alice_env(emu, tmp_path, runtime, "i.db", MCP_NEXTCLOUD_MEANING="0", MCP_NEXTCLOUD_SERVICE="1",
+                    PYTHONPATH=str(ROOT), MCP_NEXTCLOUD_SERVICE_IDLE_S=str(int(MAX_S) + 600),
+                    MCP_NEXTCLOUD_SERVICE_SHED_S=str(int(MAX_S) + 600))
     return env
 
 

@@ -32,6 +32,7 @@ import pytest
 
 from benchmarks.conftest import report
 from mcp_nextcloud.fixtures.emulator.server import Emulator
+from tests.service.procs import alice_env
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS = 2000
@@ -100,13 +101,7 @@ def test_service_survives_kill_9_among_mixed_calls(tmp_path: Path) -> None:
     runtime = Path(tempfile.mkdtemp(prefix="svcc", dir="/tmp"))
     figures: dict[str, Any] = {"calls": CALLS, "kills": KILLS}
     with Emulator() as emu:
-        acct = emu.account("alice")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
-        env.update({"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"],
-                    "NEXTCLOUD_APP_PASSWORD": acct["app_password"], "MCP_NEXTCLOUD_INDEX": str(tmp_path / "i.db"),
-                    "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                    "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_RUNTIME_DIR": str(runtime),
-                    "MCP_NEXTCLOUD_MEANING": "0", "PYTHONPATH": str(ROOT)})
+        env = alice_env(emu, tmp_path, runtime, "i.db", MCP_NEXTCLOUD_MEANING="0", PYTHONPATH=str(ROOT))
         alone = {**env, "MCP_NEXTCLOUD_SERVICE": "0"}
         served = {**env, "MCP_NEXTCLOUD_SERVICE": "1"}
         try:

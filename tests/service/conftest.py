@@ -2,7 +2,6 @@
 index and account folders, and stops every service it started."""
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Iterator
 import pytest
 
 from mcp_nextcloud.fixtures.emulator.server import Emulator
-from tests.service.procs import _pid_of, with_suppress_kill
+from tests.service.procs import _pid_of, alice_env, with_suppress_kill
 
 
 @pytest.fixture
@@ -27,13 +26,6 @@ def runtime() -> Iterator[Path]:
 
 @pytest.fixture
 def env(tmp_path: Path, runtime: Path, emulator: Emulator) -> dict[str, str]:
-    acct = emulator.account("alice")
-    out = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
-    out.update({"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"],
-                "NEXTCLOUD_APP_PASSWORD": acct["app_password"], "MCP_NEXTCLOUD_INDEX": str(tmp_path / "index.db"),
-                "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-                "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_RUNTIME_DIR": str(runtime),
-                "MCP_NEXTCLOUD_SERVICE": "1", "MCP_NEXTCLOUD_SERVICE_IDLE_S": "60"})
-    return out
+    return alice_env(emulator, tmp_path, runtime, MCP_NEXTCLOUD_SERVICE="1", MCP_NEXTCLOUD_SERVICE_IDLE_S="60")
 
 

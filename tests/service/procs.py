@@ -13,6 +13,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def alice_env(emulator: Any, folder: Path, runtime: Path, index: str = "index.db", **extra: str) -> dict[str, str]:
+    """The environment of a process of alice on the emulator, every data file under `folder`, the service's
+    socket in `runtime` (short: a socket path holds ~100 bytes); `extra`: more variables."""
+    acct = emulator.account("alice")
+    out = {k: v for k, v in os.environ.items() if not k.startswith(("NEXTCLOUD_", "MCP_NEXTCLOUD_"))}
+    out.update({"NEXTCLOUD_URL": acct["url"], "NEXTCLOUD_USER": acct["user"],
+                "NEXTCLOUD_APP_PASSWORD": acct["app_password"], "MCP_NEXTCLOUD_INDEX": str(folder / index),
+                "XDG_DATA_HOME": str(folder / "data"), "XDG_CACHE_HOME": str(folder / "cache"),
+                "XDG_CONFIG_HOME": str(folder / "config"), "XDG_RUNTIME_DIR": str(runtime), **extra})
+    return out
+
+
 def with_suppress_kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)

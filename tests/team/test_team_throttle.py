@@ -13,18 +13,9 @@ from typing import Any
 import anyio
 
 from tests.team.test_team_oauth import Memory, _json, connected
+from tests.team.test_team_revocation import _held
 
 ADDRESS = "127.0.0.1"     # the team server's address, as Nextcloud (the emulator) sees it
-
-
-def _held(team: dict[str, Any], subject: str) -> bool:
-    from mcp_nextcloud.team.store import Store
-
-    store = Store(team["state"])
-    try:
-        return store.person(subject) is not None
-    finally:
-        store.close()
 
 
 def _lock_out(emulator: Any) -> None:
