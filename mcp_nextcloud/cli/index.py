@@ -472,7 +472,8 @@ def register(subparsers: Subcommands) -> None:
                                           "(partition finds partitions); whole words and the phrase rank first. "
                                           '"quoted words": exactly those whole words, in order. a OR b: either. '
                                           "-word or NOT word: files without it. 3.11, node.js, e-mail: that "
-                                          f"sequence. At most {MAX_QUERY_CHARS} characters and {MAX_TERMS} terms.",
+                                          f"sequence. At most {MAX_QUERY_CHARS} characters ({MAX_TERMS} terms with "
+                                          "operators).",
                               epilog='Example: mcp-nextcloud grep "quarterly budget" --path /Documents --limit 5')
     g.add_argument("query", help='e.g. partition, "new app", "exact word", olive OR walrus -draft')
     g.add_argument("--path", default=None, help="only files at or below this folder, e.g. /Documents")

@@ -108,6 +108,7 @@ class ServerContext:
     last_fresh_failure: Any = field(   # a server.tools.files.freshness.Freshness (that module builds on this one)
        default=None, init=False, repr=False)
     last_checked_at: float | None = field(default=None, init=False, repr=False)  # wall time of the last good check
+    root_etag: str | None = field(default=None, init=False, repr=False)  # the account root's, at the last check
 
     def files_index(self) -> Index:
         """The index the file tools answer from: the main server's (the mail server's context has none)."""

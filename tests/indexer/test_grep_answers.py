@@ -162,3 +162,40 @@ def test_a_compound_of_indexed_words_is_not_something_no_file_mentions(built: In
     assert semantic.absent_words(con, parse(con, question)) == []
     assert semantic.absent_words(con, parse(con, question.replace("Festplatten", "Zeppelin"))) == [
         "Zeppelinsicherung"]
+
+
+def test_a_long_question_is_never_refused_and_hears_no_operator_lecture(built: Index) -> None:
+    """Issue 48, items 3 and 4: a question of 18 words is no operator query (its extra words are meaning's),
+    and how its words were read ('and' taken as a word, a word start capped) is noise beside its answer."""
+    q = ("how do I make a nightly copy of my files to another disk and keep the older copies as hard links "
+         "with rsync")
+    assert len(q.split()) > 16
+    res = built.grep(q)
+    assert res.mode == "hybrid" and res.hits
+    assert "/en/handbook.txt" in [h.path for h in res.hits[:2]]
+    assert not any("searched as a word" in n or "indexed words" in n or "terms" in n for n in res.notes), res.notes
+
+
+def test_a_question_s_punctuation_is_never_a_constraint(built: Index) -> None:
+    """Issue 48, item 2: a term in parentheses or quotes is a word of the sentence, not an identifier that
+    no file holds (the same words without the brackets found the file)."""
+    bare = built.grep("Wie mache ich eine Datensicherung mit rsync auf eine externe Festplatte")
+    marked = built.grep("Wie mache ich eine (Datensicherung) mit «rsync» auf eine externe Festplatte?")
+    assert bare.hits and bare.hits[0].path == "/de/datensicherung.txt"
+    assert [h.path for h in marked.hits][:1] == ["/de/datensicherung.txt"]
+    assert not any("holds" in n for n in marked.notes), marked.notes
+    pq = parse(built.conn(), "Wie (Fenster) schließen, «pare-feu»?")
+    assert semantic.identifiers(pq) == []
+
+
+def test_a_keyword_query_no_file_holds_shows_the_nearest_files_by_meaning(built: Index) -> None:
+    """Issue 48, item 2: "quarterly budget" found nothing where a note says "budget trimestriel"; a keyword
+    query of one to three words that no file holds shows the closest files by meaning, marked as such."""
+    res = built.grep("sauvegarde disque")
+    assert res.total == 0 and res.nearest_only and res.hits, res.to_dict()
+    assert all(h.match == "meaning" for h in res.hits) and len(res.hits) <= 3
+    assert res.hits[0].path in {"/de/datensicherung.txt", "/en/handbook.txt"}, [h.path for h in res.hits]
+    assert any("no indexed file holds 'sauvegarde disque'" in n for n in res.notes)
+    # Exact asks stay exact: a quoted phrase, an exclusion or an identifier no file holds finds nothing.
+    for exact in ('"sauvegarde disque"', "sauvegarde -rsync", "libfoo.so"):
+        assert built.grep(exact).hits == [], exact

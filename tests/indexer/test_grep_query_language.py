@@ -84,7 +84,11 @@ def test_query_caps_refuse_with_the_reason():
     with pytest.raises(ValueError, match=f"at most {MAX_QUERY_CHARS}"):
         read_query("word " * 200)
     with pytest.raises(ValueError, match=f"at most {MAX_TERMS} are searched"):
-        read_query(" ".join(f"w{i}" for i in range(MAX_TERMS + 1)))
+        read_query(" ".join(f"w{i}" for i in range(MAX_TERMS)) + " -w99")
+    with pytest.raises(ValueError, match=f"at most {MAX_TERMS} are searched"):
+        read_query(" OR ".join(f"w{i}" for i in range(MAX_TERMS + 1)))
+    # Plain words have no cap (issue 48: a question's extra words belong to meaning).
+    assert read_query(" ".join(f"w{i}" for i in range(40))).terms == 40
     with pytest.raises(ValueError, match="only words to exclude"):
         read_query("-alone -other")
 

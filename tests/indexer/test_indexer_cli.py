@@ -124,8 +124,12 @@ def test_grep_caps_are_the_mcp_ones_and_say_so(tmp_path, capsys, fixture_docs):
     assert main(["grep", " ".join(["manual"] * 2000), "--index", db]) == 2
     err = capsys.readouterr().err
     assert f"at most {MAX_QUERY_CHARS}" in err and "Traceback" not in err
-    assert main(["grep", " ".join(f"w{i}" for i in range(MAX_TERMS + 1)), "--index", db]) == 2
+    assert main(["grep", " OR ".join(f"w{i}" for i in range(MAX_TERMS + 1)), "--index", db]) == 2
     assert f"at most {MAX_TERMS} are searched" in capsys.readouterr().err
+    # A question in plain words is never refused for its length (issue 48): its extra words are meaning's.
+    long = "how do I find the manual that explains every single step of the setup of this very old device today"
+    assert len(long.split()) > MAX_TERMS and main(["grep", long, "--index", db]) == 0
+    assert "terms" not in capsys.readouterr().err
     # An operator-looking word taken literally is said, on stderr with the other notes.
     assert main(["grep", "manual or guide", "--index", db]) == 0
     assert "'or' was searched as a word" in capsys.readouterr().err

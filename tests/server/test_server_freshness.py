@@ -129,10 +129,11 @@ def test_grep_in_a_folder_the_server_does_not_have(small, err, fresh_check):
     assert "/No-such-folder does not exist on the server" in text and "files_search" in text
     assert "Do not repeat this call unchanged" in text
     assert "Could not ask" not in text and "mcp-nextcloud" not in text
-    # Two questions: the freshness SEARCH (which cannot tell a missing folder from a file), then one PROPFIND
-    # that can; an empty answer asks the SEARCH even when it is not due (a file added since would be missed).
-    asked = emu.request_count("SEARCH") + emu.request_count("PROPFIND")
-    assert asked == 2 and emu.request_count("GET", "/remote.php") == 0, emu.requests
+    # The freshness check (the root's etag, then the SEARCH, which cannot tell a missing folder from a file),
+    # then one PROPFIND that can; an empty answer asks even when the check is not due (a file added since
+    # would be missed).
+    assert emu.request_count("SEARCH") == 1 and emu.request_count("GET", "/remote.php") == 0, emu.requests
+    assert emu.request_count("PROPFIND") == 2, emu.requests
     assert ctx.telemetry is None or ctx.telemetry.rows()[-1]["kind"] == "misuse"
 
 
@@ -193,3 +194,19 @@ def test_hits_say_when_the_server_was_last_asked_only_when_that_is_older_than_th
     stale = ok(call("files_grep", {"query": "otters"}))
     assert any("The server was last asked what changed at" in w and re.search(r"\(72\d\d s ago\)", w)
                for w in stale["warnings"])
+
+
+def test_a_file_uploaded_a_second_before_a_question_with_other_hits_is_found(small, ok):
+    """Issue 48: inside the check interval an answer with hits used to miss a file uploaded a moment before
+    (for up to the interval, silently); the account root's etag (one PROPFIND) tells the grep to look now."""
+    from mcp_nextcloud.indexer.remote.sync import sync
+
+    emu, ctx, call = small
+    assert sync(ctx.client(), ctx.index, pool=IN_PROCESS).complete
+    ctx.settings = Settings(freshness_interval_s=3600.0)
+    assert ok(call("files_grep", {"query": "note"}))["hits"]            # this grep used the check
+    emu.state.put_file(ALICE, "/Notes/fresh.md", b"a new note about herons and kingfishers\n", mtime=time.time() + 2)
+    found = ok(call("files_grep", {"query": "note"}))
+    assert "/Notes/fresh.md" in [h["path"] for h in found["hits"]]
+    quiet = ok(call("files_grep", {"query": "note"}))                   # nothing moved since: no second SEARCH
+    assert "/Notes/fresh.md" in [h["path"] for h in quiet["hits"]]

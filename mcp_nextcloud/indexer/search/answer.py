@@ -26,7 +26,7 @@ import zlib
 from typing import Any, NamedTuple
 
 from mcp_nextcloud.indexer.search.furniture import furniture, numbered_heading
-from mcp_nextcloud.indexer.search.passages import MAX_PASSAGE, Passage
+from mcp_nextcloud.indexer.search.passages import Passage
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 from mcp_nextcloud.reader.document import Document
 
@@ -38,8 +38,13 @@ SPAN = 600               # characters a candidate span holds at most
 SPAN_DECAY = 0.003       # cosine each span further into a region loses: a region's earlier text introduces what
                          # its later text details (0.0001-0.01 measured on the relevance set: 0.003 best)
 MIN_WORD = 4             # shorter question words are not looked for (articles, "les", "und", "how")
+ANSWER_PASSAGE = 300     # characters a question's passage shows at most: a sentence or two, whole
+FIRST_PASSAGE = 800      # ... and the first hit's: the answer an agent reads first, a few sentences or a command
+                         # with its example (relevance set, answering span inside the passage: 180 characters
+                         # 5/41, 300: 5/41, 500: 9/41, 800: 13/41; each further call costs the agent more)
 
 _WORD = re.compile(r"\w+")
+_SENTENCE_END = re.compile(r"[.!?:](?=\s)|\n\s*\n")
 _IDENT = re.compile(r"\b[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\b[A-Z][a-z]+[A-Z]\w*")
 
 
@@ -106,7 +111,7 @@ def _spans(text: str, start: int) -> list[Span]:
                 a = pos + len(line) - len(line.lstrip())
             flags.append(_marked(body))
             lengths.append(len(body))
-            head += pos < a + MAX_PASSAGE
+            head += pos < a + ANSWER_PASSAGE
         end = pos + len(line)
         if a is not None and (not body or end - a >= SPAN):
             out.append(Span(a, end, _toc(flags, lengths) or _marked_head(flags[:head])))
@@ -194,7 +199,8 @@ class Chosen(NamedTuple):
     passage: Passage
 
 
-def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: list[int]) -> Chosen | None:
+def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: list[int],
+           size: int = ANSWER_PASSAGE) -> Chosen | None:
     """The passage answering `question` among a file's best `windows` [(rowid, cosine)], or None.
 
     The first WINDOWS windows are re-scored; when their regions hold nothing but tables of contents, the
@@ -206,12 +212,13 @@ def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: lis
         regions |= _read(con, part)
         best = _best(part, regions, weights)
         if best is not None:
-            return Chosen(best[1].rid, _passage(best[1], best[2], pages))
+            return Chosen(best[1].rid, _passage(best[1], best[2], pages, size))
     if not regions:
         return None
     # Nothing but tables of contents: the best window's head, as before.
     reg = regions.get(windows[0][0]) or next(iter(regions.values()))
-    return Chosen(reg.rid, _passage(reg, Span(reg.window, min(len(reg.text), reg.window + reg.length), True), pages))
+    return Chosen(reg.rid, _passage(reg, Span(reg.window, min(len(reg.text), reg.window + reg.length), True), pages,
+                                    size))
 
 
 def _read(con: Any, windows: list[tuple[int, float]]) -> dict[int, Region]:
@@ -245,14 +252,32 @@ def _best(windows: list[tuple[int, float]], regions: dict[int, Region],
     return best
 
 
-def _passage(reg: Region, sp: Span, pages: list[int]) -> Passage:
-    end = min(sp.end, sp.start + MAX_PASSAGE)
-    if end < sp.end:
-        cut = reg.text.rfind(" ", sp.start + MAX_PASSAGE // 2, end)
-        end = cut if cut != -1 else end
+def _passage(reg: Region, sp: Span, pages: list[int], size: int) -> Passage:
+    """The passage from the span's start: `size` characters at most, on into the spans after it (the answer
+    often follows the sentence that names its subject), ending at a sentence end, else at a space."""
+    end = min(len(reg.text), sp.start + size)
+    if end < len(reg.text):
+        ends = [m.end() for m in _SENTENCE_END.finditer(reg.text, min(sp.end, end), end)]
+        cut = ends[-1] if ends else reg.text.rfind(" ", sp.start + size // 2, end)
+        end = max(cut, sp.start + 1) if cut != -1 else end
     text = reg.text[sp.start:end].rstrip()
     offset = reg.start + sp.start
     line = reg.line + reg.text.count("\n", 0, sp.start)
     page = Document(text="", kind="text", pages=pages or [0]).page_of(offset)
     return Passage(offset=offset, length=len(text), text=text, passage=text, passageOffset=offset, page=page,
                    line=line, matches=[])
+
+
+def extend(p: Passage, text: str, start: int, size: int = ANSWER_PASSAGE) -> None:
+    """A question's word passage carried on to the end of the sentences after it, `size` characters at most
+    (`text` is the chunk the passage was cut from, starting at offset `start`): the words of a question name
+    its subject, and the answer follows them."""
+    a = p.passageOffset - start
+    b = a + len(p.passage)
+    if a < 0 or b > len(text) or b - a >= size:
+        return
+    limit = min(len(text), a + size)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, b, limit)]
+    end = ends[-1] if ends else b
+    if end > b:
+        p.passage = text[a:end].rstrip()

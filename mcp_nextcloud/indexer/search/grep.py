@@ -31,7 +31,7 @@ from mcp_nextcloud.indexer.search.keywords import keyword_side
 from mcp_nextcloud.indexer.search.picks import Pick, Ranking
 from mcp_nextcloud.indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from mcp_nextcloud.indexer.search.query import ParsedQuery, expand, parse
-from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES
+from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES, MAX_TERMS
 from mcp_nextcloud.indexer.search.rank import (RANK_WINDOW, Scan, count_files, files_matching,
                                                other_chunk_matches, ranked_cheaply, scan, top_files)
 from mcp_nextcloud.indexer.store.index import FILE_COLUMNS, NO_OCR, Index, _row_to_record, prefix_clause
@@ -109,6 +109,7 @@ class GrepResult:
     mode: str = "words"                      # "words", or "hybrid" (words and meaning, fused)
     meaning: dict[str, Any] | None = None    # hybrid: how much the meaning index covers ({files, of})
     meaning_warnings: list[str] = field(default_factory=list)   # what meaning could not cover (to warnings)
+    nearest_only: bool = False               # no file holds the words: the hits are the nearest in meaning
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"query": self.query, "mode": self.mode, "hits": [h.to_dict() for h in self.hits],
@@ -284,7 +285,7 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> Ranking:
 
 
 def _hits(index: Index, con, pq: ParsedQuery, ranking: Ranking, picks: list[Pick], result: GrepResult,
-          per_file: int) -> None:
+          per_file: int, lead: bool = True) -> None:
     """Build the hits of one page: records, pages and best chunks fetched in three queries.
 
     Passages come from the best-ranked chunk of each file (a few thousand
@@ -317,7 +318,8 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: Ranking, picks: list[Pick
         pg = pages.get(fid, [0])
         folder = roots.get(rec.root_id) if len(roots) > 1 and rec.root_id is not None else None
         if pick.match == "meaning":
-            chosen = answer.choose(con, pq.raw, list(pick.windows or [(rid, pick.sim or 0.0)]), pg)
+            chosen = answer.choose(con, pq.raw, list(pick.windows or [(rid, pick.sim or 0.0)]), pg,
+                                   _answer_size(result, lead))
             shown = chosen.passage if chosen is not None else None
             result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                        size=rec.size, score=hybrid.score_of(pick, ranking.tiers),
@@ -334,11 +336,20 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: Ranking, picks: list[Pick
             found = chunk_passages(pq, pick.tier, start, line, joined, pg, rec.kind, per_file, fallback=True)
         for p in found.passages if fid in ocr else []:
             p.ocr = ocr[fid].get(str(p.page))
+        if pick.match in ("words", "both"):     # a question's answer: the sentences after its words too
+            for p in found.passages:
+                answer.extend(p, text, start, _answer_size(result, lead))
         more = found.more or pick.chunks >= 2 or other_chunk_matches(con, ranking.broad, fid, rid)
         result.hits.append(GrepHit(path=rec.path, fileId=rec.file_id, kind=rec.kind, mtime=rec.mtime,
                                    size=rec.size, score=hybrid.score_of(pick, ranking.tiers), passages=found.passages,
                                    more=more, phrase=pick.tier.phrase, source=rec.source, folder=folder,
                                    match=pick.match))
+
+
+def _answer_size(result: GrepResult, lead: bool) -> int:
+    """How much of its text a question's hit shows: the answer's first hit (`lead`: on its first page) the
+    most (answer.py)."""
+    return answer.FIRST_PASSAGE if lead and not result.hits else answer.ANSWER_PASSAGE
 
 
 def _forms_note(pq: ParsedQuery, page: list[Pick]) -> list[str]:
@@ -375,8 +386,14 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
     offset = read_cursor(index.cursor_secret(), parts, cursor) if cursor else 0
     question = parse(con, query)
     asked = meaning and semantic.wanted(question)
-    # A question's keyword side leaves its function words out (keywords.py); meaning reads it whole.
-    pq = replace(keyword_side(question), uncut_tier=False) if asked else question
+    # A question's keyword side leaves its function words out (keywords.py); meaning reads it whole. How the
+    # words were read (a literal "and", a word start capped) is noise for a sentence: only a query of a few
+    # words ("manual or guide": an operator tried) hears it.
+    sentence = asked and len(question.groups) > semantic.QUESTION_WORDS
+    pq = replace(keyword_side(replace(question, notes=[]) if sentence else question), uncut_tier=False) \
+        if asked else question
+    if not asked and len(pq.groups) > MAX_TERMS:
+        pq = keyword_side(pq)     # a long plain query searched by its words only (meaning=False)
     result = GrepResult(query=query)
     with con:  # one read snapshot for ranking, passages and warnings
         expand(con, pq)
@@ -387,13 +404,15 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
             ranking = hybrid.with_meaning(index, con, question, ranking, filt, fargs, depth, result)
         elif meaning and semantic.words_only(pq):
             ranking = ranking._replace(notes=[*ranking.notes, semantic.WORDS_ONLY])
+        elif meaning and not ranking.picks and not offset:
+            ranking = hybrid.nearest(index, con, pq, ranking, filt, fargs, result)
         page = ranking.picks[offset:offset + limit]
         total, estimate = ranking.total, ranking.estimate
         result.total, result.totalIsEstimate = total, estimate
-        _hits(index, con, pq, ranking, page, result, passages)
+        _hits(index, con, pq, ranking, page, result, passages, lead=not offset)
         for h, sc in zip(result.hits, score.non_increasing([h.score for h in result.hits]), strict=True):
             h.score = sc
-        result.notes = pq.notes + ranking.notes + _forms_note(pq, page)
+        result.notes = ([] if sentence else pq.notes) + ranking.notes + _forms_note(pq, page)
         # A question's next page is the rest of its one list (files counted past it are not reachable by
         # paging: its note says to search the key words for them). Past an estimated total there may be more:
         # a full page means "ask for the next one".

@@ -21,6 +21,10 @@ from mcp_nextcloud.indexer.search.rank import Ranked, files_matching
 IDENTIFIER_CAP = 5_000   # chunks walked to find the files holding a question's identifiers
 FUSED = 10               # the closest meaning hits fused with the word ranking (a file further down is no support)
 MEANING_ONLY = 3         # files only meaning found, shown per answer at most (meaning_only)
+WEAK_MARGIN = 0.06       # files meaning ranks this much behind the margin are shown after the answer, as weaker
+WEAK_SHOWN = 4           # at most this many of them (their passages cost ~300 bytes each)
+WEAKER = ("hits from {first} on ({n}) are weaker: related in meaning only, less closely than those above; "
+          "each has its score")
 # A question's answer is ranked this deep whatever page is asked (deeper when one page asks for more): its
 # pages are slices of one list. Ranked to each page's end, the fusion and the cut were rebuilt per page, so
 # pages repeated files, skipped others and offered a next page forever (issue 36).
@@ -62,7 +66,7 @@ def with_meaning(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: s
         # Past the page too (up to MEANING_COUNTED files): the total and `truncated` count what meaning found.
         absent = semantic.absent_words(con, pq)
         found = semantic.search(index, con, semantic.meaning_text(pq), filt, fargs, max(want, MEANING_COUNTED),
-                                semantic.ABSENT_FLOOR if absent else semantic.FLOOR)
+                                semantic.ABSENT_FLOOR if absent else semantic.FLOOR, weak_margin=WEAK_MARGIN)
     except ModelUnavailable as exc:
         result.mode = "words"
         result.meaning_warnings.append(f"meaning search did not run: {exc}")
@@ -71,7 +75,8 @@ def with_meaning(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: s
         result.meaning_warnings.append(
             f"meaning search covers {cover.complete} of {cover.of} indexed files so far (it is built in the background "
             "after the keyword index); the others were searched by their words only")
-    found, said = _identifiers_first(con, pq, found)
+    weak = [h for h in found if h.weak]
+    found, said = _identifiers_first(con, pq, [h for h in found if not h.weak])
     floor = semantic.ABSENT_FLOOR if absent else semantic.FLOOR
     ranking = _related_words(index, con, pq, ranking, floor)._replace(notes=ranking.notes + said)
     by_file = {p.ranked.fid: p for p in ranking.picks}
@@ -99,7 +104,26 @@ def with_meaning(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: s
             h = sims[fid]
             candidates.append(Pick(Ranked(fid, -h.sim, h.rid), MEANING_TIER, match="meaning", sim=h.sim,
                                    windows=h.windows))
-    return _trimmed(con, ranking, candidates, cover.complete >= cover.of)
+    return _with_weaker(_trimmed(con, ranking, candidates, cover.complete >= cover.of), weak, want)
+
+
+def _with_weaker(ranking: Ranking, weak: list[semantic.SemHit], want: int) -> Ranking:
+    """The answer and, after it, the files meaning ranks next (`semantic.search`'s weak margin) that it does
+    not show yet, up to WEAK_SHOWN and the answer's depth: an agent can pass over a weak hit it sees with
+    its score, but never find a file it is not shown (on the relevance set the right file of 3 of 41
+    questions was there and nowhere else: first page 0.805 -> 0.878). The note says where the weaker hits
+    start. Not after an answer that says nothing is close: it says so once, without more noise."""
+    if trim.loose(ranking.picks):
+        return ranking   # nothing is close: the answer says so once, and shows no more noise
+    shown = {p.ranked.fid for p in ranking.picks}
+    room = min(WEAK_SHOWN, want - len(ranking.picks))
+    extra = [Pick(Ranked(h.fid, -h.sim, h.rid), MEANING_TIER, match="meaning", sim=h.sim, windows=h.windows)
+             for h in weak if h.fid not in shown][:max(0, room)]
+    if not extra:
+        return ranking
+    note = WEAKER.format(n=len(extra), first=len(ranking.picks) + 1)
+    return ranking._replace(picks=ranking.picks + extra, total=ranking.total + len(extra),
+                            notes=[*ranking.notes, note])
 
 
 def _trimmed(con, ranking: Ranking, candidates: list[Pick], complete: bool) -> Ranking:
@@ -174,3 +198,36 @@ def _with_sim(pick: Pick, sims: dict[int, semantic.SemHit]) -> Pick:
     """A word hit in a hybrid answer: "both" with its cosine when meaning found it too, else "words"."""
     h = sims.get(pick.ranked.fid)
     return pick._replace(match="both", sim=h.sim) if h is not None else pick._replace(match="words")
+
+
+NEAREST_WORDS = 3        # a keyword query of at most this many words that finds nothing shows its nearest files
+NEAREST = ("no indexed file holds {words}; the files closest in meaning are shown instead (match: meaning), "
+           "each with its score")
+
+
+def nearest(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: str, fargs: list,
+            result: Any) -> Ranking:
+    """A keyword query of one to NEAREST_WORDS plain words that no file holds: its closest files by meaning
+    (above the floor, MEANING_ONLY at most), marked as such, so "quarterly budget" shows the French note about
+    "budget trimestriel" instead of nothing. The total stays 0: no file holds the words (result.nearest_only).
+    Quoted phrases, OR, exclusions and identifiers (3.11, node.js) ask for exactly those characters: never."""
+    from mcp_nextcloud.indexer.embedding import ModelUnavailable
+
+    if ranking.picks or not pq.plain or pq.negated or len(pq.groups) > NEAREST_WORDS or \
+            any(g[0].exact for g in pq.groups) or semantic.identifiers(pq):
+        return ranking
+    if not semantic.coverage(con).complete:
+        return ranking
+    try:
+        found = semantic.search(index, con, semantic.meaning_text(pq), filt, fargs, MEANING_ONLY)
+    except ModelUnavailable:
+        return ranking
+    if not found:
+        return ranking
+    result.mode, result.nearest_only = "hybrid", True
+    result.meaning = semantic.coverage(con).to_dict()
+    picks = [Pick(Ranked(h.fid, -h.sim, h.rid), MEANING_TIER, match="meaning", sim=h.sim, windows=h.windows)
+             for h in found[:MEANING_ONLY]]
+    words = " ".join(g[0].text for g in pq.groups)
+    return ranking._replace(picks=picks, notes=[*ranking.notes, NEAREST.format(words=repr(words))])
+

@@ -7,13 +7,16 @@ words have the longest). They are left out of the keyword side of a question; th
 embeds the question as typed. The lists: language.STOPWORDS (one owner of each language's function
 words) and the words questions are asked with (QUESTION_WORDS), folded as the index folds them.
 A question made of function words only keeps them all, and a word the query language took literally
-("or", "and": its note says so) stays.
+("or", "and": its note says so) stays. A long question keeps syntax.MAX_TERMS of its words, the longest
+(the most distinctive: "Konfigurationsdateien" before "Programm"), in the order typed: every word of a
+query must be in a file, so more would only narrow the keyword side further; meaning reads them all.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
 from mcp_nextcloud.indexer.search.query import ParsedQuery, QTerm
+from mcp_nextcloud.indexer.search.syntax import MAX_TERMS
 from mcp_nextcloud.indexer.store.language import STOPWORDS
 
 QUESTION_WORDS = frozenset(
@@ -32,6 +35,11 @@ def keyword_side(pq: ParsedQuery) -> ParsedQuery:
     # A word the query language reads as a word although it looks like an operator ("or", "and": a note
     # says so) stays: the answer says how it was searched.
     kept = [g for g in pq.groups if not all(_function(t) for t in g) or any(f"'{g[0].text}'" in n for n in pq.notes)]
-    if not kept or len(kept) == len(pq.groups):
+    if not kept:
+        kept = pq.groups
+    if len(kept) > MAX_TERMS:
+        longest = set(sorted(range(len(kept)), key=lambda k: -len(kept[k][0].text))[:MAX_TERMS])
+        kept = [g for k, g in enumerate(kept) if k in longest]
+    if len(kept) == len(pq.groups):
         return pq
     return replace(pq, groups=kept, variants=[])

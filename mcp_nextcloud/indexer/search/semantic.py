@@ -70,9 +70,14 @@ _cache: dict[str, vectors.Matrix] = {}
 _cache_lock = threading.Lock()
 
 
+# What wraps a word in a sentence without being part of it: "(Fenster)", "«pare-feu»", "rsync," or "done?".
+SENTENCE_MARKS = "?!.,;:()[]{}\"'«»“”„‘’"
+
+
 def identifiers(pq: ParsedQuery) -> list[str]:
-    """The words of the query with inner punctuation (node.js, 3.11, foo_bar), as typed."""
-    return [g[0].text for g in pq.groups if _IDENTIFIER.search(g[0].text.strip("?!.,;:"))]
+    """The words of the query with inner punctuation (node.js, 3.11, foo_bar), as typed; a question's
+    punctuation around a word (brackets, quotes, a final '?') never makes it one."""
+    return [g[0].text for g in pq.groups if _IDENTIFIER.search(g[0].text.strip(SENTENCE_MARKS))]
 
 
 def wanted(pq: ParsedQuery) -> bool:
@@ -106,7 +111,7 @@ def meaning_text(pq: ParsedQuery) -> str:
     ids = set(identifiers(pq))
     if not ids:
         return pq.raw
-    return " ".join(w for w in pq.raw.split() if w.strip("?!.,;:") not in ids and w not in ids)
+    return " ".join(w for w in pq.raw.split() if w.strip(SENTENCE_MARKS) not in ids and w not in ids)
 
 
 def _one_blas_thread() -> None:
@@ -150,6 +155,7 @@ class SemHit(NamedTuple):
     sim: float
     windows: tuple[tuple[int, float], ...] = ()
     close: bool = False     # close enough to be shown after the first meaning-only hit (CLOSE; centering.CLOSE)
+    weak: bool = False      # past the margin, within `search`'s wider `weak_margin`: shown last, as weaker
 
 
 WINDOWS_PER_FILE = 4     # a file's best windows handed to the passage chooser (answer.py)
@@ -182,16 +188,17 @@ def absent_words(con: Any, pq: ParsedQuery) -> list[str]:
         if words_starting(con, word, 1)[0] or forms_of(con, word, langs) or compound_of_indexed(con, word):
             known += 1
         else:
-            absent.append(t.text.strip("?!.,;:"))
+            absent.append(t.text.strip(SENTENCE_MARKS))
     return absent if known >= max(2, len(absent)) else []
 
 
 def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int,
-           floor: float | None = None) -> list[SemHit]:
+           floor: float | None = None, weak_margin: float = 0.0) -> list[SemHit]:
     """Up to `want` files related to `query`, best first, among files the filters `filt` allow.
 
     Kept: files at or above `floor` (FLOOR by default, plain cosines) and within MARGIN of the first one
-    (centering.MARGIN of its centred cosine where the index is centred), in the centred order.
+    (centering.MARGIN of its centred cosine where the index is centred), in the centred order; with a
+    `weak_margin`, also the files behind those within that much more, marked `weak`.
     """
     m = _matrix(index, con)
     if m is None:
@@ -232,7 +239,10 @@ def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int
     # Close is the plain cosine's call (FLOOR); how far behind the first a file may rank, the centred one's.
     least = FLOOR if floor is None else floor
     ahead = rank[hits[0].fid] - (MARGIN if m.centering is None else centering.MARGIN)
-    return [h for h in hits if h.sim >= least and rank[h.fid] >= ahead][:want]
+    kept = [h for h in hits if h.sim >= least and rank[h.fid] >= ahead]
+    weak = [h._replace(weak=True, close=False) for h in hits
+            if h.sim >= least and ahead - weak_margin <= rank[h.fid] < ahead] if weak_margin else []
+    return (kept + weak)[:want]
 
 
 def _close(m: vectors.Matrix, sim: float, centred: float) -> bool:

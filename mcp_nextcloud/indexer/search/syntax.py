@@ -21,7 +21,9 @@ import re
 from dataclasses import dataclass, field
 
 MAX_QUERY_CHARS = 500    # the same cap in the CLI and in MCP (files_grep's query field)
-MAX_TERMS = 16           # terms (words, phrases, alternatives, exclusions) in one query
+MAX_TERMS = 16           # terms (words, phrases, alternatives, exclusions) in one query with operators; a
+                         # question in plain words has no cap: its keyword side keeps its MAX_TERMS most
+                         # distinctive words (keywords.py), meaning reads it whole
 MAX_PASSAGES = 5         # passages per file a caller may ask for (1 by default)
 
 _TOKEN = re.compile(r'-?"[^"]*"?|-?\u201c[^\u201d]*\u201d?|\S+')
@@ -50,6 +52,11 @@ class Syntax:
     @property
     def terms(self) -> int:
         return sum(len(g) for g in self.groups) + len(self.negated)
+
+    @property
+    def plain_words(self) -> bool:
+        """Words only: no quotes, no OR, nothing excluded (a question, or a keyword query)."""
+        return not self.negated and all(len(g) == 1 and not g[0].exact for g in self.groups)
 
 
 def _term(token: str) -> Term | None:
@@ -110,7 +117,8 @@ def read_query(query: str) -> Syntax:
     if not out.groups:
         what = "only words to exclude" if out.negated else "no letters or digits to search for"
         raise ValueError(f"query {query!r} has {what}: give at least one word to look for")
-    if out.terms > MAX_TERMS:
-        raise ValueError(f"query has {out.terms} terms; at most {MAX_TERMS} are searched: keep the distinctive "
-                         "words (or quote the phrase) and search again")
+    if out.terms > MAX_TERMS and not out.plain_words:
+        raise ValueError(f"query has {out.terms} terms with operators (quotes, OR, NOT or -word); at most "
+                         f"{MAX_TERMS} are searched: keep the distinctive terms, or write it as a question in plain "
+                         "words (no cap)")
     return out

@@ -33,6 +33,7 @@ class Freshness:
     failure: Any = None          # a NextcloudError (auth, network, timeout...) or None
     is_file: bool = False        # the path names a file, not a folder
     checked: bool = False        # the server was asked during this call (not skipped as not due)
+    root_seen: bool = False      # the account root's etag was read during this call
 
 
 def folder_missing(folder: str) -> ToolFailure:
@@ -98,12 +99,14 @@ def _recent_failed_login(ctx: ServerContext) -> float | None:
         return None
 
 
-def freshen(ctx: ServerContext, folder: str | None, state: SyncState, *, force: bool = False) -> Freshness:
+def freshen(ctx: ServerContext, folder: str | None, state: SyncState, *, force: bool = False,
+            root_seen: bool = False) -> Freshness:
     """Index small files changed on the server since the last sync; name the rest.
 
     Runs at most every `settings.freshness_interval_s` (one bounded WebDAV
-    SEARCH) so a burst of greps costs one round trip, unless `force` (an empty
-    answer, where a file added since matters most); never fails the grep
+    SEARCH) so a burst of greps costs one SEARCH, unless `force` (an empty
+    answer, where a file added since matters most) or the account root's etag
+    moved since the last check (`_root_moved`: one PROPFIND); never fails the grep
     for an outage: a server that does not answer only produces a warning. `state` is the call's one read
     of the sync marks (server.tools.files.coverage.read_state).
     """
@@ -111,11 +114,15 @@ def freshen(ctx: ServerContext, folder: str | None, state: SyncState, *, force: 
     # A failed check counts too: during an outage every grep must not wait on it.
     due = ctx.claim_fresh_check(ctx.call_settings.freshness_interval_s)
     last = ctx.last_fresh_failure
+    looked = not due and not force and last is None and not root_seen
+    if looked and _root_moved(ctx):
+        force = True   # something changed since the last check (a file uploaded a second ago): look now
+    root_seen = root_seen or looked
     if not due and (not force or last is not None):
         # Not due: what the last check could not do still holds (until a check succeeds, answers say so).
-        return Freshness(list(last.warnings), folder_seen=False, failure=last.failure) if last else \
-            Freshness([], folder_seen=False)
-    fresh = _check(ctx, folder, now, state.changes_since)
+        return Freshness(list(last.warnings), folder_seen=False, failure=last.failure, root_seen=root_seen) \
+            if last else Freshness([], folder_seen=False, root_seen=root_seen)
+    fresh = _check(ctx, folder, now, state.changes_since, root_seen=root_seen)
     fresh.checked = True
     ctx.last_fresh_failure = Freshness(fresh.warnings, False, fresh.failure) if fresh.failure is not None else None
     if fresh.failure is None:
@@ -168,15 +175,30 @@ def drop_deleted(ctx: ServerContext, hits: list[dict[str, Any]]) -> tuple[list[d
     return kept, [f"Left out {len(gone)} hit(s) the server no longer has (deleted since the last sync): {names}."], True
 
 
-def _check(ctx: ServerContext, folder: str | None, now: float, since: float | None) -> Freshness:
-    """The freshness check proper: one bounded SEARCH for what changed `since`, then the small changed files
-    folded in."""
+def _root_moved(ctx: ServerContext) -> bool:
+    """Whether the account's root etag moved since the last look (one PROPFIND of depth 0; Nextcloud
+    propagates every change's new etag up to the root): between two checks, this is how a grep learns that a
+    file was uploaded a moment ago. False when it cannot tell (no etag seen before, or no answer)."""
+    try:
+        etag = ctx.quick_client().webdav.stat("/").etag
+    except NextcloudError:
+        return False
+    seen, ctx.root_etag = ctx.root_etag, etag or None
+    return seen is not None and etag != seen
+
+
+def _check(ctx: ServerContext, folder: str | None, now: float, since: float | None, *,
+           root_seen: bool = False) -> Freshness:
+    """The freshness check proper: the root's etag (unless this call has just read it: `root_seen`), one
+    bounded SEARCH for what changed `since`, then the small changed files folded in."""
     if since is None:  # never synced: coverage explains it; a server too slow to answer is named too
         failure = probe(ctx)
         slow = [timed_out(ctx, failure)] if isinstance(failure, NextcloudError) and failure.code.passing else []
         return Freshness(slow, folder_seen=False, failure=failure)
     is_file = names_a_file(ctx, folder)
     scope = (folder.rsplit("/", 1)[0] or "/") if folder and is_file else folder
+    if not root_seen:
+        _root_moved(ctx)   # the root's etag as of this check: the next greps compare theirs with it
     try:
         changed = ctx.quick_client().webdav.search(modified_after=since, path=scope or "/",
                                                    limit=ctx.call_settings.fly_max_files * 3)

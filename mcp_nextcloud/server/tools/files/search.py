@@ -195,7 +195,7 @@ def grep(ctx: ServerContext, *, query: str, path: str | None, limit: int, cursor
     res = _index_grep(ctx, query, folder, limit, cursor, passages)
     if res.total == 0 and not cursor and not fresh.checked:
         # An empty answer is where a file added since the last check matters: ask now, whatever the interval.
-        fresh = freshen(ctx, folder, state, force=True)
+        fresh = freshen(ctx, folder, state, force=True, root_seen=fresh.root_seen)
         if fresh.checked and fresh.failure is None:
             res = _index_grep(ctx, query, folder, limit, cursor, passages)
     if folder and res.total == 0 and not cursor and not fresh.folder_seen and fresh.failure is None:
