@@ -7,11 +7,18 @@ the relevance index uses ("/debian-handbook/html/en-US/..."), so relevance_set's
 The index serve answers from is built by the product's own remote sync (indexer.remote.sync over WebDAV, as
 `mcp-nextcloud index sync` runs it) and the meaning build (`python -m mcp_nextcloud.indexer.jobs.embed`).
 
+Why not the cheaper-looking way, the relevance index.db served as a desktop-client sync folder of an emulator
+account: files_read stats every file on the server before reading it (server/tools/files/resolve.py), and
+files_grep drops the hits whose fileIds the server does not have (server/tools/files/freshness.drop_deleted),
+so the server must hold the 1,550 files either way, and the sync folder's journal would have to carry the
+emulator's fileIds and etags. The remote sync gives the same index through the product's own path, once.
+
 That build costs ~1 min of sync and ~6 min of meaning on 2 cores, so it is kept in
 $MCP_NEXTCLOUD_RELEVANCE_CACHE/agent/ (index.db + built.json), keyed by the corpus's manifest (paths and
 sizes). A kept index matches a new emulator exactly: fileids come in the order the files are put (sorted
 paths on the `empty` seed), and the etags are set from each file's path and bytes (the emulator's are random
 per run), so serve sees an account that has not changed since its last sync and reads no file again.
+The key does not cover the product's extraction or meaning model: after a change there, delete agent/.
 
 Run by hand: python3 -m benchmarks.agent_corpus   (builds the cache; the docs come from relevance_corpus)
 """
