@@ -118,6 +118,7 @@ async def ask(agent: Agent, question: str, files: str) -> dict[str, Any]:
     window = ((right[0]["path"], int(shown.get("passageOffset") or 0), len(shown.get("passage") or ""))
               if right else None)
     answered = in_passage
+    elsewhere = _holds(rx, texts(hits))      # the span read in any file, the set's answering files or not
     plan = _next_steps(first)
     for h in hits:
         p = (h.get("passages") or [{}])[0]
@@ -143,11 +144,13 @@ async def ask(agent: Agent, question: str, files: str) -> dict[str, Any]:
             start = int(args.get("offset") or 0)
             seen.setdefault(path, []).append((start, start + len(got["content"])))
         plan[:0] = steps
+        elsewhere = elsewhere or _holds(rx, texts(got))
         if tool == "files_grep":
             answered = _holds(rx, texts([h for h in got.get("hits") or [] if re.search(files, h.get("path", ""))]))
         elif re.search(files, path):
             answered = _holds(rx, texts(got))
     return {"calls": agent.calls, "bytes": agent.bytes, "first_bytes": first_bytes, "answered": answered,
+            "elsewhere": elsewhere or answered,
             "first_passage": in_passage, "window": window,
             "rank": rank, "top": paths[:3], "said_nothing_close": _nothing_close(first)}
 
@@ -255,6 +258,8 @@ def figures_of(run: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, flo
         "calls to the span: mean over answered": round(statistics.mean([r["calls"] for r in answered]), 2)
         if answered else None,
         "questions over 4 calls or unanswered": over,
+        "unanswered whose span was read in a file the set does not name": [
+            r["question"] for r in qs if r["elsewhere"] and not r["answered"]],
         "bytes per answered question: mean, median, max": (
             round(statistics.mean([r["bytes"] for r in answered])), statistics.median([r["bytes"] for r in answered]),
             max(r["bytes"] for r in answered)) if answered else None,
