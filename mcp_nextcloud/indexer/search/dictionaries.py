@@ -3,7 +3,7 @@
 Why FreeDict from the distribution: like Tesseract, an optional extra a person installs with the system's
 package manager (Debian/Ubuntu: `apt-get install dict-freedict-deu-eng dict-freedict-fra-eng`), free, and in
 a plain format: `<name>.index` lines "headword TAB base64 offset TAB base64 length" into `<name>.dict.dz`
-(gzip). The German one holds 520k entries in 100 MB of text: parsing it takes 10-20 s and 400 MB, so it is
+(gzip). The German one holds 520k entries in 100 MB of text: parsing it takes ~11 s and 260 MB, so it is
 parsed once per dictionary file (its size and mtime) into a SQLite table of its 235k one-word headwords
 (21 MB) under the user's cache folder, which a process then opens in a millisecond and asks per word in
 tens of microseconds (translate.py).
@@ -31,6 +31,7 @@ NAMES = {"de": "freedict-deu-eng", "fr": "freedict-fra-eng"}   # the question's 
 PACKAGES = "dict-freedict-deu-eng dict-freedict-fra-eng"
 KEPT = 6                 # terms kept per headword, best first (the caller takes fewer)
 MAX_TERM_WORDS = 2       # "environment variable" is a term; "be the cause of" is a gloss
+USAGE_SLICE = 4 << 20   # bytes of the dictionary whose example words are counted at once
 CACHE_VERSION = 1        # bumped when the parsing or the ranking changes: old caches are then rebuilt
 
 _B64 = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")}
@@ -75,8 +76,13 @@ def _number(text: str) -> int:
 
 
 def _body(index: Path) -> bytes:
-    with gzip.open(index.with_name(index.name.replace(".index", ".dict.dz"))) as f:
-        return f.read()
+    # In one call: gzip.open().read() grows its buffer by copies (twice the text's 100 MB at its peak).
+    return gzip.decompress(index.with_name(index.name.replace(".index", ".dict.dz")).read_bytes())
+
+
+def _fold(text: str) -> str:
+    # fold_words' own result for ASCII text (most of the English side), at a tenth of its cost.
+    return " ".join(text.lower().split()) if text.isascii() else fold_words(text)
 
 
 def _entries(index: Path, body: bytes) -> Iterator[tuple[str, str]]:
@@ -89,7 +95,7 @@ def _entries(index: Path, body: bytes) -> Iterator[tuple[str, str]]:
                 continue   # phrases, and the dictionary's own description (00-database-...)
             offset, _, length = rest.rstrip("\n").partition("\t")
             start = _number(offset)
-            yield fold_words(head), body[start:start + _number(length)].decode("utf-8", "replace")
+            yield _fold(head), body[start:start + _number(length)].decode("utf-8", "replace")
 
 
 def terms(entry: str) -> list[str]:
@@ -99,67 +105,86 @@ def terms(entry: str) -> list[str]:
         if not line.strip() or line.startswith("   ") or line.lstrip().startswith(_NOT_TERMS):
             continue   # examples, synonyms, notes and references are indented or labelled
         for item in re.split(r"[,;]", _NOTES.sub(" ", _NUMBERED.sub("", line.strip()))):
-            words = fold_words(_DROPPED.sub(" ", item.strip()))
+            words = _fold(_DROPPED.sub(" ", item))
             words = words.removeprefix("to ") if words.startswith("to ") else words
             if _TERM.match(words):
                 out.append(words)
     return out
 
 
-_EXAMPLE = re.compile(r'^ +".*?"  - (.*)$', re.M)   # an example line: "German"  - English
+_EXAMPLE = re.compile(rb'^ +".*?"  - (.*)$', re.M)   # an example line: "German"  - English
 
 
-def english_usage(body: str) -> Counter[str]:
+def english_usage(body: bytes) -> Counter[bytes]:
     """How often each English word occurs in the dictionary's examples: its own corpus of English (100 MB
     of examples tell "read" from "harvest" and "write" from "pen" without a word-frequency list)."""
-    return Counter(re.findall(r"[a-z]+", " ".join(_EXAMPLE.findall(body)).lower()))
+    counts: Counter[bytes] = Counter()
+    start = 0
+    while start < len(body):   # in slices: the list of all its words at once took 300 MB
+        end = body.find(b"\n", start + USAGE_SLICE) + 1 or len(body)
+        counts.update(re.findall(rb"[a-z]+", b" ".join(_EXAMPLE.findall(body, start, end)).lower()))
+        start = end
+    return counts
 
 
-def _weight(entry: str, verb_too: bool) -> float:
+# One entry of a headword, as much as ranking needs: its grammar and domain as bits (the entry's text is not
+# kept: the German dictionary's is 100 MB, and a set per entry took 200 MB) and its English terms.
+NOUN, VERB, ADJECTIVE, COMPUTING = 1, 2, 4, 8
+_Sense = tuple[int, tuple[str, ...]]
+
+
+def _sense(entry: str) -> _Sense:
+    header, _, rest = entry.partition("\n")
+    pos = set(re.findall(r"[a-z]+", (re.findall(r"<([^>]*)>", header) or [""])[0]))
+    flags = (NOUN * ("n" in pos) | VERB * ("v" in pos) | ADJECTIVE * ("adj" in pos)
+             | COMPUTING * ("[comp.]" in rest.partition("\n")[0]))
+    return flags, tuple(terms(entry))
+
+
+def _weight(flags: int, verb_too: bool) -> float:
     """How much one sense counts: a computing sense more (the documents searched are mostly a person's
     technical and office files: "Ausgabe" -> output before edition), a noun that is also a verb less (a
     nominalised verb's own senses are rare: "Lesen" -> picking, where "lesen" -> read)."""
-    header, _, rest = entry.partition("\n")
-    pos = set(re.findall(r"[a-z]+", (re.findall(r"<([^>]*)>", header) or [""])[0]))
-    weight = 0.4 if verb_too and "n" in pos and "v" not in pos else 1.0
-    return weight + (1.0 if "[comp.]" in rest.split("\n", 1)[0] else 0.0)
+    weight = 0.4 if verb_too and flags & NOUN and not flags & VERB else 1.0
+    return weight + (1.0 if flags & COMPUTING else 0.0)
 
 
-def _rank(senses: list[tuple[float, list[str]]], common: Counter[str]) -> list[str]:
+def _rank(senses: list[tuple[float, tuple[str, ...]]], common: Counter[bytes]) -> list[str]:
     """The terms of one headword's senses, best first: listed by more (and weightier) senses, commoner English
     (`common`: "read" before "harvest" for "lesen"), one word before two ("directory" before "file directory")."""
     score: dict[str, float] = defaultdict(float)
     for weight, sense in senses:
         for k, t in enumerate(dict.fromkeys(sense)):
             score[t] += weight * (1.0 if k == 0 else 0.7)   # a sense's first term is its main one
+
     def usage(t: str) -> float:   # a phrase is as common as its rarest word
-        return min(math.log1p(common[w]) for w in t.split(" "))
+        return min(math.log1p(common[w.encode()]) for w in t.split(" "))
 
-    ranked = sorted(score, key=lambda t: -(score[t] + 0.25 * usage(t) - 1.0 * t.count(" ")))
-    return ranked
+    return sorted(score, key=lambda t: -(score[t] + 0.25 * usage(t) - 1.0 * t.count(" ")))
 
 
-def _kind(headers: list[str]) -> str:
+def _kind(senses: list[_Sense]) -> str:
     """What a headword can be: 'n' a noun only, else 'v' when it can be a verb and 'a' an adjective ("va",
     "a", "v"), '' none of these (an inflected form: "kopiert", "starts")."""
-    pos = [set(re.findall(r"[a-z]+", (re.findall(r"<([^>]*)>", h) or [""])[0])) for h in headers]
-    if pos and all("n" in p for p in pos):
+    if senses and all(flags & NOUN for flags, _ in senses):
         return "n"
-    return ("v" if any("v" in p for p in pos) else "") + ("a" if any("adj" in p for p in pos) else "")
+    return ("v" if any(flags & VERB for flags, _ in senses) else "") + \
+        ("a" if any(flags & ADJECTIVE for flags, _ in senses) else "")
 
 
 def parse(index: Path) -> dict[str, tuple[list[str], str]]:
     """{folded headword: (its English terms best first, its kind: _kind)} of one dictionary."""
     body = _body(index)
-    common = english_usage(body.decode("utf-8", "replace"))
-    entries: dict[str, list[str]] = defaultdict(list)
+    common = english_usage(body)
+    by_head: dict[str, list[_Sense]] = defaultdict(list)
     for head, entry in _entries(index, body):
-        entries[head].append(entry)
+        by_head[head].append(_sense(entry))
+    del body
     out: dict[str, tuple[list[str], str]] = {}
-    for head, texts in entries.items():
-        kind = _kind([t.partition("\n")[0] for t in texts])
-        senses = [(_weight(t, "v" in kind), found) for t in texts if (found := terms(t))]
-        ranked = [t for t in _rank(senses, common) if not set(t.split(" ")) <= _ENGLISH_FUNCTION_WORDS]
+    for head, senses in by_head.items():
+        kind = _kind(senses)
+        weighted = [(_weight(flags, "v" in kind), found) for flags, found in senses if found]
+        ranked = [t for t in _rank(weighted, common) if not set(t.split(" ")) <= _ENGLISH_FUNCTION_WORDS]
         if ranked:
             out[head] = (ranked[:KEPT], kind)
     return out
