@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_nextcloud.indexer.models import iso_time
-from mcp_nextcloud.indexer.search import answer, hybrid, score, semantic, titles
+from mcp_nextcloud.indexer.search import answer, crossing, hybrid, score, semantic, titles
 from mcp_nextcloud.indexer.search.keywords import keyword_side
+from mcp_nextcloud.indexer.search.wordforms import index_languages
 from mcp_nextcloud.indexer.search.picks import Pick, Ranking
 from mcp_nextcloud.indexer.search.passages import CONTEXT, PASSAGES_PER_FILE, Passage, chunk_passages
 from mcp_nextcloud.indexer.search.query import ParsedQuery, expand, parse
@@ -327,13 +328,14 @@ def _hits(index: Index, con, pq: ParsedQuery, ranking: Ranking, picks: list[Pick
                                        passages=[shown] if shown else [], more=False, phrase=True,
                                        source=rec.source, folder=folder, match="meaning"))
             continue
-        found = chunk_passages(pq, pick.tier, start, line, text, pg, rec.kind, per_file, fallback=False)
+        asked = pick.query or pq     # an English pick of a German question: found with its English words
+        found = chunk_passages(asked, pick.tier, start, line, text, pg, rec.kind, per_file, fallback=False)
         if not found.found:
             # The match may straddle the cut: look again with the next chunk joined on,
             # and only then settle for showing one of the query's words.
             nxt = _load_chunks(con, [rid + 1]).get(rid + 1)
             joined = text + nxt[2] if nxt is not None else text
-            found = chunk_passages(pq, pick.tier, start, line, joined, pg, rec.kind, per_file, fallback=True)
+            found = chunk_passages(asked, pick.tier, start, line, joined, pg, rec.kind, per_file, fallback=True)
         for p in found.passages if fid in ocr else []:
             p.ocr = ocr[fid].get(str(p.page))
         if pick.match in ("words", "both"):     # a question's answer: the sentences after its words too
@@ -400,6 +402,11 @@ def grep(index: Index, query: str, *, path_prefix: str | None = None, kinds: lis
         filt, fargs = _filters(path_prefix, kinds, modified_after, account_only)
         depth = hybrid.question_depth(limit) if asked else offset + limit
         ranking = _rank(con, pq, filt, fargs, depth)
+        english = crossing.english_query(con, pq, index_languages(con)) if asked else None
+        if english is not None:   # a German or French question also asked in English, among English files
+            expand(con, english)
+            only = " AND ".join(c for c in (filt, crossing.ENGLISH_FILES) if c)
+            ranking = crossing.merged(ranking, _rank(con, english, only, fargs, depth), english)
         if asked:
             ranking = hybrid.with_meaning(index, con, question, ranking, filt, fargs, depth, result)
         elif meaning and semantic.words_only(pq):

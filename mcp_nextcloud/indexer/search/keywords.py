@@ -19,10 +19,16 @@ from mcp_nextcloud.indexer.search.query import ParsedQuery, QTerm
 from mcp_nextcloud.indexer.search.syntax import MAX_TERMS
 from mcp_nextcloud.indexer.store.language import STOPWORDS
 
-QUESTION_WORDS = frozenset(
-    "how do does did i my me we our you your a an in can could should would what which who whom why where "
-    "comment je j mon ma mes on nous quel quelle quels quelles pourquoi ou quand qu l d s n y a "
-    "wie was wo wer warum welche welcher welches welchen ich mich mir mein meine man einen einem einer".split())
+# The words questions are asked with, per language (crossing.py tells a question's language by them too).
+QUESTION_WORDS_OF = {
+    "en": frozenset("how do does did i my me we our you your a an in can could should would what which who whom "
+                    "why where".split()),
+    "fr": frozenset("comment je j mon ma mes on nous quel quelle quels quelles pourquoi ou quand qu l d s n y "
+                    "a".split()),
+    "de": frozenset("wie was wo wer warum welche welcher welches welchen ich mich mir mein meine man einen einem "
+                    "einer".split()),
+}
+QUESTION_WORDS = frozenset().union(*QUESTION_WORDS_OF.values())
 FUNCTION_WORDS = frozenset().union(*STOPWORDS.values(), QUESTION_WORDS)
 
 

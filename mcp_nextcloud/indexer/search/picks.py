@@ -1,7 +1,7 @@
 """The ranked files grep hands between its stages: a pick per file, and the ranking of one query."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from mcp_nextcloud.indexer.search.query import Tier
 from mcp_nextcloud.indexer.search.rank import Ranked, Scan
@@ -17,6 +17,7 @@ class Pick(NamedTuple):
     band: int = 0                # the index of its tier among the query's tiers (0: the best)
     sim: float | None = None     # hybrid answers: the cosine of its best window, when meaning found it
     windows: tuple[tuple[int, float], ...] = ()   # a meaning hit's best windows (rowid, cosine): answer.py
+    query: Any = None            # the ParsedQuery its tier belongs to when not the answer's (crossing.py)
 
 
 class Ranking(NamedTuple):

@@ -136,6 +136,9 @@ class ParsedQuery:
     # The whole word-start expansion follows a cut one as a last tier (`tiers`). Not for a question's keyword
     # side: meaning answers a question, and walking every rarer word all its words start cost 6-14 ms of it.
     uncut_tier: bool = True
+    # A question's keyword side with English terms beside its words (crossing.py): its alternatives are
+    # translations, not an OR typed, so its all-words tiers are not ranked as the phrase asked for.
+    english: tuple[str, ...] = ()
 
     @property
     def plain(self) -> bool:
@@ -212,7 +215,7 @@ class ParsedQuery:
         # All the words (a phrase only when it is not one plain phrase): also for one plain phrase too long to
         # be ranked as a phrase (a punctuated term of many tokens), which would otherwise have no tier at all.
         if not self.plain or len(self.groups) > 1 or not cands:
-            phrase = not self.plain
+            phrase = not self.plain and not self.english
             cands += [(lambda cap: self._all("whole_word", cap=cap), phrase, "whole_word", False),
                       (lambda cap: self._all("word_start", cap=cap), phrase, "word_start", False)]
         if any(t.forms for g in self.groups for t in g):

@@ -48,5 +48,5 @@ def loose(picks: list[Pick]) -> str | None:
     """The note of an answer whose every hit only meaning found and whose closest is below semantic.CLOSE."""
     if not picks or any(p.match != "meaning" for p in picks) or (picks[0].sim or 0.0) >= semantic.CLOSE:
         return None
-    return (f"{semantic.NOTHING_CLOSE}: no file holds the question's words and the closest in meaning, shown "
-            "below with its low score, is only loosely related")
+    return (f"{semantic.NOTHING_CLOSE}: no file is clearly about this question (none holds its words); the nearest "
+            "by meaning are shown with their low scores, and may be only loosely related")
