@@ -64,3 +64,12 @@ def test_keyword_queries_stay_words_only(meaning_server, ok) -> None:
         res = ok(_call(meaning_server, "files_grep", {"query": query}))
         assert res["mode"] == "words", query
         assert res["hits"] and all("match" not in h for h in res["hits"] if h.get("source") != "server"), res
+
+
+def test_a_keyword_query_no_file_holds_shows_its_nearest_file_by_meaning(meaning_server, ok) -> None:
+    """Issue 48: a keyword query of a few words that no file holds ("groceries dairy": the notes say "Shopping
+    list", "Milk") shows the nearest files by meaning, marked as such, over MCP as in the CLI's grep."""
+    res = ok(_call(meaning_server, "files_grep", {"query": "groceries dairy"}))
+    assert res["hits"] and all(h["match"] == "meaning" for h in res["hits"] if h.get("source") != "server"), res
+    assert any(h["path"].endswith("/notes.txt") for h in res["hits"]), [h["path"] for h in res["hits"]]
+    assert "no indexed file holds 'groceries dairy'" in res["hint"] and "match=meaning" in res["hint"]
