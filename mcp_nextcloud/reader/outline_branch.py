@@ -60,6 +60,8 @@ class _Picker:
             before = pending.get(parent, self.hidden.get(parent, 0)) if parent is not None else 0
             delta, after = self._delta(i, before)
             total += delta
+            if not force and self.used + total > self.budget + 24 * len(pending):
+                return False   # over already: a count that shrinks later wins back at most 24 bytes an entry
             if parent is not None:
                 pending[parent] = after
             pending[i] = self.below[i]
