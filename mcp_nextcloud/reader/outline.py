@@ -285,7 +285,7 @@ def _hint(o: Outline, structure_cut: bool) -> str | None:
                      f"offset={o.next_offset} for the ones after these")
     if any(o.subsections):
         parts.append("'subsections' counts the entries collapsed under an entry: outline again with "
-                     "offset=that entry's offset to expand it")
+                     "offset=that entry's offset (or a hit's) to open its branch")
     if structure_cut:
         parts.append("structure shortened to fit (fewer sample rows, columns or keys): read the text for the rest")
     if parts:
