@@ -25,6 +25,7 @@ dict), so five close matches cost one passage.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -186,20 +187,20 @@ def _hyphenated(text: str, newline: int) -> bool:
     return i > 0 and text[i] in _LINE_HYPHENS and text[i - 1].isalnum()
 
 
-def _crosses_lines_well(text: str, offsets: Any, k: int, n: int, start: int, end: int, gaps: frozenset[int]) -> bool:
+def _crosses_lines_well(text: str, offsets: Any, k: int, n: int, start: int, end: int, query: str) -> bool:
     """Whether every line break inside the match [start, end) (folded [k, k + n)) is one it may cross: where
     the query separates words too, or a line-end hyphenation."""
     nl = text.find("\n", start, end)
     while nl >= 0:
-        if bisect.bisect_right(offsets, nl, k, k + n) - k not in gaps and not _hyphenated(text, nl):
+        if bisect.bisect_right(offsets, nl, k, k + n) - k not in _query_gaps(query) and not _hyphenated(text, nl):
             return False
         nl = text.find("\n", nl + 1, end)
     return True
 
 
-def _spans(nt: NormalizedText, text: str, q: str, mode: MatchMode, gaps: frozenset[int] = frozenset()) -> list[Span]:
-    """The non-overlapping matches of `q` in text order, filtered by `mode`; `gaps`: where the query separates
-    words (positions in `q`), the only places besides hyphenations where a match may cross a line break."""
+def _spans(nt: NormalizedText, text: str, q: str, mode: MatchMode, query: str = "") -> list[Span]:
+    """The non-overlapping matches of `q` (`query` folded) in text order, filtered by `mode`; where `query`
+    separates words are the only places besides hyphenations where a match may cross a line break."""
     norm, offsets = nt.norm, nt.offsets
     n, size, length = len(q), len(nt.norm), len(text)
     spans: list[Span] = []
@@ -216,7 +217,7 @@ def _spans(nt: NormalizedText, text: str, q: str, mode: MatchMode, gaps: frozens
         if k > 0 and offsets[k - 1] == start:
             pos = k + 1
             continue
-        if text.find("\n", start, end) >= 0 and not _crosses_lines_well(text, offsets, k, n, start, end, gaps):
+        if text.find("\n", start, end) >= 0 and not _crosses_lines_well(text, offsets, k, n, start, end, query):
             pos = k + 1
             continue
         first = starts_word(text, start)
@@ -232,24 +233,31 @@ def _spans(nt: NormalizedText, text: str, q: str, mode: MatchMode, gaps: frozens
     return spans
 
 
-def _folded_query(query: str) -> tuple[str, frozenset[int]]:
+def _folded_query(query: str) -> tuple[str, str]:
     """The folded form of `query` ('*' at the end is accepted and means nothing more: find is a substring
-    search), and the positions in it where the query separates words (a space or a hyphen before them)."""
+    search), and the query as searched (stripped, without that '*'), for `_query_gaps`."""
     if not query or not query.strip():
         raise ValueError("empty query: give the words or phrase to look for")
     stripped = query.strip()
-    words = [normalize_query(w) for w in _QUERY_GAP.split(stripped.rstrip("*") or stripped)]
-    q = "".join(words)
+    stripped = stripped.rstrip("*") or stripped
+    q = normalize_query(stripped)
     if not q:
         raise ValueError(
             f"query {query!r} has nothing to search for once spaces, hyphens and accents are ignored: "
             "give at least one letter, digit or symbol"
         )
+    return q, stripped
+
+
+@functools.lru_cache(maxsize=64)
+def _query_gaps(query: str) -> frozenset[int]:
+    """Positions in the folded `query` where it separates words (a space or a hyphen before them): asked
+    only of a match that crosses a line break, so a query pays for it only then."""
     gaps, at = set(), 0
-    for w in words[:-1]:
-        at += len(w)
+    for word in _QUERY_GAP.split(query)[:-1]:
+        at += len(normalize_query(word))
         gaps.add(at)
-    return q, frozenset(gaps)
+    return frozenset(gaps)
 
 
 def _matches(doc: Document, nt: NormalizedText, spans: list[Span], context: int) -> list[Match]:
@@ -342,10 +350,10 @@ def find(doc: Document, query: str, *, limit: int = DEFAULT_LIMIT, context: int 
         raise ValueError(f"context must be 0 or more, got {context}")
     if match not in MATCH_MODES:
         raise ValueError(f"match must be one of {', '.join(MATCH_MODES)}, got {match!r}")
-    q, gaps = _folded_query(query)
+    q, searched = _folded_query(query)
     context = min(context, MAX_CONTEXT)
     nt = normalized(doc)
-    spans = _spans(nt, doc.text, q, match, gaps)
+    spans = _spans(nt, doc.text, q, match, searched)
     if start:
         spans = spans[bisect.bisect_left(spans, (start, 0, False)):]
     total = len(spans)

@@ -73,8 +73,11 @@ def listing_kind(line: str, neighbours: list[str]) -> str | None:
     footer ("nav"), or is text (None). An uncertain shape counts among two or more `neighbours` (the
     non-empty lines around it) that have a listing shape too."""
     kind, certain = line_shape(line)
-    if kind is None or certain:
-        return kind
+    return kind if kind is None or certain else _among(kind, neighbours)
+
+
+def _among(kind: str, neighbours: list[str]) -> str | None:
+    """`kind` when two or more of the `neighbours` have a listing shape too, else None."""
     return kind if sum(line_shape(n)[0] is not None for n in neighbours) >= 2 else None
 
 
@@ -104,7 +107,8 @@ def listings_at(text: str, starts: list[int], offsets: list[int]) -> list[str | 
     out: list[str | None] = []
     for offset in offsets:
         i = bisect.bisect_right(starts, offset) - 1
-        if i not in known:
-            known[i] = listing_kind(_line(text, starts, i), _neighbours(text, starts, i))
+        if i not in known:   # the neighbours are read only for a line whose shape alone does not settle it
+            kind, certain = line_shape(_line(text, starts, i))
+            known[i] = kind if kind is None or certain else _among(kind, _neighbours(text, starts, i))
         out.append(known[i])
     return out
