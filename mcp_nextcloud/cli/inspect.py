@@ -31,11 +31,13 @@ def register(subparsers: Subcommands) -> None:
     p.add_argument("--find", metavar="TEXT", help="show every match of TEXT (case, accent and space insensitive)")
     p.add_argument("--outline", action="store_true", help="show headings / bookmarks / sheets / slides (within "
                    "--budget bytes, deeper levels counted)")
-    p.add_argument("--section", metavar="TITLE", help="with --outline: expand the section whose title contains TITLE")
+    p.add_argument("--section", metavar="TITLE", help="with --outline: expand the section titled TITLE (or "
+                   "holding the first match of TITLE in the text)")
     p.add_argument("--budget", type=int, default=None, metavar="BYTES",
                    help="with --outline: size of the outline as compact JSON (default 4096)")
     p.add_argument("--offset", type=int, default=0, help="start of the slice, a character offset (default 0); "
-                   "with --outline, expand the section holding this offset")
+                   "with --find, the matches from here in text order; with --outline, expand the section "
+                   "holding this offset")
     p.add_argument("--limit", type=int, default=None, help="slice size in characters, or the number of matches")
     add_json(p, "instead of the readable view")
     p.set_defaults(func=run, repeatable=True)
@@ -94,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.find is not None:
             kwargs = {} if args.limit is None else {"limit": args.limit}
-            result: dict[str, Any] = {"find": find(doc, args.find, **kwargs).to_dict()}
+            found = find(doc, args.find, ranked=not args.offset, start=args.offset, **kwargs)
+            result: dict[str, Any] = {"find": found.to_dict()}
         elif args.outline:
             budget = {} if args.budget is None else {"budget": args.budget}
             result = {"outline": outline(doc, offset=args.offset or None, section=args.section, **budget).to_dict()}
@@ -132,8 +135,10 @@ def _human(summary: dict[str, Any], result: dict[str, Any]) -> str:
         f = result["find"]
         lines.append(f"{f['total']} match(es) for {f['query']!r}")
         for m in f["matches"]:
-            passage = " ".join(m["passage"].split())
-            lines.append(f"  offset {m['offset']}  {summary['pageUnit']} {m['page']}  line {m['line']}: {passage}")
+            passage = " ".join(m.get("passage", "(in the passage above)").split())
+            kind = m["kind"] + (f", {m['in']}" if m.get("in") else "")
+            lines.append(f"  offset {m['offset']}  {summary['pageUnit']} {m['page']}  line {m['line']} ({kind}): "
+                         f"{passage}")
     elif "outline" in result:
         o = result["outline"]
         for e in o["entries"]:

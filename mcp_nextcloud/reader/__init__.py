@@ -3,8 +3,8 @@
 Pure: no network, no database, no clock. Public API:
 
     extract(data, name, mime=None, *, limits=DEFAULT_LIMITS) -> Document
-    find(doc, query, *, limit=20, context=...) -> FindResult
-    outline(doc) -> Outline
+    find(doc, query, *, limit=20, context=..., ranked=False, start=0) -> FindResult
+    outline(doc, *, offset=None, section=None) -> Outline
     page(doc, offset=0, limit=...) -> Slice
     normalize(text) -> NormalizedText   (serialisable; cached by the indexer)
 """

@@ -3,11 +3,19 @@
 The query and the text are folded the same way (`reader.normalize`), so the
 search itself is a substring search in the folded text, like a PDF viewer's
 Ctrl-F: "propriété" finds "propriétés", "new app" finds "newapp" and the
-reverse, and "here" finds "there" too. Each match says whether it is a whole
-word (`wholeWord`); `match="word_start"` keeps only the matches that begin a
-word and `match="whole_word"` only whole words (grep uses them). Each match
-is mapped back to `Document.text`, so `page(doc, offset=match.offset)` starts
-at the match and every offset agrees with grep and outline.
+reverse, and "here" finds "there" too. A match crosses a line break only where
+the query separates words there too ("linear models" across "linear\nmodels")
+or where the line ends on a hyphen after a letter ("isosur-\nface"): the break
+between two lines is not a word glued by the PDF ("splot" is not in "s\nplot").
+Each match says whether it is a whole word (`kind` "word") or part of one
+("part"), and `in` marks one on a table-of-contents, index or navigation line
+(reader/furniture.py; offset-only finds, context=0, skip that); `ranked=True`
+lists whole words in the body text first, then parts of words, then those
+listing lines. `match="word_start"` keeps only
+the matches that begin a word and `match="whole_word"` only whole words (grep
+uses them). Each match is mapped back to `Document.text`, so
+`page(doc, offset=match.offset)` starts at the match and every offset agrees
+with grep and outline.
 
 A passage is the sentence or line around the match (widened to at least
 MIN_PASSAGE characters, bounded by `context` characters in all); a match that
@@ -17,24 +25,29 @@ dict), so five close matches cost one passage.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .document import Document
-from .normalize import _SPACING_ACCENTS, NormalizedText, normalize, normalize_query
+from .furniture import listings_at
+from .normalize import _HYPHEN_CHARS, _SPACING_ACCENTS, NormalizedText, normalize, normalize_query
+from .passage import MIN_PASSAGE, passage_bounds
+
+__all__ = ["MIN_PASSAGE", "FindResult", "Match", "MatchMode", "find", "line_of", "normalized", "passage_bounds"]
 
 MatchMode = Literal["substring", "word_start", "whole_word"]
 
 DEFAULT_LIMIT = 20
 DEFAULT_CONTEXT = 240  # characters a passage holds at most (match included)
-MIN_PASSAGE = 60       # a passage shorter than this grows to the next sentence or line
 MAX_CONTEXT = 2_000    # more would defeat the budget
 MATCH_MODES = ("substring", "word_start", "whole_word")
 
-# Where a sentence or a line ends: the passage is cut there when it can be.
-_UNIT_END = re.compile(r"[.!?;:\u3002](?=\s)|\n")
+# Where a query separates words: a match may cross a line break of the text there.
+_QUERY_GAP = re.compile(r"[\s\-\u2010\u2011]+")
+_LINE_HYPHENS = _HYPHEN_CHARS + "\x02"   # pdfium marks a soft hyphen at a line end with U+0002 too
 
 
 @dataclass(slots=True, repr=False)
@@ -55,6 +68,7 @@ class Match:
     line: int
     whole_word: bool = True
     shared: bool = False
+    listing: str | None = None   # "toc", "index" or "nav" when the match is on such a line
 
     def __repr__(self) -> str:
         return f"Match(offset={self.offset}, length={self.length}, text={self.text!r}, page={self.page})"
@@ -64,7 +78,9 @@ class Match:
         if not self.shared:
             d["passage"] = self.passage
             d["passageOffset"] = self.passage_offset
-        d.update(page=self.page, line=self.line, wholeWord=self.whole_word)
+        d.update(page=self.page, line=self.line, kind="word" if self.whole_word else "part")
+        if self.listing:
+            d["in"] = self.listing
         return d
 
 
@@ -77,6 +93,7 @@ class FindResult:
     total: int = 0
     truncated: bool = False
     hint: str | None = None
+    kinds: dict[str, int] | None = None   # ranked finds: matches per kind ("word", "part", "toc", "index", "nav")
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -85,6 +102,8 @@ class FindResult:
             "total": self.total,
             "truncated": self.truncated,
         }
+        if self.kinds:
+            d["kinds"] = self.kinds
         if self.hint:
             d["hint"] = self.hint
         return d
@@ -112,63 +131,6 @@ def normalized(doc: Document) -> NormalizedText:
 def line_of(doc: Document, offset: int) -> int:
     """1-based line number of `offset` in `doc.text` (lines end at '\\n'); bisect on cached line starts."""
     return bisect.bisect_right(normalized(doc).line_starts(doc.text), offset)
-
-
-def _cut_left(text: str, lo: int, start: int) -> int:
-    """The first word start at or after `lo` (not past `start`): a passage does not open mid-word."""
-    if lo <= 0:
-        return 0
-    for k in range(lo, start):
-        if text[k].isspace():
-            return k + 1
-    return lo
-
-
-def _cut_right(text: str, end: int, hi: int) -> int:
-    """The last word end at or before `hi` (not before `end`)."""
-    if hi >= len(text):
-        return len(text)
-    for k in range(hi - 1, end - 1, -1):
-        if text[k].isspace():
-            return k
-    return hi
-
-
-def passage_bounds(text: str, start: int, end: int, budget: int, shortest: int = MIN_PASSAGE) -> tuple[int, int]:
-    """[a, b) around [start, end): the sentence or line of the match, at least `shortest`, at most `budget`.
-
-    Unit ends (sentence punctuation, line breaks) are looked for within
-    `budget` characters each side; the passage takes the nearest on each side
-    and widens to the next ones while shorter than `shortest`. Without one,
-    or when the unit is too long, the side is cut at whitespace so the whole
-    passage stays within `budget` with the match roughly centred.
-    """
-    room = max(0, budget - (end - start))
-    lo, hi = max(0, start - room), min(len(text), end + room)
-    lefts = [lo + m.end() for m in _UNIT_END.finditer(text[lo:start])][::-1]
-    rights = [end + m.end() for m in _UNIT_END.finditer(text[end:hi])]
-    a = lefts[0] if lefts else (0 if lo == 0 else None)
-    b = rights[0] if rights else (len(text) if hi == len(text) else None)
-    li = ri = 0
-    while a is not None and b is not None and b - a < shortest:
-        if li + 1 < len(lefts) and (ri + 1 >= len(rights) or start - a <= b - end):
-            li += 1
-            a = lefts[li]
-        elif ri + 1 < len(rights):
-            ri += 1
-            b = rights[ri]
-        else:
-            break
-    half = room // 2
-    if a is None or start - a > half:   # no unit start near enough: centre the cut on the match
-        a = _cut_left(text, max(0, start - max(half, room - ((b or hi) - end))), start)
-    if b is None or b - a > budget:
-        b = _cut_right(text, end, min(len(text), a + max(budget, end - a)))
-    while a < start and text[a].isspace():
-        a += 1
-    while b > end and text[b - 1].isspace():
-        b -= 1
-    return a, b
 
 
 def _is_word(ch: str) -> bool:
@@ -217,8 +179,28 @@ def ends_word(text: str, start: int, end: int) -> bool:
 Span = tuple[int, int, bool]   # original [start, end) and whether it is a whole word
 
 
-def _spans(nt: NormalizedText, text: str, q: str, mode: MatchMode) -> list[Span]:
-    """The non-overlapping matches of `q` in text order, filtered by `mode`."""
+def _hyphenated(text: str, newline: int) -> bool:
+    """Whether the line ending at `newline` ends on a hyphen right after a letter (the word goes on)."""
+    i = newline - 1
+    while i > 0 and text[i] in " \t\r\u00a0":
+        i -= 1
+    return i > 0 and text[i] in _LINE_HYPHENS and text[i - 1].isalnum()
+
+
+def _crosses_lines_well(text: str, offsets: Any, k: int, n: int, start: int, end: int, query: str) -> bool:
+    """Whether every line break inside the match [start, end) (folded [k, k + n)) is one it may cross: where
+    the query separates words too, or a line-end hyphenation."""
+    nl = text.find("\n", start, end)
+    while nl >= 0:
+        if bisect.bisect_right(offsets, nl, k, k + n) - k not in _query_gaps(query) and not _hyphenated(text, nl):
+            return False
+        nl = text.find("\n", nl + 1, end)
+    return True
+
+
+def _spans(nt: NormalizedText, text: str, q: str, mode: MatchMode, query: str = "") -> list[Span]:
+    """The non-overlapping matches of `q` (`query` folded) in text order, filtered by `mode`; where `query`
+    separates words are the only places besides hyphenations where a match may cross a line break."""
     norm, offsets = nt.norm, nt.offsets
     n, size, length = len(q), len(nt.norm), len(text)
     spans: list[Span] = []
@@ -235,6 +217,9 @@ def _spans(nt: NormalizedText, text: str, q: str, mode: MatchMode) -> list[Span]
         if k > 0 and offsets[k - 1] == start:
             pos = k + 1
             continue
+        if text.find("\n", start, end) >= 0 and not _crosses_lines_well(text, offsets, k, n, start, end, query):
+            pos = k + 1
+            continue
         first = starts_word(text, start)
         whole = first and ends_word(text, start, end) and not (k + n < size and offsets[k + n] == offsets[k + n - 1])
         if (mode == "word_start" and not first) or (mode == "whole_word" and not whole):
@@ -248,18 +233,31 @@ def _spans(nt: NormalizedText, text: str, q: str, mode: MatchMode) -> list[Span]
     return spans
 
 
-def _folded_query(query: str) -> str:
-    """The folded form of `query` ('*' at the end is accepted and means nothing more: find is a substring search)."""
+def _folded_query(query: str) -> tuple[str, str]:
+    """The folded form of `query` ('*' at the end is accepted and means nothing more: find is a substring
+    search), and the query as searched (stripped, without that '*'), for `_query_gaps`."""
     if not query or not query.strip():
         raise ValueError("empty query: give the words or phrase to look for")
     stripped = query.strip()
-    q = normalize_query(stripped.rstrip("*") or stripped)
+    stripped = stripped.rstrip("*") or stripped
+    q = normalize_query(stripped)
     if not q:
         raise ValueError(
             f"query {query!r} has nothing to search for once spaces, hyphens and accents are ignored: "
             "give at least one letter, digit or symbol"
         )
-    return q
+    return q, stripped
+
+
+@functools.lru_cache(maxsize=64)
+def _query_gaps(query: str) -> frozenset[int]:
+    """Positions in the folded `query` where it separates words (a space or a hyphen before them): asked
+    only of a match that crosses a line break, so a query pays for it only then."""
+    gaps, at = set(), 0
+    for word in _QUERY_GAP.split(query)[:-1]:
+        at += len(normalize_query(word))
+        gaps.add(at)
+    return frozenset(gaps)
 
 
 def _matches(doc: Document, nt: NormalizedText, spans: list[Span], context: int) -> list[Match]:
@@ -301,15 +299,50 @@ def _resync_shared(matches: list[Match]) -> None:
             m.passage, m.passage_offset = owner.passage, owner.passage_offset
 
 
-def find(doc: Document, query: str, *, limit: int = DEFAULT_LIMIT, context: int = DEFAULT_CONTEXT,
-         match: MatchMode = "substring") -> FindResult:
-    """Every non-overlapping match of `query` in `doc` (in text order), the first `limit` with passages.
+def _listings(doc: Document, nt: NormalizedText, spans: list[Span]) -> list[str | None]:
+    """Per span, "toc" / "index" / "nav" when its line is one of those (furniture.listing_kind), else None."""
+    return listings_at(doc.text, nt.line_starts(doc.text), [start for start, _end, _whole in spans])
 
-    `context` bounds a passage (characters, match included; 0: no passages,
-    only where the matches are). `match` is
-    "substring" (default), "word_start" or "whole_word". Raises ValueError
-    for an empty query or one with nothing searchable in it (only spaces,
-    hyphens or accents), and for a negative limit or context.
+
+def _ranked(doc: Document, nt: NormalizedText, spans: list[Span]) -> tuple[list[int], list[str | None], dict[str, int]]:
+    """Span indices in rank order (whole words in the body text, then parts of words, then listing lines,
+    text order within each), each span's listing kind, and the count of matches of each kind."""
+    listings = _listings(doc, nt, spans)
+    order = sorted(range(len(spans)), key=lambda i: (listings[i] is not None, not spans[i][2], i))
+    kinds: dict[str, int] = {}
+    for (_s, _e, whole), listing in zip(spans, listings, strict=True):
+        key = listing or ("word" if whole else "part")
+        kinds[key] = kinds.get(key, 0) + 1
+    return order, listings, kinds
+
+
+def _ranked_matches(doc: Document, nt: NormalizedText, spans: list[Span], chosen: list[int],
+                    listings: list[str | None], context: int) -> list[Match]:
+    """The matches of the `chosen` spans (in rank order): passages made in text order (close ones share one),
+    then put in rank order; a match whose passage's owner no longer comes right before it shows it again."""
+    in_text = sorted(chosen)
+    made = dict(zip(in_text, _matches(doc, nt, [spans[i] for i in in_text], context), strict=True))
+    out: list[Match] = []
+    for i in chosen:
+        m = made[i]
+        m.listing = listings[i]
+        if m.shared and not (out and out[-1].passage_offset == m.passage_offset):
+            m.shared = False
+        out.append(m)
+    return out
+
+
+def find(doc: Document, query: str, *, limit: int = DEFAULT_LIMIT, context: int = DEFAULT_CONTEXT,
+         match: MatchMode = "substring", ranked: bool = False, start: int = 0) -> FindResult:
+    """Every non-overlapping match of `query` in `doc` at or after `start`, the first `limit` with passages.
+
+    In text order, or with `ranked` whole words in the body text first, then
+    parts of words, then table-of-contents, index and navigation lines (text
+    order within each; each match says its kind). `context` bounds a passage
+    (characters, match included; 0: no passages, only where the matches
+    are). `match` is "substring" (default), "word_start" or "whole_word".
+    Raises ValueError for an empty query or one with nothing searchable in
+    it (only spaces, hyphens or accents), and for a negative limit or context.
     """
     if limit < 0:
         raise ValueError(f"limit must be 0 or more, got {limit}")
@@ -317,10 +350,12 @@ def find(doc: Document, query: str, *, limit: int = DEFAULT_LIMIT, context: int 
         raise ValueError(f"context must be 0 or more, got {context}")
     if match not in MATCH_MODES:
         raise ValueError(f"match must be one of {', '.join(MATCH_MODES)}, got {match!r}")
-    q = _folded_query(query)
+    q, searched = _folded_query(query)
     context = min(context, MAX_CONTEXT)
     nt = normalized(doc)
-    spans = _spans(nt, doc.text, q, match)
+    spans = _spans(nt, doc.text, q, match, searched)
+    if start:
+        spans = spans[bisect.bisect_left(spans, (start, 0, False)):]
     total = len(spans)
     result = FindResult(query=query, total=total, truncated=total > limit)
     if total == 0:
@@ -329,10 +364,17 @@ def find(doc: Document, query: str, *, limit: int = DEFAULT_LIMIT, context: int 
             "or look at the outline to see how the document is organised"
         )
         return result
-    result.matches = _matches(doc, nt, spans[:limit], context)
+    if ranked:
+        order, listings, result.kinds = _ranked(doc, nt, spans)
+        result.matches = _ranked_matches(doc, nt, spans, order[:limit], listings, context)
+    else:
+        result.matches = _matches(doc, nt, spans[:limit], context)
+        if context:   # an answer someone reads says which matches are on listing lines (grep's scans need not)
+            for m, listing in zip(result.matches, _listings(doc, nt, spans[:limit]), strict=True):
+                m.listing = listing
     if result.truncated:
         result.hint = (
-            f"showing the first {len(result.matches)} of {total} matches: make the query more specific, "
-            "or raise limit to see more"
+            f"showing the {'best' if ranked else 'first'} {len(result.matches)} of {total} matches: make the "
+            "query more specific, or raise limit to see more"
         )
     return result

@@ -3,9 +3,10 @@
 Headings, bookmarks, slide titles or sheet names with offset, page and line
 (so `page(doc, offset=entry.offset)` starts there), plus a format skeleton
 (CSV header and first rows, JSON keys and types, sheet dimensions). It fits a
-byte budget (OUTLINE_BUDGET by default, see outline_budget.py): top levels
-first, deeper levels collapsed into counts, `offset` expands the section it
-points into; it says so when anything is left out.
+byte budget (OUTLINE_BUDGET by default): top levels first, then the biggest
+parts opened, deeper levels collapsed into counts; `offset` or `section` spends
+the budget on the branch it points into (outline_branch.py); it says so when
+anything is left out.
 """
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .document import Document, OutlineEntry
-from .outline_budget import fit_structure, json_bytes, select_entries
+from .find import find
+from .normalize import normalize_query
+from .outline_branch import choose
+from .outline_budget import fit_structure, json_bytes
 
 # Bytes of compact JSON for the whole outline: it is read before anything else, so it stays small.
 OUTLINE_BUDGET = 4096
@@ -223,24 +227,46 @@ def _all_entries(doc: Document) -> list[OutlineEntry]:
     return entries
 
 
-def _focus(entries: list[OutlineEntry], offset: int | None, section: str | None) -> int | None:
-    """Index of the entry to expand: titled `section`, or the one whose section holds `offset`."""
-    if section is not None:
-        wanted = " ".join(section.split()).casefold()
-        for i, e in enumerate(entries):
-            if wanted in " ".join(e.title.split()).casefold():
-                return i
-        raise ValueError(f"no outline entry titled {section!r}: look at the outline without a section first")
-    if not offset or not entries:
+def _titled(entries: list[OutlineEntry], section: str) -> int | None:
+    """The entry titled `section` (case, accents and spacing aside): the same title, else one that starts
+    with it, else one that holds it; the first in document order of the best kind."""
+    wanted = normalize_query(section)
+    if not wanted:
         return None
-    # The entry nearest before `offset`; of several at that offset, the first (a parent is listed before
-    # the children that share its offset, and expanding it must include them). A PDF whose bookmarks
-    # point back to an earlier page has offsets out of order, so this is a scan, not a bisection.
+    titles = [normalize_query(e.title) for e in entries]
+    for test in (str.__eq__, str.startswith, str.__contains__):
+        found = next((i for i, t in enumerate(titles) if test(t, wanted)), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _holding(entries: list[OutlineEntry], offset: int) -> int | None:
+    """The entry nearest before `offset`; of several at that offset, the first (a parent is listed before
+    the children that share its offset, and expanding it must include them). A PDF whose bookmarks point
+    back to an earlier page has offsets out of order, so this is a scan, not a bisection."""
     best: int | None = None
     for i, e in enumerate(entries):
         if e.offset <= offset and (best is None or e.offset > entries[best].offset):
             best = i
     return best
+
+
+def _focus(doc: Document, entries: list[OutlineEntry], offset: int | None, section: str | None) -> int | None:
+    """Index of the entry to expand: titled `section` (else the one holding `section`'s best match in the
+    text), or the one whose section holds `offset`."""
+    if section is not None:
+        titled = _titled(entries, section)
+        if titled is not None:
+            return titled
+        found = find(doc, section, limit=1, context=0, ranked=True) if section.strip() else None
+        if found is None or not found.matches:
+            raise ValueError(f"no outline entry titled {section!r} and no match for it in the text: look at "
+                             "the outline without a section first")
+        offset = found.matches[0].offset
+    if not offset or not entries:
+        return None
+    return _holding(entries, offset)
 
 
 def _sheet_in_focus(structure: dict[str, Any], offset: int | None) -> dict[str, Any]:
@@ -259,7 +285,7 @@ def _hint(o: Outline, structure_cut: bool) -> str | None:
                      f"offset={o.next_offset} for the ones after these")
     if any(o.subsections):
         parts.append("'subsections' counts the entries collapsed under an entry: outline again with "
-                     "offset=that entry's offset to expand it")
+                     "offset=that entry's offset (or a hit's) to open its branch")
     if structure_cut:
         parts.append("structure shortened to fit (fewer sample rows, columns or keys): read the text for the rest")
     if parts:
@@ -277,12 +303,13 @@ def outline(doc: Document, *, offset: int | None = None, section: str | None = N
     """The document's outline within `budget` bytes of compact JSON.
 
     Its own entries (bookmarks, headings), else headings / pages / sheets
-    derived from the text. `offset` (or a `section` title) expands the section
-    holding it, followed by what comes after; deeper levels that do not fit are
-    counted in each entry's `subsections`.
+    derived from the text. `offset` (or a `section`: a title, else text found
+    in the document) puts the branch holding it first: its path, subsections
+    and siblings (outline_branch.py); entries that do not fit are counted in
+    their nearest shown ancestor's `subsections`.
     """
     entries = _all_entries(doc)
-    focus = _focus(entries, offset, section)
+    focus = _focus(doc, entries, offset, section)
     o = Outline(kind=doc.kind, total=len(doc.text), pages=len(doc.pages), page_unit=doc.page_unit,
                 entry_count=len(entries))
     room = budget - json_bytes(o.to_dict()) - _HINT_ROOM
@@ -292,15 +319,14 @@ def outline(doc: Document, *, offset: int | None = None, section: str | None = N
                                              room - min(sum(sizes), room // 2))
     o.structure = structure
     room -= json_bytes(structure) + 14 if structure else 0
-    chosen = select_entries(entries, sizes.__getitem__, room, focus)
-    o.entries = [entries[i] for i in chosen.shown]
-    o.subsections = [chosen.hidden.get(i, 0) for i in chosen.shown]
-    o.next_offset = entries[chosen.next_index].offset if chosen.next_index is not None else None
     while True:
+        chosen = choose(entries, sizes.__getitem__, room, focus)
+        o.entries = [entries[i] for i in chosen.shown]
+        o.subsections = [chosen.hidden.get(i, 0) for i in chosen.shown]
+        o.next_offset = entries[chosen.next_index].offset if chosen.next_index is not None else None
         o.truncated = o.next_offset is not None or structure_cut
         o.hint = _hint(o, structure_cut)
-        if json_bytes(o.to_dict()) <= budget or len(o.entries) <= 1:
+        over = json_bytes(o.to_dict()) - budget
+        if over <= 0 or len(o.entries) <= 1:
             return o
-        dropped = o.entries.pop()  # the estimate was short: give back the last entry
-        o.subsections.pop()
-        o.next_offset = dropped.offset
+        room -= over   # the hint took more than its room: choose again with less

@@ -4,7 +4,8 @@ An outline is what an agent reads before deciding where to spend tokens, so it
 must stay small whatever the document: a 600-bookmark manual, a 400-slide deck,
 a sheet with 300 columns, a deep JSON. Two pieces, each a pure function:
 
-- `select_entries`: which headings to show. Every level up to the deepest one
+- `select_entries`: which headings to show when the top level does not fit
+  whole (outline_branch.py chooses otherwise). Every level up to the deepest one
   that fits is shown; deeper entries are counted on their nearest shown
   ancestor ("subsections"). With a focus (the section an offset points into),
   that section is shown first, as deep as fits, then what follows it. When even

@@ -41,11 +41,12 @@ def test_expanding_a_chapter_returns_every_section_and_subsection(course):
     assert shown[: len(inside)] == inside
     assert shown[len(inside)] == "2 Listes et paires"
     assert o.subsections[: len(inside)] == [0] * len(inside)
-    # the same through a section offset inside the chapter: that section and what follows, in order
+    # the same through a section offset inside the chapter: its branch and its siblings, in order
     part3 = next(e for e in course.outline if e.title == "1.3 Partie 3")
-    o3 = outline(course, offset=part3.offset)
-    assert [e.title for e in o3.entries[:4]] == ["1.3 Partie 3", "1.3.1 Exemple 1", "1.3.2 Exemple 2",
-                                                 "1.4 Partie 4"]
+    shown3 = [e.title for e in outline(course, offset=part3.offset).entries]
+    at = shown3.index("1.3 Partie 3")
+    assert shown3[at: at + 4] == ["1.3 Partie 3", "1.3.1 Exemple 1", "1.3.2 Exemple 2", "1.4 Partie 4"]
+    assert shown3[:3] == ["1 Tutoriel Scheme", "Introduction à Scheme", "1.2 Partie 2"]   # its path and siblings
 
 
 def test_the_top_level_counts_every_entry_of_each_chapter(course):
@@ -79,20 +80,44 @@ def test_expanding_any_section_accounts_for_all_its_descendants_in_order(entries
     if entries[focus].offset == 0:
         return                                     # offset 0 means "the whole outline", not a section
     first = next(i for i, e in enumerate(entries) if e.offset == entries[focus].offset)
-    _, ends = tree(entries)
+    parents, ends = tree(entries)
     o = outline(doc, offset=entries[focus].offset, budget=budget)
     shown = [int(e.title.split()[0][1:]) for e in o.entries]
     assert json_bytes(o.to_dict()) <= budget
-    assert shown[0] == first                       # of several at that offset, the outermost
     assert shown == sorted(shown)                  # document order
-    descendants = range(first + 1, ends[first])
-    hidden = sum(n for i, n in zip(shown, o.subsections, strict=True) if first <= i < ends[first])
-    cut = next((i for i, e in enumerate(entries) if o.next_offset is not None and i > shown[-1]
-                and e.offset == o.next_offset), ends[first])
-    later = max(0, ends[first] - max(cut, first + 1))   # left for the next page of the outline
-    inside_shown = sum(1 for i in shown if first < i < ends[first])
-    assert inside_shown + hidden + later == len(descendants)
-    whole = sum(json_bytes({"title": e.title, "level": e.level, "offset": e.offset, "line": 1, "page": 1}) + 1
-                for e in entries[first: ends[first]])
-    if whole < budget - 900:                       # room for the section whole: every descendant listed
+    if not all(i in shown for i, p in enumerate(parents) if p is None):
+        assert shown[0] == first                   # the top level does not fit: paged from the section on,
+        return                                     # of several at that offset the outermost first
+    assert first in shown and all(p in shown for p in _ancestors(parents, first))   # the branch and its path
+    assert len(shown) + sum(o.subsections) == len(entries)    # every entry listed or counted once
+    for i, n in zip(shown, o.subsections, strict=True):        # counted on its nearest listed ancestor
+        assert n == sum(1 for j in range(i + 1, ends[i]) if j not in shown
+                        and next(a for a in _ancestors(parents, j) if a in shown) == i)
+    path = [first, *_ancestors(parents, first)]
+    whole = sum(json_bytes({"title": e.title, "level": e.level, "offset": e.offset, "line": 1, "page": 1}) + 20
+                for i, e in enumerate(entries) if parents[i] is None or i in path or first <= i < ends[first])
+    if whole < budget - 900:                       # room for the top level and the section whole: all of it listed
         assert [i for i in shown if first <= i < ends[first]] == list(range(first, ends[first]))
+
+
+def _ancestors(parents: list[int | None], i: int) -> list[int]:
+    out = []
+    at = parents[i]
+    while at is not None:
+        out.append(at)
+        at = parents[at]
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(entries=outlines(), budget=st.sampled_from([700, 1500, OUTLINE_BUDGET]))
+def test_without_a_focus_every_entry_is_listed_or_counted_once(entries, budget):
+    doc = Document("t" * (entries[-1].offset + 50), "pdf", outline=entries)
+    parents, _ = tree(entries)
+    o = outline(doc, budget=budget)
+    shown = [int(e.title.split()[0][1:]) for e in o.entries]
+    assert json_bytes(o.to_dict()) <= budget and shown == sorted(shown)
+    if o.next_offset is not None:                  # the top level does not fit: paged
+        return
+    assert all(parents[i] is None or parents[i] in shown for i in shown)   # a listed entry's parent is listed
+    assert len(shown) + sum(o.subsections) == len(entries)

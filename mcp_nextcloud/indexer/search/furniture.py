@@ -8,35 +8,9 @@ of "Datensicherung" on the handbook's page is its heading and first sentence, no
 """
 from __future__ import annotations
 
-import re
+from mcp_nextcloud.reader.furniture import furniture, numbered_heading
 
-_DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*[\divxlc]+\s*$|…\s*\d+\s*$", re.IGNORECASE)
-_PAGE_REFS = re.compile(r"[\w)]\s*,?\s+\d{1,4}(?:\s*[,–-]\s*\d{1,4})+\s*$")
-_NUMBERED = re.compile(r"^\s*(?:\d+\.)+\d*\.?\s+\S|^\s*[A-Z]\.\d+(?:\.\d+)*\.?\s+\S")
-_NAVIGATION = frozenset({"next", "previous", "index", "modules", "navigation", "up", "home", "zurück", "weiter",
-                         "précédent", "suivant", "previous topic", "next topic",
-                         "table of contents", "download the ebook", "this page",
-                         "report a bug", "show source", "|"})
-
-
-def furniture(line: str) -> bool:
-    """A navigation bar or footer line, or a table-of-contents or index line (dot leaders or page lists at
-    its end). Cheap tests first: most lines of prose end with neither a digit nor a roman numeral."""
-    ln = line.strip()
-    if not ln:
-        return False
-    if ln[-1] in "»«" or ln[0] in "©«" or (ln.rstrip(" |") or ln).lower() in _NAVIGATION:
-        return True      # a navigation bar or a page footer ("Python » 3.11 Documentation »", "© Copyright")
-    if ln[-1].isdigit() or ln[-1] in "ivxlcIVXLC":
-        tail = ln[-80:]      # the patterns sit at the line's end: long lines of prose cost no more
-        return _DOT_LEADER.search(tail) is not None or _PAGE_REFS.search(tail) is not None
-    return False
-
-
-def numbered_heading(line: str) -> bool:
-    """A short numbered heading ("5.2.1. Firewall", "A.3 Tools"): a table of contents is made of them."""
-    ln = line.strip()
-    return 0 < len(ln) < 90 and (ln[0].isdigit() or ln[1:2] == ".") and _NUMBERED.search(ln) is not None
+__all__ = ["after_furniture", "furniture", "numbered_heading"]   # the line rule is owned by reader/furniture.py
 
 
 def after_furniture(text: str, at: int, reach: int) -> int:

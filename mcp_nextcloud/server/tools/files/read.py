@@ -21,7 +21,6 @@ from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import from_reader, misuse, refused
 from mcp_nextcloud.server.tools.files.resolve import file_ref, resolve
 
-MAX_FIND_SCAN = 2_000  # matches collected when resuming a find from an offset
 MAX_FIND_LIMIT = 100   # passages per answer: more would blow the context budget; nextOffset pages on
 IMAGE_KINDS = {"image"}
 
@@ -32,9 +31,6 @@ def read(ctx: ServerContext, *, path: str | None, file_id: int | None, offset: i
     if find is not None and not find.strip():
         raise misuse("find is empty: give the words or phrase to look for, or omit find to read the text.",
                      status=ToolStatus.BAD_FIND)
-    if find is not None and fmt == "outline":
-        raise misuse("find and format=outline do not combine: ask for the outline first, then find.",
-                     status=ToolStatus.BAD_FORMAT)
     item = resolve(ctx, path, file_id)
     if item.is_dir:
         raise misuse(f"{item.path} is a folder. List it with files_search(path={item.path!r}) and read one of "
@@ -47,14 +43,15 @@ def read(ctx: ServerContext, *, path: str | None, file_id: int | None, offset: i
                    "truncated": False, "hint": "The image follows as an image block."}
         return envelope(payload, image=(doc.image.data, doc.image.mime))
     if fmt == "outline":
-        return envelope(_outline(doc, base, offset))
+        return envelope(_outline(doc, base, offset, find))
     if find is not None:
         return envelope({**base, **_find(doc, find, offset, min(limit or 20, MAX_FIND_LIMIT))})
     return envelope({**base, **_slice(doc, offset, limit)})
 
 
-def _outline(doc: Any, base: dict[str, Any], offset: int) -> dict[str, Any]:
-    """The outline, the whole answer within the outline budget; a non-zero offset expands the section holding it."""
+def _outline(doc: Any, base: dict[str, Any], offset: int, section: str | None) -> dict[str, Any]:
+    """The outline, the whole answer within the outline budget; the branch holding `offset` (or the section
+    titled `section`, else holding its first match in the text) gets the budget first."""
     from mcp_nextcloud import reader
     from mcp_nextcloud.reader.outline import OUTLINE_BUDGET
     from mcp_nextcloud.reader.outline_budget import json_bytes
@@ -64,7 +61,10 @@ def _outline(doc: Any, base: dict[str, Any], offset: int) -> dict[str, Any]:
                      "offset from the outline to expand its section.",
                      status=ToolStatus.OFFSET_PAST_END)
     room = OUTLINE_BUDGET - json_bytes(base)
-    return {**base, **reader.outline(doc, offset=offset or None, budget=room).to_dict()}
+    try:
+        return {**base, **reader.outline(doc, offset=offset or None, section=section, budget=room).to_dict()}
+    except ValueError as exc:
+        raise misuse(f"{exc}.", status=ToolStatus.BAD_FIND) from None
 
 
 def _slice(doc: Any, offset: int, limit: int | None) -> dict[str, Any]:
@@ -78,31 +78,26 @@ def _slice(doc: Any, offset: int, limit: int | None) -> dict[str, Any]:
 
 
 def _find(doc: Any, query: str, offset: int, limit: int) -> dict[str, Any]:
-    """Matches at or after `offset`, at most `limit`, with nextOffset to resume where they stop."""
+    """The best `limit` matches (offset 0), or those at or after `offset` in text order, with nextOffset."""
     from mcp_nextcloud import reader
 
     if offset > len(doc.text):
         raise misuse(f"offset {offset} is past the end of the text ({len(doc.text)} characters). "
                      "Use offset 0 to find from the start.", status=ToolStatus.OFFSET_PAST_END)
     try:
-        res = reader.find(doc, query, limit=limit if offset == 0 else MAX_FIND_SCAN)
+        res = reader.find(doc, query, limit=limit, ranked=offset == 0, start=offset)
     except ValueError as exc:
         raise misuse(f"find: {exc}.", status=ToolStatus.BAD_FIND) from None
-    matches = [m for m in res.matches if m.offset >= offset] if offset else res.matches
-    if offset and res.truncated and len(matches) <= limit:
-        # Resuming deep in a document with very many matches: collect them all once.
-        res = reader.find(doc, query, limit=res.total)
-        matches = [m for m in res.matches if m.offset >= offset]
-    more = len(matches) > limit or (offset == 0 and res.truncated)
-    shown = matches[:limit]
-    out: dict[str, Any] = {"query": query, "matches": [m.to_dict() for m in shown], "total": res.total,
-                           "truncated": more}
-    if more and shown:
-        nxt = shown[-1].offset + max(1, shown[-1].length)
-        out["nextOffset"] = nxt
-        out["hint"] = (f"{res.total} matches in all; for the ones after these call again with offset={nxt}, "
-                       "or read around one with offset=its offset")
-    elif not shown:
+    out: dict[str, Any] = {**res.to_dict(), "hint": None}
+    if res.truncated and res.matches:
+        last = max(res.matches, key=lambda m: m.offset)
+        nxt = out["nextOffset"] = last.offset + max(1, last.length)
+        order = ("whole words in the text first, then parts of words ('kind'), then table-of-contents and "
+                 "index lines ('in'); " if offset == 0 else "")
+        where = f"from offset {offset}" if offset else "in all"
+        out["hint"] = (f"{res.total} matches {where}; {order}for the ones after these in text order call "
+                       f"again with offset={nxt}, or read around one with offset=its offset")
+    elif not res.matches:
         out["hint"] = res.hint or (f"no match for {query!r} after offset {offset}" if offset else None)
     else:
         out["hint"] = "read around a match with files_read(offset=its offset)"

@@ -78,11 +78,13 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
         path: Path_ = None,
         fileId: FileId = None,
         # No published default: 0 goes without saying, and tools/list bytes are paid in every session.
-        offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset", ge=0)] = None,
+        offset: Annotated[int | None, Field(description="Start character, e.g. nextOffset; outline: branch to open",
+                                            ge=0)] = None,
         limit: Annotated[int | None, Field(
             description="Chars (8000, max 40000); find: matches (20, max 100)", ge=1, le=40_000)] = None,
-        find: Annotated[str | None, Field(description="Text, any case/accents/spacing; max 500",
-                                          max_length=MAX_QUERY_CHARS)] = None,
+        find: Annotated[str | None, Field(
+            description="Text, any case/accents/spacing; outline: section to open; max 500",
+            max_length=MAX_QUERY_CHARS)] = None,
         format: Annotated[Literal["text", "outline"] | None, Field(description="outline: headings, pages")] = None,
     ) -> Annotated[CallToolResult, ReadOut]:
         """Read any file (PDF, Office, text, image) in slices; find gives passages."""
