@@ -35,6 +35,17 @@ def environ() -> Mapping[str, str]:
     return os.environ if env is None else env
 
 
+def process() -> Mapping[str, str]:
+    """The process's own variables, whatever call runs: for what belongs to the process, never to a caller
+    (the index service's idle time, the variables a command sends with its request to the service)."""
+    return os.environ
+
+
+def set_process_default(name: str, value: str) -> None:
+    """Give the process a variable it lacks (a library reads it when it loads: OpenMP's spin count)."""
+    os.environ.setdefault(name, value)
+
+
 def carried(name: str) -> bool:
     """Whether a variable is the caller's (it travels with a call) rather than the process's."""
     return name.startswith(CARRIED_PREFIXES) or name in CARRIED

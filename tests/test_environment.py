@@ -62,3 +62,62 @@ def test_the_client_computes_the_index_the_indexer_opens(tmp_path: Path) -> None
     env = {"HOME": str(tmp_path), "MCP_NEXTCLOUD_INDEX": "~/i.db"}
     assert index_named(["grep", "x"], env, cwd="/") == str(tmp_path / "i.db")
     assert index_named(["grep", "--index", "rel.db", "x"], env, cwd=str(tmp_path)) == str(tmp_path / "rel.db")
+
+
+# What reads the process's environment or home directly: only environment.py may (issue 51), so a caller's
+# variables (a request's HOME, XDG folders, MCP_NEXTCLOUD_*) hold wherever its work runs.
+_PROCESS_READS = {("os", "environ"), ("os", "getenv"), ("os", "putenv"), ("os", "unsetenv"), ("Path", "home"),
+                  ("path", "expanduser")}
+
+
+def _process_reads(tree) -> list[tuple[int, str]]:
+    import ast
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            owner = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+            if (owner, node.attr) in _PROCESS_READS or node.attr == "expanduser":
+                found.append((node.lineno, f"{owner}.{node.attr}"))
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "os.path"):
+            found += [(node.lineno, f"from {node.module} import {a.name}") for a in node.names
+                      if a.name in ("environ", "getenv", "putenv", "expanduser")]
+    return found
+
+
+def test_only_environment_py_reads_the_process_environment_or_home() -> None:
+    import ast
+
+    root = Path(environment.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "environment.py" or rel.startswith("fixtures/"):
+            continue
+        offenders += [f"{rel}:{line}: {what}" for line, what in _process_reads(ast.parse(path.read_text()))]
+    assert offenders == [], "read these through mcp_nextcloud.environment:\n" + "\n".join(offenders)
+
+
+def test_the_reads_check_finds_each_kind_of_read() -> None:
+    import ast
+
+    code = ("import os\nfrom pathlib import Path\nfrom os import environ\na = os.environ['X']\nb = os.getenv('Y')\n"
+            "c = Path.home()\nd = os.path.expanduser('~')\ne = Path('~/x').expanduser()\n")
+    assert [line for line, _ in sorted(_process_reads(ast.parse(code)))] == [3, 4, 5, 6, 7, 8]
+
+
+def test_the_desktop_clients_config_is_looked_for_where_the_caller_says(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    """Issue 51: inside the index service a caller's XDG_CONFIG_HOME and MCP_NEXTCLOUD_DESKTOP_CONFIG were
+    ignored (desktop_config read the service process's own variables and home)."""
+    from mcp_nextcloud.indexer.local.desktop_config import ENV_VAR, config_paths
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "process-config"))
+    named = tmp_path / "theirs.cfg"
+    with environment.using({ENV_VAR: str(named), "HOME": str(tmp_path / "caller")}):
+        assert config_paths() == [named]
+    with environment.using({"XDG_CONFIG_HOME": str(tmp_path / "caller-config"), "HOME": str(tmp_path / "caller")}):
+        paths = config_paths()
+    assert paths[0] == tmp_path / "caller-config" / "Nextcloud" / "nextcloud.cfg"
+    assert all(str(p).startswith(str(tmp_path / "caller")) for p in paths), paths

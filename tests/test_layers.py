@@ -5,8 +5,8 @@
     service/      the index service: client, daemon, the serve's tool host              -> server and below
     server/       the MCP app and its tools                                             -> indexer and below
     indexer/      the index: sources, store, search, jobs                               -> nextcloud, reader
-    nextcloud/    the only code that speaks HTTP to Nextcloud                            -> nothing of ours
-    reader/       bytes -> Document; pure                                                -> nothing of ours
+    nextcloud/    the only code that speaks HTTP to Nextcloud                            -> environment
+    reader/       bytes -> Document; pure (a child process's variables: environment)    -> environment
     environment   the variables of the work at hand (standard library only)             -> nothing of ours
 
 Every import counts, wherever it is written (top, function, TYPE_CHECKING). fixtures/ (the emulator and the
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mcp_nextcloud"
 BELOW: dict[str, set[str]] = {
     "environment": set(),
-    "reader": set(),
+    "reader": {"environment"},
     "nextcloud": {"environment"},
     "indexer": {"nextcloud", "reader", "environment"},
     "server": {"indexer", "nextcloud", "reader", "environment"},

@@ -15,6 +15,7 @@ from typing import Any
 from mcp_nextcloud.cli.console import stderr, stdout
 from mcp_nextcloud.cli.options import add_json
 from mcp_nextcloud.cli.parser import Subcommands
+from mcp_nextcloud.environment import expand
 
 PROG = "mcp-nextcloud connect"
 
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from mcp_nextcloud.cli.hosts import HOSTS, entries
 
     host = HOSTS[args.host]
-    path = Path(args.file).expanduser() if args.file else host.path()
+    path = expand(args.file) if args.file else host.path()
     wanted = entries(host, args.name, args.mail)
     if args.print_only:
         return _print(host, path, wanted, args.json)

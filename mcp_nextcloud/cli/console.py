@@ -52,7 +52,7 @@ def _own_process() -> Console:
     from mcp_nextcloud.service.client import terminal_columns
 
     return Console(out=sys.stdout, err=sys.stderr, inp=sys.stdin, cwd=os.getcwd(), columns=terminal_columns(),
-                   env=os.environ)
+                   env=environment.process())
 
 
 def current() -> Console:

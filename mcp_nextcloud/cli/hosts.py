@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from mcp_nextcloud.environment import environ, home
+from mcp_nextcloud.environment import environ, expand, home
 
 # Variables an entry passes on when this shell sets them: where our account and index are (never a secret).
 PASSED_ON = ("MCP_NEXTCLOUD_CONFIG", "MCP_NEXTCLOUD_INDEX")
@@ -99,7 +99,7 @@ def server_command() -> list[str]:
 def entries(host: Host, name: str, mail: bool) -> dict[str, dict[str, Any]]:
     """The entries `connect` writes: NAME (files, calendar...), and NAME-mail (`serve --mail`) on request."""
     base = server_command()
-    env = {key: str(Path(environ()[key]).expanduser().resolve()) for key in PASSED_ON if environ().get(key)}
+    env = {key: str(expand(environ()[key]).resolve()) for key in PASSED_ON if environ().get(key)}
     out = {name: host.shape([*base, "serve"], dict(env))}
     if mail:
         out[f"{name}-mail"] = host.shape([*base, "serve", "--mail"], dict(env))

@@ -15,6 +15,7 @@ from typing import Any
 from mcp_nextcloud.cli.options import add_index, add_json
 from mcp_nextcloud.cli.parser import Subcommands
 from mcp_nextcloud.cli.console import index_file, stderr, stdout
+from mcp_nextcloud.environment import environ, expand
 
 
 def register(subparsers: Subcommands) -> None:
@@ -115,7 +116,7 @@ def run_serve(args: argparse.Namespace) -> int:
         sock = _bind(args.port)
         if sock is None:
             return 2
-    faultlog.install((Path(args.telemetry).expanduser() if args.telemetry else default_telemetry_path()).parent,
+    faultlog.install((expand(args.telemetry) if args.telemetry else default_telemetry_path()).parent,
                      stderr=True)
     opened: list[Any] = []
     server: Any
@@ -206,24 +207,23 @@ def _service_tools(args: argparse.Namespace, index_path: Path) -> Any:
 
     Here: with MCP_NEXTCLOUD_SERVICE=0, for --mail (no index), and with --telemetry or --max-read-mb, which
     would give this serve a context unlike the service's."""
-    import os
 
     from mcp_nextcloud.service.client import SWITCH, service_name
 
-    if os.environ.get(SWITCH) == "0" or args.mail or args.telemetry or args.max_read_mb:
+    if environ().get(SWITCH) == "0" or args.mail or args.telemetry or args.max_read_mb:
         return None
     from mcp_nextcloud.service.client import connect
     from mcp_nextcloud.service.tools import ServiceTools
 
     interval = args.interval if args.interval and args.interval > 0 else 0.0
-    name = service_name(["serve", *(["--index", str(index_path)])], os.environ)
+    name = service_name(["serve", *(["--index", str(index_path)])], environ())
     try:
         connect(name).close()            # started now: the first tool call does not wait for it
     except OSError as exc:               # no private runtime folder of ours...: this serve runs its tools itself
         print(f"mcp-nextcloud serve: the index service cannot be used ({exc}); running the tools in this "
               "process", file=stderr())
         return None
-    return ServiceTools(name, index_path, interval, dict(os.environ))
+    return ServiceTools(name, index_path, interval, dict(environ()))
 
 
 def _apply_profile(args: argparse.Namespace, server: Any) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mcp_nextcloud.cli.console import stderr
+from mcp_nextcloud.environment import expand
 
 HTTP_CONNECTIONS = 256   # people share one server: more connections at once than a single person's serve
 
@@ -39,7 +40,7 @@ def run_team(args: argparse.Namespace, bind: Callable[[int], Any]) -> int:
     from mcp_nextcloud.server.http_limits import MAX_BODY_BYTES
     from mcp_nextcloud.server.http_protocol import http_server
 
-    state = Path(args.state).expanduser() if args.state else default_state()
+    state = expand(args.state) if args.state else default_state()
     team = build_team_server(args.public_url, args.nextcloud_url, state, max_body=MAX_BODY_BYTES,
                              interval=args.interval if args.interval and args.interval > 0 else 0.0)
     print(f"mcp-nextcloud: team server for {args.nextcloud_url} at {args.public_url.rstrip('/')}/mcp "

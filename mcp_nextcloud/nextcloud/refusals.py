@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import default_config_path
-from mcp_nextcloud.environment import environ
+from mcp_nextcloud.environment import environ, expand
 
 ENV_PATH = "MCP_NEXTCLOUD_REFUSED"      # where the record lives (default: beside the config file)
 _SALT = b"mcp-nextcloud refused credential v1\0"
@@ -45,7 +45,7 @@ def default_path() -> Path:
     """$MCP_NEXTCLOUD_REFUSED, else `refused-credentials` beside the account's config file."""
     env = environ().get(ENV_PATH)
     if env:
-        return Path(env).expanduser()
+        return expand(env)
     return default_config_path().with_name("refused-credentials")
 
 

@@ -12,12 +12,12 @@ OCR_SECONDS and OCR_MEMORY bound each page. One thread per page
 from __future__ import annotations
 
 import functools
-import os
 import shutil
 import subprocess
 import sys
 
 from typing import NamedTuple
+from mcp_nextcloud.environment import for_child
 
 DPI = 150                          # scans are rendered (PDF) and read at this resolution
 OCR_SECONDS = 20.0                 # one page's OCR is killed past this
@@ -102,7 +102,7 @@ def ocr_image(image: bytes, seconds: float = OCR_SECONDS) -> OcrPage:
     if found is None:
         raise OcrError(MISSING)
     exe = shutil.which("tesseract") or "tesseract"
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    env = {**for_child(), "OMP_THREAD_LIMIT": "1"}
     try:
         done = subprocess.run([exe, "stdin", "stdout", "-l", found[1], "--dpi", str(DPI), "tsv"], input=image,
                               capture_output=True, timeout=seconds, env=env, preexec_fn=_child_limits)

@@ -6,9 +6,10 @@ this process's arguments, working folder, terminal width and environment (they
 travel with the request: the service changes nothing of its own process for
 it), streams its stdout/stderr back, asks for stdin when the command reads it,
 and ends with the exit code. This module imports only what the interpreter has
-loaded already (os, sys, stat, time) plus _socket and _sha256, so a call pays
-for the hand-over alone; the service is started here when none answers
-(subprocess and fcntl are imported then only).
+loaded already (os, sys, stat, time) plus _socket, _sha256 and environment.py (the
+one reader of the process's variables: contextvars, ~1 ms), so a call pays for the
+hand-over alone; the service is started here when none answers (subprocess and
+fcntl are imported then only).
 
 Where. One private runtime folder per user ($XDG_RUNTIME_DIR/mcp-nextcloud,
 else /run/user/UID/mcp-nextcloud when that is the user's, else
@@ -29,6 +30,9 @@ import os
 import stat
 import sys
 import time
+
+from mcp_nextcloud.environment import environ, process
+from mcp_nextcloud.environment import home as user_home
 
 TYPE_CHECKING = False   # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
@@ -68,7 +72,7 @@ class ServiceGone(Exception):
 # -- where the socket is (both sides) --------------------------------------------------------
 def runtime_folder() -> str:
     """This user's folder for service sockets (it may not exist yet)."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    runtime = environ().get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime):
         return os.path.join(runtime, "mcp-nextcloud")
     # What XDG_RUNTIME_DIR names on a systemd login: a host that does not pass it finds the shell's service.
@@ -101,7 +105,7 @@ def index_named(argv: list[str], env: "Mapping[str, str]", cwd: str = "") -> str
         elif arg.startswith("--index="):
             explicit = arg.split("=", 1)[1]
     named = explicit or env.get(INDEX_ENV) or default_index(env)
-    home = env.get("HOME") or os.path.expanduser("~")
+    home = env.get("HOME") or str(user_home())
     if named == "~" or named.startswith("~/"):
         named = home + named[1:]
     return os.path.realpath(os.path.join(cwd or os.getcwd(), named))
@@ -304,7 +308,7 @@ def _start(name: str) -> None:
 # -- a CLI call ------------------------------------------------------------------------------
 def forwarded(argv: list[str]) -> bool:
     """Whether the service runs this call (else this process does)."""
-    if os.environ.get(SWITCH) == "0" or not argv:
+    if process().get(SWITCH) == "0" or not argv:
         return False
     if argv[0] in LOCAL or argv[0] in NO_INDEX or argv[0] not in COMMANDS:
         return False
@@ -319,8 +323,8 @@ def forward(argv: list[str]) -> int | None:
     if not forwarded(argv):
         return None
     cwd = os.getcwd()
-    name = service_name(argv, os.environ, cwd)
-    request = netstring(pack([PROTOCOL, "cli", env_field(os.environ), cwd, str(terminal_columns()),
+    name = service_name(argv, process(), cwd)
+    request = netstring(pack([PROTOCOL, "cli", env_field(process()), cwd, str(terminal_columns()),
                               _ttys(), *argv]))
     for _attempt in range(3):
         try:
@@ -424,7 +428,7 @@ def terminal_columns() -> int:
     (with bz2 and lzma, ~2 ms). argparse's formatter uses it too (cli/parser.py), and the service runs
     a call with the caller's in $COLUMNS."""
     try:
-        columns = int(os.environ.get("COLUMNS", ""))
+        columns = int(process().get("COLUMNS", ""))
     except ValueError:
         columns = 0
     if columns <= 0:

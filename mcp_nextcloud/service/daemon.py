@@ -36,6 +36,7 @@ from typing import Any, Callable
 
 from mcp_nextcloud.service import requests as rq
 from mcp_nextcloud.service.channel import Connection
+from mcp_nextcloud.environment import process
 from mcp_nextcloud.service.client import (DECLINED, EXIT, IDLE_ENV, PROTOCOL, STALE, TAKEN, ServiceGone,
                                           code_root, is_private_folder, make_private_folder, peer_is_this_user)
 
@@ -114,8 +115,8 @@ class Service:
         self._stamped = time.monotonic()
         self._trimmed = False
         self.started = time.time()
-        self.idle_s = float(os.environ.get(IDLE_ENV) or IDLE_SECONDS)
-        self.shed_s = float(os.environ.get(SHED_ENV) or SHED_SECONDS)
+        self.idle_s = float(process().get(IDLE_ENV) or IDLE_SECONDS)
+        self.shed_s = float(process().get(SHED_ENV) or SHED_SECONDS)
         self.stop = threading.Event()
         self._lock = threading.Lock()
         self.active = 0

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import re
 import socket
 import ssl
@@ -29,6 +28,7 @@ from urllib.parse import urlsplit
 import anyio
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
+from mcp_nextcloud.environment import process
 
 MAX_BYTES = 5 * 1024
 TIMEOUT_S = 5.0
@@ -113,7 +113,7 @@ def _tls() -> ssl.SSLContext:
     """The certificate authorities to trust: SSL_CERT_FILE's when set (a private CA), else certifi's."""
     import certifi
 
-    return ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or certifi.where())
+    return ssl.create_default_context(cafile=process().get("SSL_CERT_FILE") or certifi.where())
 
 
 class ClientDocuments:

@@ -23,6 +23,7 @@ from mcp_nextcloud.server.errors import ToolFailure
 from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.team.store import Store, private_folder
 from mcp_nextcloud.team.vault import Vault
+from mcp_nextcloud.environment import process
 
 PEOPLE = "people"
 log = logging.getLogger("mcp_nextcloud.team")
@@ -57,12 +58,11 @@ def person_env(folder: Path, url: str, login_name: str, app_password: str) -> di
     """The variables a person's calls run with: the team server's settings (MCP_NEXTCLOUD_MEANING...), their
     account, every folder inside their own, their record of refused credentials, and TEAM_SIGN_IN (a refused
     password's advice is to sign in again)."""
-    import os
 
     from mcp_nextcloud.nextcloud.refusals import ENV_PATH
     from mcp_nextcloud.server.tools.files.coverage import TEAM_SIGN_IN
 
-    settings = {k: v for k, v in os.environ.items() if k.startswith("MCP_NEXTCLOUD_")}
+    settings = {k: v for k, v in process().items() if k.startswith("MCP_NEXTCLOUD_")}
     return {**settings, TEAM_SIGN_IN: "1", "NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name,
             "NEXTCLOUD_APP_PASSWORD": app_password, ENV_PATH: str(refusals_path(folder)),
             "MCP_NEXTCLOUD_INDEX": str(folder / "index.db"),

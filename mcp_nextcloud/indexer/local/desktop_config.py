@@ -26,6 +26,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_nextcloud.environment import environ, expand
+from mcp_nextcloud.environment import home as user_home
 from mcp_nextcloud.indexer.errors import IndexCode, IndexerError
 
 ENV_VAR = "MCP_NEXTCLOUD_DESKTOP_CONFIG"
@@ -75,15 +77,15 @@ def normalize_remote_path(path: str) -> str:
 
 def config_paths() -> list[Path]:
     """The nextcloud.cfg files to consult: $MCP_NEXTCLOUD_DESKTOP_CONFIG, else the client's standard places."""
-    env = os.environ.get(ENV_VAR)
+    env = environ().get(ENV_VAR)
     if env is not None:
-        return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-    home = Path.home()
-    bases = [Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config"),
+        return [expand(p) for p in env.split(os.pathsep) if p]
+    home = user_home()
+    bases = [Path(environ().get("XDG_CONFIG_HOME") or home / ".config"),
              home / ".var" / "app" / "com.nextcloud.desktopclient.nextcloud" / "config",   # Flatpak
              home / "Library" / "Preferences"]                                             # macOS
-    if sys.platform == "win32" and os.environ.get("APPDATA"):
-        bases.insert(0, Path(os.environ["APPDATA"]))
+    if sys.platform == "win32" and environ().get("APPDATA"):
+        bases.insert(0, Path(environ()["APPDATA"]))
     return [b / "Nextcloud" / "nextcloud.cfg" for b in bases]
 
 
@@ -180,7 +182,7 @@ def read_sync_folders(cfg: str | Path) -> list[SyncFolder]:
 
 def _same_folder(a: str, b: str) -> bool:
     def norm(p: str) -> str:
-        return os.path.normcase(os.path.realpath(os.path.expanduser(p)))
+        return os.path.normcase(os.path.realpath(expand(p)))
 
     return norm(a) == norm(b)
 

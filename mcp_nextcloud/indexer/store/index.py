@@ -34,6 +34,7 @@ from mcp_nextcloud.indexer.store import selection as sel
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS, migrate
 from mcp_nextcloud.indexer.store.thread_connections import ThreadConnections
 from mcp_nextcloud.indexer.store.writer import IndexWriter
+from mcp_nextcloud.environment import expand
 
 __all__ = ["Index", "IndexWriter", "default_index_path"]
 
@@ -92,7 +93,7 @@ class Index:
     @classmethod
     def open(cls, path: str | Path) -> Self:
         """Open (creating and migrating the schema if needed) the index at `path`."""
-        p = Path(path).expanduser()
+        p = expand(path)
         notes = secure_database(p)   # 0700 folder, 0600 database and side files (repairs are noted)
         con = _connect(str(p), readonly=False)
         try:
