@@ -294,21 +294,30 @@ class Transport:
     def _send(self, req: httpx.Request, stream: bool, deadline: float, source: str,
               path: str | None) -> httpx.Response:
         """Send one attempt; while the credentials are unproven, one attempt at a time carries them."""
-        if self.refusals.accepted(self._fingerprint):
-            return self.client.send(req, stream=stream)
-        gate = self.refusals.gate(self._fingerprint)
-        if not gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            # Another request is still learning whether these credentials pass: not one more login attempt.
-            raise error_for(source, None, condition="timeout", path=path)
+        gate = None if self.refusals.accepted(self._fingerprint) else self._unproven(deadline, source, path)
         try:
-            if self.refusals.refused_at(self._fingerprint) is not None:
-                raise error_for(source, 401, condition="refused_before", path=path)
             resp = self.client.send(req, stream=stream)
             if resp.status_code not in (401, 429):
                 self.refusals.mark_accepted(self._fingerprint)
             return resp
         finally:
+            if gate is not None:
+                gate.release()
+
+    def _unproven(self, deadline: float, source: str, path: str | None) -> threading.Lock | None:
+        """The credentials' gate, held: this attempt is the one that carries them; None when another attempt
+        proved them while this one waited. Refused meanwhile: raised, nothing sent."""
+        gate = self.refusals.gate(self._fingerprint)
+        if not gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            # Another request is still learning whether these credentials pass: not one more login attempt.
+            raise error_for(source, None, condition="timeout", path=path)
+        if self.refusals.refused_at(self._fingerprint) is not None:
             gate.release()
+            raise error_for(source, 401, condition="refused_before", path=path)
+        if self.refusals.accepted(self._fingerprint):
+            gate.release()
+            return None
+        return gate
 
     def _judge_refusal(self, resp: httpx.Response, method: str, path: str | None) -> bool:
         """Record refused credentials (a login failure); True when the brute-force protection throttles us."""
