@@ -47,7 +47,8 @@ def test_calls_side_by_side_after_the_deletion_cost_one_failed_login(team: dict[
     with ThreadPoolExecutor(CALLS) as pool:
         answers = list(pool.map(lambda rid: _read(url, headers, rid), range(10, 10 + CALLS)))
     failed = emulator.bruteforce.attempts(ADDRESS) - before
-    said = [(status, (result.get("structuredContent") or {}).get("error", {}).get("code")) for status, result in answers]
+    said = [(status, (result.get("structuredContent") or {}).get("error", {}).get("code"))
+            for status, result in answers]
     assert failed == 1, f"{failed} failed logins in Nextcloud for one deleted app password: {said}"
     assert all(status == 401 or code == "signed_out" for status, code in said), json.dumps(answers)[:3000]
     assert any(code == "signed_out" for _, code in said), said
