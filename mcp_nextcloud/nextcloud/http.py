@@ -87,12 +87,17 @@ SLOWDOWN_WINDOW_S = 1800.0   # Nextcloud blocks on the failed logins of the last
 
 
 def recent_failed_login(account: Account, refusals: refused_credentials.Refusals | None = None) -> float | None:
-    """When a login of this account from here was last refused, within the brute-force window; else None.
+    """When a login of this account from here (or, where an address record is named, anyone's login from this
+    address: a team server's people) was last refused, within the brute-force window; else None.
 
     Then a slow or missing answer may be Nextcloud's brute-force delay, not an overloaded server."""
     store = refusals or refused_credentials.shared()
-    when = store.refused_at(refused_credentials.server_fingerprint(account))
-    return when if when is not None and time.time() - when < SLOWDOWN_WINDOW_S else None
+    marks = [store.refused_at(refused_credentials.server_fingerprint(account))]
+    address = refused_credentials.address_record()     # anyone's, on a team server: everyone is slowed
+    if address is not None:
+        marks.append(address.refused_at(refused_credentials.ADDRESS_MARK))
+    recent = [when for when in marks if when is not None and time.time() - when < SLOWDOWN_WINDOW_S]
+    return max(recent) if recent else None
 
 
 def is_bruteforce_throttle(resp: httpx.Response) -> bool:
@@ -173,6 +178,7 @@ class Transport:
         self.refusals = refusals or refused_credentials.shared()
         self._fingerprint = refused_credentials.fingerprint(account)
         self._server_fp = refused_credentials.server_fingerprint(account)
+        self._address = refused_credentials.address_record()
         self.base_url = account.url
         self.timeout = timeout
         self.connect_timeout = connect_timeout
@@ -323,6 +329,8 @@ class Transport:
         """Record refused credentials (a login failure); True when the brute-force protection throttles us."""
         if resp.status_code == 401 and is_login_failure(resp):
             self.refusals.record(self._fingerprint, self._server_fp)
+            if self._address is not None:
+                self._address.record(refused_credentials.ADDRESS_MARK)
             log.warning("%s %s -> 401: credentials refused; not sent again until they change", method, path or "")
         return is_bruteforce_throttle(resp)
 

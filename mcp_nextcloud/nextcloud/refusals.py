@@ -25,6 +25,10 @@ from .config import default_config_path
 from mcp_nextcloud.environment import environ
 
 ENV_PATH = "MCP_NEXTCLOUD_REFUSED"      # where the record lives (default: beside the config file)
+# A record shared by every account that calls Nextcloud from this machine's address (the team server's people):
+# anyone's failed login from it slows everyone's requests. Its one entry is ADDRESS_MARK. Unset: none.
+ADDRESS_ENV = "MCP_NEXTCLOUD_ADDRESS_REFUSED"
+ADDRESS_MARK = "address"
 _SALT = b"mcp-nextcloud refused credential v1\0"
 MAX_LINES = 200                          # older fingerprints are forgotten past this many
 PROVEN_S = 2.0                           # credentials accepted this recently carry requests side by side
@@ -40,6 +44,13 @@ def server_fingerprint(account: Any) -> str:
     """A name for (server, login) alone: a refusal of any password of this account marks the server slow."""
     raw = "\0".join(str(getattr(account, k, "") or "") for k in ("url", "user"))
     return "s" + hashlib.sha256(_SALT + raw.encode("utf-8")).hexdigest()[:31]
+
+
+def address_record() -> "Refusals | None":
+    """The record of failed logins from this address that every account calling from it shares
+    ($MCP_NEXTCLOUD_ADDRESS_REFUSED), or None where none is named (a person's own machine)."""
+    env = environ().get(ADDRESS_ENV)
+    return shared(Path(env).expanduser()) if env else None
 
 
 def default_path() -> Path:

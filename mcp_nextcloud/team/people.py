@@ -26,6 +26,7 @@ from mcp_nextcloud.team.store import Person, Store, private_folder
 from mcp_nextcloud.team.vault import Vault
 
 PEOPLE = "people"
+ADDRESS_RECORD = "address-refusals"     # in the people folder: nextcloud.refusals.address_record's file
 log = logging.getLogger("mcp_nextcloud.team")
 RECHECK_S = 60.0     # a deleted app password ends the access within this, or at the first call Nextcloud refuses
 
@@ -56,16 +57,18 @@ def refusals_path(folder: Path) -> Path:
 
 def person_env(folder: Path, url: str, login_name: str, app_password: str) -> dict[str, str]:
     """The variables a person's calls run with: the team server's settings (MCP_NEXTCLOUD_MEANING...), their
-    account, every folder inside their own, their record of refused credentials, and TEAM_SIGN_IN (a refused
+    account, every folder inside their own, their record of refused credentials, the team's record of failed
+    logins from its address (anyone's slows everyone: a slow answer then says so), and TEAM_SIGN_IN (a refused
     password's advice is to sign in again)."""
     import os
 
-    from mcp_nextcloud.nextcloud.refusals import ENV_PATH
+    from mcp_nextcloud.nextcloud.refusals import ADDRESS_ENV, ENV_PATH
     from mcp_nextcloud.server.tools.files.coverage import TEAM_SIGN_IN
 
     settings = {k: v for k, v in os.environ.items() if k.startswith("MCP_NEXTCLOUD_")}
     return {**settings, TEAM_SIGN_IN: "1", "NEXTCLOUD_URL": url, "NEXTCLOUD_USER": login_name,
             "NEXTCLOUD_APP_PASSWORD": app_password, ENV_PATH: str(refusals_path(folder)),
+            ADDRESS_ENV: str(folder.parent / ADDRESS_RECORD),
             "MCP_NEXTCLOUD_INDEX": str(folder / "index.db"),
             "MCP_NEXTCLOUD_TELEMETRY": str(folder / "calls.sqlite"),
             "MCP_NEXTCLOUD_CONFIG": str(folder / "config" / "account.json"),
@@ -113,6 +116,14 @@ def _error_code(result: Any) -> ErrorCode | None:
     return ErrorCode.parse(error.get("code")) if isinstance(error, dict) else None
 
 
+def _slowed(result: Any) -> bool:
+    """Whether an answer says Nextcloud's brute-force delay slowed it (its warnings carry TEAM_SLOWED)."""
+    from mcp_nextcloud.server.tools.files.coverage import TEAM_SLOWED
+
+    warnings = (getattr(result, "structured_content", None) or {}).get("warnings")
+    return isinstance(warnings, list) and any(isinstance(w, str) and TEAM_SLOWED in w for w in warnings)
+
+
 def _account(person: Any, password: str) -> Any:
     """The person's Nextcloud account as their calls see it (the same fingerprint in nextcloud.refusals)."""
     from mcp_nextcloud.nextcloud.config import Account
@@ -130,6 +141,7 @@ class PersonTools:
         self._held_by: dict[str, _Held] = {}                # subject -> their credential, opened (see _held)
         self._gone: dict[str, float] = {}                   # subject -> when a refusal signed them out (_sign_out)
         self.throttles = 0                                  # answers Nextcloud throttled (429) since the start
+        self.slowed = 0                                     # answers its brute-force delay slowed (TEAM_SLOWED)
         self._lock = threading.Lock()
         self.service = team_service_name(state)
         self._keeper: Any = None
@@ -164,6 +176,8 @@ class PersonTools:
             self._check(subject, held)
         elif code is not None and code in THROTTLES:
             self._throttled(f"a call of {name}", code)
+        elif _slowed(result):
+            self._was_slowed(f"a call of {name}")
         return result
 
     def _held(self, subject: str) -> _Held:
@@ -231,6 +245,16 @@ class PersonTools:
                "failed logins from it: put the address on Nextcloud's brute-force IP allowlist (docs/team-server.md)"
                if code is ErrorCode.THROTTLED else "it rate-limits the account")
         log.warning("Nextcloud throttled %s (HTTP 429; %d time(s) since this server started): %s", what, count, why)
+
+    def _was_slowed(self, what: str) -> None:
+        """Say in the log, with a count, that Nextcloud's brute-force delay slowed this server (the answer says
+        it too: coverage.TEAM_SLOWED)."""
+        with self._lock:
+            self.slowed += 1
+            count = self.slowed
+        log.warning("Nextcloud slowed %s (its brute-force delay after failed logins from this server's address; "
+                    "%d time(s) since this server started): put the address on Nextcloud's brute-force IP "
+                    "allowlist (docs/team-server.md)", what, count)
 
     def forget(self, subject: str) -> None:
         """End a person's access: tokens, sealed password and service link (their index stays on disk)."""
