@@ -210,9 +210,9 @@ class PersonTools:
 
     def _sign_out(self, subject: str) -> None:
         """End the person's access here (every token, the sealed password, the service link) and say so."""
-        self.forget(subject)
-        with self._lock:
+        with self._lock:     # first: a call of theirs that finds them gone is told why
             self._gone[subject] = time.monotonic()
+        self.forget(subject)
         raise _signed_out()
 
     def _check(self, subject: str, held: _Held) -> None:
