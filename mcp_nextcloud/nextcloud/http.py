@@ -87,12 +87,17 @@ SLOWDOWN_WINDOW_S = 1800.0   # Nextcloud blocks on the failed logins of the last
 
 
 def recent_failed_login(account: Account, refusals: refused_credentials.Refusals | None = None) -> float | None:
-    """When a login of this account from here was last refused, within the brute-force window; else None.
+    """When a login of this account from here (or, where an address record is named, anyone's login from this
+    address: a team server's people) was last refused, within the brute-force window; else None.
 
     Then a slow or missing answer may be Nextcloud's brute-force delay, not an overloaded server."""
     store = refusals or refused_credentials.shared()
-    when = store.refused_at(refused_credentials.server_fingerprint(account))
-    return when if when is not None and time.time() - when < SLOWDOWN_WINDOW_S else None
+    marks = [store.refused_at(refused_credentials.server_fingerprint(account))]
+    address = refused_credentials.address_record()     # anyone's, on a team server: everyone is slowed
+    if address is not None:
+        marks.append(address.refused_at(refused_credentials.ADDRESS_MARK))
+    recent = [when for when in marks if when is not None and time.time() - when < SLOWDOWN_WINDOW_S]
+    return max(recent) if recent else None
 
 
 def is_bruteforce_throttle(resp: httpx.Response) -> bool:
@@ -173,6 +178,7 @@ class Transport:
         self.refusals = refusals or refused_credentials.shared()
         self._fingerprint = refused_credentials.fingerprint(account)
         self._server_fp = refused_credentials.server_fingerprint(account)
+        self._address = refused_credentials.address_record()
         self.base_url = account.url
         self.timeout = timeout
         self.connect_timeout = connect_timeout
@@ -294,26 +300,37 @@ class Transport:
     def _send(self, req: httpx.Request, stream: bool, deadline: float, source: str,
               path: str | None) -> httpx.Response:
         """Send one attempt; while the credentials are unproven, one attempt at a time carries them."""
-        if self.refusals.accepted(self._fingerprint):
-            return self.client.send(req, stream=stream)
-        gate = self.refusals.gate(self._fingerprint)
-        if not gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            # Another request is still learning whether these credentials pass: not one more login attempt.
-            raise error_for(source, None, condition="timeout", path=path)
+        gate = None if self.refusals.accepted(self._fingerprint) else self._unproven(deadline, source, path)
         try:
-            if self.refusals.refused_at(self._fingerprint) is not None:
-                raise error_for(source, 401, condition="refused_before", path=path)
             resp = self.client.send(req, stream=stream)
             if resp.status_code not in (401, 429):
                 self.refusals.mark_accepted(self._fingerprint)
             return resp
         finally:
+            if gate is not None:
+                gate.release()
+
+    def _unproven(self, deadline: float, source: str, path: str | None) -> threading.Lock | None:
+        """The credentials' gate, held: this attempt is the one that carries them; None when another attempt
+        proved them while this one waited. Refused meanwhile: raised, nothing sent."""
+        gate = self.refusals.gate(self._fingerprint)
+        if not gate.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            # Another request is still learning whether these credentials pass: not one more login attempt.
+            raise error_for(source, None, condition="timeout", path=path)
+        if self.refusals.refused_at(self._fingerprint) is not None:
             gate.release()
+            raise error_for(source, 401, condition="refused_before", path=path)
+        if self.refusals.accepted(self._fingerprint):
+            gate.release()
+            return None
+        return gate
 
     def _judge_refusal(self, resp: httpx.Response, method: str, path: str | None) -> bool:
         """Record refused credentials (a login failure); True when the brute-force protection throttles us."""
         if resp.status_code == 401 and is_login_failure(resp):
             self.refusals.record(self._fingerprint, self._server_fp)
+            if self._address is not None:
+                self._address.record(refused_credentials.ADDRESS_MARK)
             log.warning("%s %s -> 401: credentials refused; not sent again until they change", method, path or "")
         return is_bruteforce_throttle(resp)
 

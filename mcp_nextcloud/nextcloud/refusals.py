@@ -25,8 +25,13 @@ from .config import default_config_path
 from mcp_nextcloud.environment import environ, expand
 
 ENV_PATH = "MCP_NEXTCLOUD_REFUSED"      # where the record lives (default: beside the config file)
+# A record shared by every account that calls Nextcloud from this machine's address (the team server's people):
+# anyone's failed login from it slows everyone's requests. Its one entry is ADDRESS_MARK. Unset: none.
+ADDRESS_ENV = "MCP_NEXTCLOUD_ADDRESS_REFUSED"
+ADDRESS_MARK = "address"
 _SALT = b"mcp-nextcloud refused credential v1\0"
 MAX_LINES = 200                          # older fingerprints are forgotten past this many
+PROVEN_S = 2.0                           # credentials accepted this recently carry requests side by side
 
 
 def fingerprint(account: Any) -> str:
@@ -39,6 +44,13 @@ def server_fingerprint(account: Any) -> str:
     """A name for (server, login) alone: a refusal of any password of this account marks the server slow."""
     raw = "\0".join(str(getattr(account, k, "") or "") for k in ("url", "user"))
     return "s" + hashlib.sha256(_SALT + raw.encode("utf-8")).hexdigest()[:31]
+
+
+def address_record() -> "Refusals | None":
+    """The record of failed logins from this address that every account calling from it shares
+    ($MCP_NEXTCLOUD_ADDRESS_REFUSED), or None where none is named (a person's own machine)."""
+    env = environ().get(ADDRESS_ENV)
+    return shared(Path(env).expanduser()) if env else None
 
 
 def default_path() -> Path:
@@ -57,22 +69,25 @@ class Refusals:
         self._lock = threading.Lock()
         self._known: dict[str, float] = {}    # fingerprint -> when it was refused (epoch seconds)
         self._file_state: tuple[float, int] | None = None
-        self._verified: set[str] = set()      # credentials a server accepted in this process
+        self._verified: dict[str, float] = {}   # credentials -> when a server last accepted them (monotonic)
         self._gates: dict[str, threading.Lock] = {}
 
     def accepted(self, fp: str) -> bool:
-        """True once a request with these credentials got past the login in this process."""
-        return fp in self._verified
+        """True while a request with these credentials got past the login within PROVEN_S, in this process."""
+        when = self._verified.get(fp)
+        return when is not None and time.monotonic() - when < PROVEN_S
 
     def mark_accepted(self, fp: str) -> None:
-        self._verified.add(fp)
+        self._verified[fp] = time.monotonic()
 
     def gate(self, fp: str) -> threading.Lock:
         """The one lock of these credentials while they are unproven: one request at a time carries them.
 
         Concurrent first requests (the background sync, a tool's best-effort check) would each be a failed
         login when the password is wrong, and one abandoned at its timeout is counted by the server without
-        our ever seeing its 401."""
+        our ever seeing its 401. A password accepted before is unproven again PROVEN_S after its last accepted
+        request: its person may have deleted it meanwhile (Settings > Security), and the calls they make next,
+        side by side, must cost one failed login, not one each."""
         with self._lock:
             return self._gates.setdefault(fp, threading.Lock())
 

@@ -200,6 +200,12 @@ class ServerContext:
             self._cache[key] = (now, value)
         return value
 
+    def cached_now(self, key: str) -> Any:
+        """The value `cached` keeps under key, or None when none was computed."""
+        with self._lock:
+            hit = self._cache.get(key)
+        return hit[1] if hit else None
+
     def remember_document(self, key: tuple[Any, str], doc: Document, max_chars: int = 5_000_000) -> None:
         """Keep `doc` in the in-memory LRU, evicting the oldest beyond max_chars of text and image bytes (the
         newest always stays)."""

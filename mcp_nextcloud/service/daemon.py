@@ -286,6 +286,9 @@ class Service:
             conn.send(EXIT, b"stopping")
         else:
             handler = self.handlers[type(request)]
+            if not getattr(request, "watched", True):
+                handler(request, conn, rq.CancelToken())
+                return
             with conn.watching() as cancel:
                 handler(request, conn, cancel)
 

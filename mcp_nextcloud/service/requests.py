@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Union
+from typing import Any, Callable, ClassVar, Protocol, Union
 
 from mcp_nextcloud.service.client import unpack
 
@@ -44,6 +44,7 @@ class CommandLine:
     columns: int
     ttys: str          # "1"/"0" for stdin, stdout, stderr
     argv: list[str]
+    watched: ClassVar[bool] = True   # the caller hanging up stops it (its CancelToken, set by a watcher thread)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     profile: dict[str, Any]
+    # Not watched: it runs to its end (no tool reads a CancelToken), so no watcher thread is started for it
+    watched: ClassVar[bool] = False
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ def tool_server() -> Any:
             from mcp_nextcloud.server.app import build_server
             from mcp_nextcloud.server.call_context import call_context
 
-            _server = build_server(call_context())
+            _server = loops.inline_tools(build_server(call_context()))
         return _server
 
 
@@ -157,7 +157,10 @@ class ToolHost:
             self._resume_sync()
             with environment.using(request.env), profile.using(_profile(request.profile)), serving(self.ctx), \
                     telemetry.logging_to(self._call_log(request.env)), settings_of_call(Settings.from_env()):
-                result = loops.run(lambda: server.call_tool(request.name, request.arguments))
+                try:
+                    result = loops.run(lambda: server.call_tool(request.name, request.arguments))
+                finally:
+                    _release_thread_connections(self.ctx)
             return pickle.dumps(("ok", result))
         except Exception as exc:   # a ToolFailure (or a NextcloudError before the server exists) goes back as is
             with contextlib.suppress(Exception):
@@ -276,6 +279,21 @@ class ToolHost:
         if self.ctx is not None:
             self.ctx.index = None                # the kept index outlives the context: closed by its owner
             self.ctx.close()
+
+
+def _release_thread_connections(ctx: Any) -> None:
+    """Close this request thread's connections to the call's index and jobs store (the tool ran in this thread:
+    loops.inline_tools). The threads run every caller's calls in turn (a team's: every person's), so connections
+    kept per thread and index would add up; a call opens its own, as when each ran in a thread of its own."""
+    from mcp_nextcloud.server.tools.files.coverage import JOBS_KEY
+
+    if ctx is None:
+        return
+    if ctx.index is not None:
+        ctx.index.release_reader()
+    jobs = ctx.cached_now(JOBS_KEY)
+    if jobs is not None:
+        jobs.close()            # JobStore.close: this thread's connection only
 
 
 def _profile(chosen: dict[str, Any]) -> Any:

@@ -114,6 +114,11 @@ class Index:
             raise RuntimeError("index is closed: open it again with Index.open(path)")
         return self._readers.get()
 
+    def release_reader(self) -> None:
+        """Close the calling thread's read connection now (its next read opens another): a thread that serves
+        many indexes in turn (the team's index service) keeps none of them open between its calls."""
+        self._readers.release()
+
     def reader_count(self) -> int:
         """Read connections open now: at most one per live thread that read."""
         return self._readers.open_count()

@@ -71,13 +71,16 @@ def _recorded_failure(failure: SyncFailure | None, last_sync: float | None) -> S
     return failure
 
 
+JOBS_KEY = "coverage.jobs"     # the context's cache entry of the jobs store that _running_sync reads
+
+
 def _running_sync(ctx: ServerContext) -> Any:
     """The account's queued or running sync job (the durable jobs next to the index), or None."""
     try:
         from mcp_nextcloud.indexer.jobs.store import ACTIVE_STATES, JobStore, jobs_path_for
         from mcp_nextcloud.indexer.remote.sync_worker import SYNC_KIND, sync_key
 
-        store = ctx.cached("coverage.jobs", float("inf"), lambda: JobStore(jobs_path_for(ctx.files_index().path)))
+        store = ctx.cached(JOBS_KEY, float("inf"), lambda: JobStore(jobs_path_for(ctx.files_index().path)))
         key = sync_key(ctx.account) if ctx.account is not None else None
         for job in store.list(10, kind=SYNC_KIND):
             if job.state in ACTIVE_STATES and (key is None or job.key == key):

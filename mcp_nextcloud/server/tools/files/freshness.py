@@ -79,11 +79,11 @@ def timed_out(ctx: ServerContext, exc: Any = None) -> str:
     if not isinstance(exc, NextcloudError) or exc.code is ErrorCode.TIMEOUT:
         cause = f"the server did not answer within {ctx.call_settings.best_effort_s:g} s"
         refused = _recent_failed_login(ctx)
-        if refused is not None:
-            slowed = TEAM_SLOWED if on_team_server() else ("Nextcloud's brute-force protection slows every request "
-                                                           "from this address after failed logins; fix the app "
-                                                           "password")
-            cause += f" (a login of this account was refused at {iso_time(refused)}: {slowed})"
+        if refused is not None and on_team_server():    # anyone's login: everyone calls from the one address
+            cause += f" (a login from this server's address was refused at {iso_time(refused)}: {TEAM_SLOWED})"
+        elif refused is not None:
+            cause += (f" (a login of this account was refused at {iso_time(refused)}: Nextcloud's brute-force "
+                      "protection slows every request from this address after failed logins; fix the app password)")
     else:
         cause = exc.cause.rstrip(".")
     return (f"Could not ask the server what changed since {when}, because {cause}: this "
