@@ -50,7 +50,7 @@ def address_record() -> "Refusals | None":
     """The record of failed logins from this address that every account calling from it shares
     ($MCP_NEXTCLOUD_ADDRESS_REFUSED), or None where none is named (a person's own machine)."""
     env = environ().get(ADDRESS_ENV)
-    return shared(Path(env).expanduser()) if env else None
+    return shared(expand(env)) if env else None
 
 
 def default_path() -> Path:
