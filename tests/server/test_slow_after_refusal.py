@@ -20,6 +20,8 @@ def test_a_timeout_after_a_refused_login_names_the_brute_force_delay(world, ctx,
     with NextcloudClient(wrong) as client, pytest.raises(NextcloudError):
         client.webdav.stat("/")
     ctx.settings = Settings(freshness_interval_s=0.0, best_effort_s=1.0)
+    # Nextcloud slows every request from the address (the grep's first, the root's etag, as its SEARCH).
+    world.emulator.faults.add(method="PROPFIND", delay=5.0, times=3)
     world.emulator.faults.add(method="SEARCH", delay=5.0, times=3)
     res = ok(call("files_grep", {"query": "quota"}))
     text = " ".join(res["warnings"])

@@ -115,8 +115,11 @@ def freshen(ctx: ServerContext, folder: str | None, state: SyncState, *, force: 
     due = ctx.claim_fresh_check(ctx.call_settings.freshness_interval_s)
     last = ctx.last_fresh_failure
     looked = not due and not force and last is None and not root_seen
-    if looked and _root_moved(ctx):
-        force = True   # something changed since the last check (a file uploaded a second ago): look now
+    if looked:
+        moved, failure = _root_moved(ctx)
+        if failure is not None:   # the server is slow or refuses: answered as a failed check (until one passes)
+            return _failed(ctx, failure)
+        force = moved             # something changed since the last check (a file uploaded a second ago)
     root_seen = root_seen or looked
     if not due and (not force or last is not None):
         # Not due: what the last check could not do still holds (until a check succeeds, answers say so).
@@ -175,16 +178,26 @@ def drop_deleted(ctx: ServerContext, hits: list[dict[str, Any]]) -> tuple[list[d
     return kept, [f"Left out {len(gone)} hit(s) the server no longer has (deleted since the last sync): {names}."], True
 
 
-def _root_moved(ctx: ServerContext) -> bool:
+def _root_moved(ctx: ServerContext) -> tuple[bool, NextcloudError | None]:
     """Whether the account's root etag moved since the last look (one PROPFIND of depth 0; Nextcloud
     propagates every change's new etag up to the root): between two checks, this is how a grep learns that a
-    file was uploaded a moment ago. False when it cannot tell (no etag seen before, or no answer)."""
+    file was uploaded a moment ago. (False, the failure) when the server did not answer it; False too when
+    no etag was seen before."""
     try:
         etag = ctx.quick_client().webdav.stat("/").etag
-    except NextcloudError:
-        return False
+    except NextcloudError as exc:
+        return False, exc
     seen, ctx.root_etag = ctx.root_etag, etag or None
-    return seen is not None and etag != seen
+    return seen is not None and etag != seen, None
+
+
+def _failed(ctx: ServerContext, exc: NextcloudError, is_file: bool = False) -> Freshness:
+    """A check the server failed (a timeout, a 5xx, a refused login): a warning where it passes, the failure
+    for coverage to explain; remembered, so the next greps do not wait on the server until a check passes."""
+    fresh = Freshness([timed_out(ctx, exc)] if exc.code.passing else [], folder_seen=False, failure=exc,
+                      is_file=is_file, checked=True)
+    ctx.last_fresh_failure = Freshness(fresh.warnings, False, exc)
+    return fresh
 
 
 def _check(ctx: ServerContext, folder: str | None, now: float, since: float | None, *,
@@ -197,8 +210,10 @@ def _check(ctx: ServerContext, folder: str | None, now: float, since: float | No
         return Freshness(slow, folder_seen=False, failure=failure)
     is_file = names_a_file(ctx, folder)
     scope = (folder.rsplit("/", 1)[0] or "/") if folder and is_file else folder
-    if not root_seen:
-        _root_moved(ctx)   # the root's etag as of this check: the next greps compare theirs with it
+    if not root_seen:    # the root's etag as of this check: the next greps compare theirs with it
+        failure = _root_moved(ctx)[1]
+        if failure is not None:
+            return _failed(ctx, failure, is_file)
     try:
         changed = ctx.quick_client().webdav.search(modified_after=since, path=scope or "/",
                                                    limit=ctx.call_settings.fly_max_files * 3)
