@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_nextcloud.cli.options import add_json
-from mcp_nextcloud.cli.parser import Subcommands
+from mcp_nextcloud.cli.parser import RawDescriptionFormatter, Subcommands
 from mcp_nextcloud.cli.console import stderr, stdin, stdout
 
 if TYPE_CHECKING:
@@ -25,17 +25,18 @@ PASSWORD_SOURCES = ("-", "env")
 
 def register(subparsers: Subcommands) -> None:
     """Add the `login` command."""
-    p = subparsers.add_parser("login", help="connect to a Nextcloud (opens a browser login, stores an app password)",
-                              description="Run Nextcloud's Login Flow v2: open the printed URL, approve the "
-                                          "access, and the app password is stored in the config file (mode 0600). "
-                                          "The URL can be opened on any device (a phone, when this machine has no "
-                                          "browser). Without a browser: create an app password in Nextcloud "
-                                          "under Settings > Security > Devices & sessions and give it with "
-                                          "--user NAME --app-password - (read from standard input) or "
-                                          "--app-password env (read from NEXTCLOUD_APP_PASSWORD): it is checked "
-                                          "against the server, then stored as the browser login stores it.",
-                              epilog="Example: mcp-nextcloud login https://cloud.example.com (without a browser: "
-                                     "mcp-nextcloud login https://cloud.example.com --user alice --app-password -)")
+    p = subparsers.add_parser(
+        "login", help="connect to a Nextcloud (a browser login, or an app password you have; stores it)",
+        description="In a browser: run Nextcloud's Login Flow v2: open the printed URL on any device (a phone,\n"
+                    "when this machine has no browser), approve the access, and the app password it creates is\n"
+                    "stored in the config file (mode 0600).\n"
+                    "Without a browser: create an app password in Nextcloud under Settings > Security > Devices &\n"
+                    "sessions and give it with --user NAME --app-password - (read from standard input, unseen at\n"
+                    "a terminal) or --app-password env (read from NEXTCLOUD_APP_PASSWORD). It is checked against\n"
+                    "the server first, then stored as the browser login stores it.",
+        epilog="Example: mcp-nextcloud login https://cloud.example.com\n"
+               "Without a browser: mcp-nextcloud login https://cloud.example.com --user alice --app-password -",
+        formatter_class=RawDescriptionFormatter)
     p.add_argument("url", help="your Nextcloud address, e.g. https://cloud.example.com")
     p.add_argument("--user", default=None, help="your login name, with --app-password (default: NEXTCLOUD_USER)")
     p.add_argument("--app-password", default=None, metavar="-|env",

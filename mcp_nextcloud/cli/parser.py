@@ -180,7 +180,8 @@ class RootParser(CommandParser):
         width = max(len(name) for name, _ in rows) + 3
         listing = "\n".join(f"    {name.ljust(width)}{summary}" for name, summary in rows)
         return (f"{self.format_usage()}\n{self.description}\n\n"
-                "options:\n  -h, --help  show this help message and exit\n\n"
+                "options:\n  -h, --help  show this help message and exit\n"
+                "  --version   print the version of mcp-nextcloud and exit\n\n"
                 f"commands:\n  COMMAND\n{listing}\n\n{self.epilog}\n")
 
 

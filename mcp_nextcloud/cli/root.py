@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "tool_register",   # whoami, files, deck, calendar, contacts, meet, mail: one command per MCP tool
     "manifest",        # manifest, help COMMAND
     "service_cmd",     # service status/stop/start: the per-user index service
+    "version",         # version (and the root's --version)
 ]
 
 # Commands whose call needs only their own module's parser (read paths an agent shells out to): the other
@@ -53,6 +54,9 @@ def build_parser(command: str | None = None) -> RootParser:
         description="Search, read and act on your own Nextcloud from a terminal or an agent.",
         epilog=ROOT_EPILOG,
     )
+    from mcp_nextcloud.cli.version import VersionFlag
+
+    parser.add_argument("--version", action=VersionFlag, help="print the version of mcp-nextcloud and exit")
     sub = parser.add_commands(dest="command", metavar="COMMAND", title="commands")
     names = [OWN_MODULE[command]] if command in OWN_MODULE else COMMAND_MODULES
     for name in names:
