@@ -79,8 +79,22 @@ def test_root_help_is_an_index() -> None:
     assert [line.split()[0] for line in listed] == top
     assert all(len(line.split()) > 2 for line in listed), listed
     assert not lines[start + len(top)].startswith("      "), "a command's summary wrapped onto a second line"
-    # Groups name their actions on their one line.
+    # Groups name their actions on their one line, once (issue 50: "service ... status, stop, start (status,...").
     assert "(add, watch, status" in next(line for line in listed if line.split()[0] == "index")
+    for line in listed:
+        summary, _, actions = line.partition(" (")
+        assert not actions or actions.rstrip(")").split(" (")[-1] not in summary, line
+    assert "--version" in text
+
+
+def test_version_says_the_package_version() -> None:
+    from importlib.metadata import version
+
+    for argv in (("--version",), ("version",)):
+        done = _cli(*argv)
+        assert done.returncode == 0 and done.stdout == f"mcp-nextcloud {version('mcp-nextcloud')}\n", done
+    done = _cli("version", "--json")
+    assert done.stdout == '{"version":"%s"}\n' % version("mcp-nextcloud")
 
 
 def test_no_arguments_prints_the_index() -> None:
