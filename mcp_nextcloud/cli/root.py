@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
-import sys
 
 from mcp_nextcloud.cli.errors import EXIT_CODES
 from mcp_nextcloud.cli.parser import CommandParser, RootParser, iter_commands
@@ -129,11 +127,9 @@ def run_parsed(parser: RootParser, args: argparse.Namespace) -> int:
         print("interrupted", file=stderr())
         return 130
     except BrokenPipeError:
-        # The reader of our output went away (`| head`): normal in a pipeline, not an error to report.
-        # Point stdout at /dev/null so the interpreter's final flush does not complain either.
-        if stdout() is sys.stdout:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        from mcp_nextcloud.cli.console import reader_gone
+
+        return reader_gone()
     except Exception as exc:
         if not _is_index_failure(exc):
             raise

@@ -134,3 +134,17 @@ def test_the_cli_keeps_url_logging_libraries_quiet_and_libraries_set_no_levels()
             "assert logging.getLogger('pdfminer').level == logging.DEBUG\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("files", "read", "--help"), ("--version",)])
+def test_a_reader_that_went_away_is_no_error(argv: tuple[str, ...]) -> None:
+    """`mcp-nextcloud --help | true` (issue 50): no BrokenPipeError, exit 0, nothing on stderr."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)     # the reader is gone before the first byte
+    try:
+        done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], cwd=ROOT, stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=60,
+                              env={**os.environ, "MCP_NEXTCLOUD_SERVICE": "0"})
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr[-500:]
