@@ -87,6 +87,11 @@ def parse(parser: RootParser, argv: list[str]) -> argparse.Namespace:
                              command.format_usage())
         return args
     except UsageError as err:
+        from mcp_nextcloud.cli.parser import dash_hint
+
+        hint = "" if "Did you mean" in err.message else dash_hint(_command_of(parser, argv), argv)
+        if hint:
+            err.message = err.message.rstrip(".") + "." + hint
         options = argv[: argv.index("--")] if "--" in argv else argv
         if "--json" in options:
             from mcp_nextcloud.cli.errors import CliError, report
