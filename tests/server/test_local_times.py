@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_nextcloud.fixtures.emulator.deck import deck_state
+
 
 def _zone(pim: Any, name: str, user: str = "alice") -> None:
     pim.emulator.state.users[user].timezone = name
@@ -50,3 +52,15 @@ def test_the_command_line_reads_it_in_the_machines_zone(person_cli, monkeypatch)
     code, out, err = person_cli("calendar", "list", "--start", "2026-12-08T10:00", "--json")
     assert code == 0, err
     assert '"from":"2026-12-08T01:00Z"' in out and "Asia/Tokyo (this machine's time zone" in out
+
+
+def test_a_deck_due_time_without_a_zone(pim, ok):
+    _zone(pim, "Europe/Berlin")
+    board = ok(pim.call("deck_create_board", {"title": "Zones", "stacks": ["To do"]}))["board"]["board"]
+    made = ok(pim.call("deck_create_card", {"board": board, "stack": "To do", "title": "Ship",
+                                            "due": "2026-12-18T17:00"}))
+    cards = deck_state(pim.emulator.state).cards
+    assert cards[made["card"]["card"]].duedate == "2026-12-18T16:00:00+00:00"
+    assert "due had no time zone" in " ".join(made["warnings"]) and "Europe/Berlin" in " ".join(made["warnings"])
+    moved = ok(pim.call("deck_update_card", {"board": board, "card": made["card"]["card"], "due": "2026-12-19T09:00"}))
+    assert cards[made["card"]["card"]].duedate == "2026-12-19T08:00:00+00:00" and moved["warnings"]

@@ -111,9 +111,9 @@ def parse_when(value: str, field: str, *, zone_hint: str = "", local: LocalTimes
     return aware.astimezone(tz) if tz and when.tzinfo is not None else aware
 
 
-def parse_instant(value: str, field: str) -> dt.datetime:
+def parse_instant(value: str, field: str, local: LocalTimes | None = None) -> dt.datetime:
     """An instant in UTC (Deck due dates): a date is its midnight UTC; the same forms as parse_when."""
-    return as_utc(parse_when(value, field))
+    return as_utc(parse_when(value, field, local=local))
 
 
 def bound(value: str, field: str, local: LocalTimes | None = None) -> dt.datetime:

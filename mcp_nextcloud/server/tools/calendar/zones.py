@@ -1,5 +1,7 @@
 """Where a time written without a zone ("2026-12-08T10:00") is read: the account's zone, said in the answer.
 
+Used by the calendar, tasks, meet and Deck (due) tools through calendar/common.parse_when.
+
 The account's zone is Nextcloud's user setting (what nextcloud_whoami reports as timeZone), asked once per
 context and minute and only when such a time is met. With none set, the command line (a person at their own
 machine) reads it in the machine's zone; an agent's server refuses it with the fix, as before: the machine
