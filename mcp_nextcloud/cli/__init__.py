@@ -71,7 +71,12 @@ def undecodable(argv: list[str]) -> str | None:
 def process_main() -> int:
     """`main()` as a process's entry point (console script, `python -m`): a QUICK_EXIT command's
     process ends right after its atexit handlers and a flush of its output; any other returns."""
-    code = main()
+    try:
+        code = main()
+    except BrokenPipeError:   # help printed while parsing (`--help | true`): past run_parsed's own handling
+        from mcp_nextcloud.cli.console import reader_gone
+
+        code = reader_gone()
     if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
         _end_process(code)
     return code

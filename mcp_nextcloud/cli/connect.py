@@ -26,7 +26,8 @@ def register(subparsers: Subcommands) -> None:
 
     p = subparsers.add_parser(
         "connect", help="add this server to an MCP host (Claude Desktop, Claude Code, VS Code, Cursor, Zed)",
-        description="Log in first if no account is stored (Login Flow v2, as `mcp-nextcloud login`), then add "
+        description="Log in first if no account is stored (as `mcp-nextcloud login`: with NEXTCLOUD_USER and "
+        "NEXTCLOUD_APP_PASSWORD when both are set, else Login Flow v2 in a browser), then add "
         "an entry that runs `mcp-nextcloud serve` to the host's own config file: the command by its absolute "
         "path, no password in it. Running it again changes nothing; a changed file keeps a copy as FILE.bak; "
         "a file that is not valid JSON is left untouched.",
@@ -91,8 +92,8 @@ def _print(host: Any, path: Path, wanted: dict[str, Any], as_json: bool) -> int:
         for name, entry in wanted.items():
             print(claude_code_line(entry, name), file=stdout())
     if not _logged_in():
-        print("# no login is stored yet: run `mcp-nextcloud login URL` (the host's server will ask for it "
-              "otherwise)", file=stdout())
+        print("# no login is stored yet: run `mcp-nextcloud login URL` (without a browser: `mcp-nextcloud login "
+              "URL --user NAME --app-password -`); the host's server will ask for it otherwise", file=stdout())
     return 0
 
 
@@ -118,8 +119,12 @@ def _login(args: argparse.Namespace) -> int:
                                "shell's variables).", action="Give your Nextcloud's address: mcp-nextcloud "
                                f"connect {args.host} --url https://cloud.example.com", usage=True,
                                status="no_credentials"), args.json, PROG)
-    print(f"{PROG}: no login is stored yet; logging in to {url} first.", file=stderr())
-    return int(login.run(argparse.Namespace(url=url, timeout=300.0, interval=2.0, config=None, json=False)))
+    env = environ()
+    given = bool(env.get("NEXTCLOUD_USER") and env.get("NEXTCLOUD_APP_PASSWORD"))
+    how = "with NEXTCLOUD_USER and NEXTCLOUD_APP_PASSWORD" if given else "in a browser"
+    print(f"{PROG}: no login is stored yet; logging in to {url} {how} first.", file=stderr())
+    return int(login.run(argparse.Namespace(url=url, timeout=300.0, interval=2.0, config=None, json=False,
+                                            user=None, app_password="env" if given else None)))
 
 
 def write_entries(path: Path, key: str, wanted: dict[str, Any], extra: dict[str, Any]) -> tuple[bool, Path | None]:

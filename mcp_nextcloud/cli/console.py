@@ -74,6 +74,17 @@ def stdin() -> TextIO:
     return sys.stdin if found is None else found.inp
 
 
+def reader_gone() -> int:
+    """The exit code when the reader of our output went away (`| head`, `--help | true`): normal in a pipeline,
+    no error and no traceback. This process's stdout is pointed at /dev/null so the final flush is quiet too."""
+    if stdout() is sys.stdout:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):   # no file descriptor (a test's capture): nothing to flush there
+            pass
+    return 0
+
+
 def columns() -> int:
     found = _CURRENT.get()
     if found is not None:

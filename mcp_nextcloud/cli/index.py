@@ -201,6 +201,8 @@ def _watch_until_stopped(index: Any, folder: str, pool: Any, say: Callable[[dict
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    if _fresh(args):
+        return _nothing_synced(args)
     with _open(args, create=False) as index:
         st = index.status()
     if args.json:
@@ -228,6 +230,24 @@ def _cmd_status(args: argparse.Namespace) -> int:
     print("  " + _forms_line(st["wordForms"]), file=stdout())
     for f in st["failures"]:
         print(f"  {f['status']}: {f['path']}: {f['reason'] or ''}", file=stdout())
+    return 0
+
+
+def _fresh(args: argparse.Namespace) -> bool:
+    """No index at the default place yet: a new machine, not a mistake (a path given that names nothing is one)."""
+    return not args.index and not current().env.get("MCP_NEXTCLOUD_INDEX") and not index_file(None).exists()
+
+
+def _nothing_synced(args: argparse.Namespace) -> int:
+    """`index status` before the first sync: says so and what to run, creating nothing."""
+    path = index_file(None)
+    hint = ("nothing is synced yet. Next: mcp-nextcloud index sync (after mcp-nextcloud login URL, if you have "
+            "not logged in), or mcp-nextcloud index add FOLDER for a folder on this machine")
+    if args.json:
+        print(json.dumps({"index": str(path), "exists": False, "files": 0, "hint": hint}, separators=(",", ":")),
+              file=stdout())
+    else:
+        print(f"index {path}: {hint[:1].upper()}{hint[1:]}.", file=stdout())
     return 0
 
 

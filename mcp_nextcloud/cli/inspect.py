@@ -154,6 +154,8 @@ def _human(summary: dict[str, Any], result: dict[str, Any]) -> str:
         lines.append(p["content"])
         lines.append("---")
     hint = next(iter(result.values())).get("hint")
-    if hint:
-        lines.append(f"hint: {hint}")
+    if hint:   # the reader's words name files_read's arguments (offset=...): said with this command's flags
+        from mcp_nextcloud.cli.voice import for_person
+
+        lines.append(f"hint: {for_person(hint)}")
     return "\n".join(lines)

@@ -68,12 +68,47 @@ class UsageError(Exception):
 _INVALID_CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$", re.DOTALL)
 
 
+# The words people type for an action, and the action's name here ("tasks add" -> create). A synonym names an
+# action only where the command has it (or actions starting with it: deck's create-board, create-card).
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "add": ("create",), "new": ("create",), "make": ("create",), "mk": ("create",), "insert": ("create",),
+    "remove": ("delete",), "rm": ("delete", "remove"), "del": ("delete", "remove"), "delete": ("remove",),
+    "ls": ("list", "search"), "dir": ("list", "search"), "show": ("read", "get", "status", "list"),
+    "get": ("read",), "view": ("read",),
+    "cat": ("read",), "open": ("read",), "edit": ("update",), "change": ("update",), "modify": ("update",),
+    "set": ("update",), "send": ("post",), "say": ("post",), "find": ("search",), "query": ("search",),
+    "mv": ("move",), "rename": ("move",), "info": ("status",), "stat": ("status",),
+}
+
+
 def did_you_mean(word: str, known: list[str]) -> str:
-    """" Did you mean 'grep'?" for the nearest known word (difflib), or "" when none is near."""
+    """" Did you mean 'create'?" for the action a synonym names (SYNONYMS) or the nearest known word (difflib),
+    or "" when none is near."""
     import difflib
 
-    near = difflib.get_close_matches(word, known, n=2, cutoff=0.6)
+    named = [k for synonym in SYNONYMS.get(word.lower(), ()) for k in known
+             if k == synonym or k.startswith(synonym + "-")]
+    near = list(dict.fromkeys(named))[:3] or difflib.get_close_matches(word, known, n=2, cutoff=0.6)
     return f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+
+
+def dash_hint(command: "CommandParser", argv: list[str]) -> str:
+    """" A QUERY that starts with a dash goes after --: ..." when argv holds a dashed word that is none of
+    `command`'s options and the command takes a positional text (`grep --max-old-space-size`), else ""."""
+    import shlex
+
+    if "--" in argv:
+        return ""
+    texts = [d for d in command.arguments if not d.flags[0].startswith("-")]
+    known = {f for d in command.arguments for f in d.flags} | {"-h", "--help"}
+    dashed = [w for w in argv if len(w) > 1 and w.startswith("-") and w.split("=")[0] not in known
+              and not w[1:].replace(".", "", 1).isdigit()]
+    if not texts or not dashed:
+        return ""
+    metavar = texts[0].action.metavar
+    what = (metavar if isinstance(metavar, str) else texts[0].action.dest).upper()
+    return (f" A {what} that starts with a dash goes after --, which ends the options: "
+            f"{command.prog} -- {shlex.quote(dashed[0])}")
 
 
 def _suggesting(message: str, has_commands: bool) -> str:
@@ -180,7 +215,8 @@ class RootParser(CommandParser):
         width = max(len(name) for name, _ in rows) + 3
         listing = "\n".join(f"    {name.ljust(width)}{summary}" for name, summary in rows)
         return (f"{self.format_usage()}\n{self.description}\n\n"
-                "options:\n  -h, --help  show this help message and exit\n\n"
+                "options:\n  -h, --help  show this help message and exit\n"
+                "  --version   print the version of mcp-nextcloud and exit\n\n"
                 f"commands:\n  COMMAND\n{listing}\n\n{self.epilog}\n")
 
 

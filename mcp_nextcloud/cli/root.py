@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
-import sys
 
 from mcp_nextcloud.cli.errors import EXIT_CODES
 from mcp_nextcloud.cli.parser import CommandParser, RootParser, iter_commands
@@ -29,6 +27,7 @@ COMMAND_MODULES = [
     "tool_register",   # whoami, files, deck, calendar, contacts, meet, mail: one command per MCP tool
     "manifest",        # manifest, help COMMAND
     "service_cmd",     # service status/stop/start: the per-user index service
+    "version",         # version (and the root's --version)
 ]
 
 # Commands whose call needs only their own module's parser (read paths an agent shells out to): the other
@@ -53,6 +52,9 @@ def build_parser(command: str | None = None) -> RootParser:
         description="Search, read and act on your own Nextcloud from a terminal or an agent.",
         epilog=ROOT_EPILOG,
     )
+    from mcp_nextcloud.cli.version import VersionFlag
+
+    parser.add_argument("--version", action=VersionFlag, help="print the version of mcp-nextcloud and exit")
     sub = parser.add_commands(dest="command", metavar="COMMAND", title="commands")
     names = [OWN_MODULE[command]] if command in OWN_MODULE else COMMAND_MODULES
     for name in names:
@@ -85,6 +87,11 @@ def parse(parser: RootParser, argv: list[str]) -> argparse.Namespace:
                              command.format_usage())
         return args
     except UsageError as err:
+        from mcp_nextcloud.cli.parser import dash_hint
+
+        hint = "" if "Did you mean" in err.message else dash_hint(_command_of(parser, argv), argv)
+        if hint:
+            err.message = err.message.rstrip(".") + "." + hint
         options = argv[: argv.index("--")] if "--" in argv else argv
         if "--json" in options:
             from mcp_nextcloud.cli.errors import CliError, report
@@ -125,11 +132,9 @@ def run_parsed(parser: RootParser, args: argparse.Namespace) -> int:
         print("interrupted", file=stderr())
         return 130
     except BrokenPipeError:
-        # The reader of our output went away (`| head`): normal in a pipeline, not an error to report.
-        # Point stdout at /dev/null so the interpreter's final flush does not complain either.
-        if stdout() is sys.stdout:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        from mcp_nextcloud.cli.console import reader_gone
+
+        return reader_gone()
     except Exception as exc:
         if not _is_index_failure(exc):
             raise

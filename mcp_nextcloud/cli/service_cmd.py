@@ -12,7 +12,7 @@ from mcp_nextcloud.cli.output import plain
 
 def register(subparsers: Subcommands) -> None:
     p = subparsers.add_parser(
-        "service", help="the background process that runs every command: status, stop, start",
+        "service", help="the background process that runs every command",
         description="Every command and every `serve` is run by one index service per user, index and "
                     "account settings: started on first use, gone after $MCP_NEXTCLOUD_SERVICE_IDLE_S seconds "
                     "(600) without calls or attached serves. MCP_NEXTCLOUD_SERVICE=0 runs a command in its own "

@@ -104,9 +104,9 @@ TOOL_COMMANDS: tuple[ToolCommand, ...] = (
 )
 
 GROUP_HELP = {
-    "files": "Nextcloud files, as the MCP tools see them",
+    "files": "your Nextcloud files",
     "deck": "Deck boards and cards",
-    "mail": "mail, as mcp-mail sees it (sending stays in its preview app)",
+    "mail": "your Nextcloud Mail, read and drafted here; you send what compose previews",
     "calendar": "calendar events",
     "contacts": "people in the address books and the account directory",
     "meet": "Talk rooms and scheduled meetings",

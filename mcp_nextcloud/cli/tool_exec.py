@@ -207,7 +207,8 @@ def _context(spec: dict[str, Any], account: Any, args: argparse.Namespace, *, cl
     if spec["server"] == "main":
         resources = current().resources
         index = _open_index(getattr(args, "index", None), resources.kept if resources is not None else None)
-    ctx = ServerContext(account=account, index=index, settings=Settings.from_env(), client_factory=lambda: client)
+    ctx = ServerContext(account=account, index=index, settings=Settings.from_env(machine_zone=True),
+                        client_factory=lambda: client)
     return ctx
 
 

@@ -22,8 +22,9 @@ SOURCE = "login"
 # an account.
 NO_BROWSER = ("No browser on this machine? Open the URL on any device that reaches your Nextcloud (a phone, a "
               "laptop): approving it there logs in this machine. Or create an app password in Nextcloud under "
-              "Settings > Security > Devices & sessions and give NEXTCLOUD_URL, NEXTCLOUD_USER and "
-              "NEXTCLOUD_APP_PASSWORD in the environment (or in the MCP host's \"env\") instead of logging in.")
+              "Settings > Security > Devices & sessions and store it with `mcp-nextcloud login URL --user NAME "
+              "--app-password -` (it reads the password from standard input), or give NEXTCLOUD_URL, "
+              "NEXTCLOUD_USER and NEXTCLOUD_APP_PASSWORD in the environment (or in the MCP host's \"env\").")
 
 
 @dataclass(frozen=True)

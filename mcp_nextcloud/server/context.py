@@ -51,6 +51,9 @@ class Settings:
     # A best-effort call on a read path (grep's "what changed?", a folder check) waits at most this long,
     # with no retry: past it the answer comes from the index at once, with a warning.
     best_effort_s: float = 1.0
+    # A time written without a zone, on an account with none set in Nextcloud, is read in this machine's zone:
+    # the command line's (the person is at this machine); an agent's server refuses it with the fix.
+    machine_zone: bool = False
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> "Settings":

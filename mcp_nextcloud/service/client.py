@@ -52,7 +52,7 @@ LOCAL_SUBCOMMANDS = (("index", "watch"),)
 READ_ONLY = ("grep", "inspect", "help", "manifest", "report")
 # Commands that run here without a service: they need no index (cli/root.py COMMAND_NAMES is checked against
 # the parser's by tests/service/test_client_rules.py). An unknown command is a usage error: here too.
-NO_INDEX = ("help", "manifest", "-h", "--help", "--version")
+NO_INDEX = ("help", "manifest", "version", "-h", "--help", "--version")
 COMMANDS = ("inspect", "index", "grep", "jobs", "login", "connect", "serve", "report", "demo", "token", "whoami",
             "files", "deck", "calendar", "contacts", "meet", "talk", "tasks", "mail", "service")
 UNSET = "\0"

@@ -142,3 +142,25 @@ def test_grep_help_says_how_a_query_is_read(capsys):
         main(["grep", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "start of a word" in out and "OR" in out and "-word" in out and "quoted" in out
+
+
+def test_a_query_that_starts_with_a_dash(tmp_path, capsys):
+    """Issue 50: `grep --max-old-space-size` says to put the query after --, and `grep -- ...` finds it."""
+    import pytest
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "node.txt").write_text("Raise the heap with --max-old-space-size=4096 when the build runs out.\n")
+    db = str(tmp_path / "dash.db")
+    assert main(["index", "add", str(notes), "--index", db]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["grep", "--max-old-space-size", "--index", db])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "mcp-nextcloud grep -- --max-old-space-size" in err
+    assert main(["grep", "--index", db, "--json", "--", "--max-old-space-size"]) == 0
+    assert json.loads(capsys.readouterr().out)["items"][0]["path"].endswith("node.txt")
+    with pytest.raises(SystemExit):       # a mistyped option keeps its own suggestion, without the -- hint
+        main(["grep", "x", "--limt", "3", "--index", db])
+    err = capsys.readouterr().err
+    assert "Did you mean '--limit'" in err and " -- " not in err

@@ -208,3 +208,13 @@ def person_cli(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         return code, out, err
 
     return run
+
+
+@pytest.fixture
+def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary HOME with no stored login and none of the variables that name an account, config or index."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "MCP_NEXTCLOUD_CONFIG", "MCP_NEXTCLOUD_INDEX",
+                 "NEXTCLOUD_URL", "NEXTCLOUD_USER", "NEXTCLOUD_APP_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path

@@ -105,7 +105,12 @@ def test_the_readable_view_holds_no_json(cli: Any, argv: list[str]) -> None:
 # -- did you mean ----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, guess", [(["grpe", "install"], "'grep'"), (["files", "serch"], "'search'"),
-                                         (["files", "read", "--pth", "/x"], "'--path'")])
+                                         (["files", "read", "--pth", "/x"], "'--path'"),
+                                         # the words people use for an action (issue 50)
+                                         (["tasks", "add"], "'create'"), (["tasks", "new"], "'create'"),
+                                         (["files", "rm", "/x"], "'delete'"), (["token", "rm"], "'remove'"),
+                                         (["talk", "send"], "'post'"), (["files", "cat"], "'read'"),
+                                         (["deck", "add"], "'create-board' or 'create-card' or 'create-cards'")])
 def test_a_typo_gets_the_nearest_word(cli: Any, argv: list[str], guess: str) -> None:
     code, out, err = cli(*argv)
     assert code == 2 and out == ""

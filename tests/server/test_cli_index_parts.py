@@ -91,3 +91,15 @@ def test_remove_from_a_missing_index_creates_none(tmp_path, capsys):
     missing = tmp_path / "typo.db"
     assert main(["index", "remove", "--account", "--index", str(missing)]) == 2
     assert "there is no index" in capsys.readouterr().err.lower() and not missing.exists()
+
+
+def test_status_on_a_fresh_home_says_nothing_is_synced_yet(fresh_home, capsys):
+    """Issue 50: not "there is no index" with exit 2: a new machine is not a mistake; nothing is created."""
+    assert main(["index", "status"]) == 0
+    out = capsys.readouterr().out
+    assert "Nothing is synced yet" in out and "mcp-nextcloud index sync" in out
+    assert main(["index", "status", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["exists"] is False and answer["files"] == 0 and "index sync" in answer["hint"]
+    assert not list(fresh_home.rglob("*.db"))
+    assert main(["index", "status", "--index", str(fresh_home / "typo.db")]) == 2   # a path given: a mistake

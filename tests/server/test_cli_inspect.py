@@ -157,3 +157,15 @@ def test_find_on_the_fixture_manual_pdf(capsys, fixture_docs: Path) -> None:
     f = res
     assert f["total"] >= 3 and len(f["matches"]) == 2 and f["truncated"] is True
     assert all(m["page"] > 1 for m in f["matches"])
+
+
+def test_a_hint_at_the_terminal_names_the_flags(capsys, tmp_path: Path, fixture_docs: Path) -> None:
+    """`--offset 1234`, not the tool's `offset=1234` (issue 50); --json keeps files_read's words."""
+    from mcp_nextcloud.fixtures.large_docs import bookmarked_pdf
+
+    pdf = tmp_path / "big.pdf"
+    pdf.write_bytes(bookmarked_pdf())
+    for argv in ([str(pdf), "--outline", "--budget", "900"], [str(fixture_docs / "manual.md"), "--limit", "40"]):
+        assert main(["inspect", *argv]) == 0
+        hint = [line for line in capsys.readouterr().out.splitlines() if line.startswith("hint:")]
+        assert hint and "--offset " in hint[0] and "offset=" not in hint[0], hint

@@ -30,6 +30,10 @@ SKIP = {"serve", "demo", "report", "index watch", "index sync", "login", "servic
 BAD = {int: "987654", float: "987654", str: "/no/such/thing-zz"}
 
 
+# What only an agent or an MCP host knows: which server it runs, how the tools see it (issue 50).
+AGENT_WORDS = [re.compile(r"\bmcp-mail\b"), re.compile(r"\bthe MCP tools see\b")]
+
+
 def leaks(text: str) -> list[str]:
     return [m.group() for pattern in LEAKS for m in pattern.finditer(text)]
 
@@ -88,6 +92,9 @@ def test_every_help_speaks_with_flags_and_commands() -> None:
     found = {name: leaks(re.sub(r"\n  --fields.*?(?=\n  -|\n\n)", "", parser.format_help(), flags=re.DOTALL))
              for name, parser in iter_commands(build_parser()) if name not in ("serve", "demo")}
     assert not {name: bad for name, bad in found.items() if bad}, found
+    helps = [build_parser().format_help(), *(parser.format_help() for name, parser in iter_commands(build_parser())
+                                             if name.split()[0] not in ("serve", "demo", "connect"))]
+    assert not [m.group() for text in helps for p in AGENT_WORDS for m in p.finditer(text)]
 
 
 def test_the_words_are_translated_from_the_tool_and_argument_names() -> None:

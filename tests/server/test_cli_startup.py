@@ -79,8 +79,22 @@ def test_root_help_is_an_index() -> None:
     assert [line.split()[0] for line in listed] == top
     assert all(len(line.split()) > 2 for line in listed), listed
     assert not lines[start + len(top)].startswith("      "), "a command's summary wrapped onto a second line"
-    # Groups name their actions on their one line.
+    # Groups name their actions on their one line, once (issue 50: "service ... status, stop, start (status,...").
     assert "(add, watch, status" in next(line for line in listed if line.split()[0] == "index")
+    for line in listed:
+        summary, _, actions = line.partition(" (")
+        assert not actions or actions.rstrip(")").split(" (")[-1] not in summary, line
+    assert "--version" in text
+
+
+def test_version_says_the_package_version() -> None:
+    from importlib.metadata import version
+
+    for argv in (("--version",), ("version",)):
+        done = _cli(*argv)
+        assert done.returncode == 0 and done.stdout == f"mcp-nextcloud {version('mcp-nextcloud')}\n", done
+    done = _cli("version", "--json")
+    assert done.stdout == '{"version":"%s"}\n' % version("mcp-nextcloud")
 
 
 def test_no_arguments_prints_the_index() -> None:
@@ -120,3 +134,17 @@ def test_the_cli_keeps_url_logging_libraries_quiet_and_libraries_set_no_levels()
             "assert logging.getLogger('pdfminer').level == logging.DEBUG\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("files", "read", "--help"), ("--version",)])
+def test_a_reader_that_went_away_is_no_error(argv: tuple[str, ...]) -> None:
+    """`mcp-nextcloud --help | true` (issue 50): no BrokenPipeError, exit 0, nothing on stderr."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)     # the reader is gone before the first byte
+    try:
+        done = subprocess.run([sys.executable, "-m", "mcp_nextcloud", *argv], cwd=ROOT, stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=60,
+                              env={**os.environ, "MCP_NEXTCLOUD_SERVICE": "0"})
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr[-500:]

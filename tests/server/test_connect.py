@@ -49,14 +49,10 @@ SHAPES = {
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
+def home(fresh_home):
     """A temporary HOME with a stored login (mcp-nextcloud login's file)."""
-    monkeypatch.setenv("HOME", str(tmp_path))
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "MCP_NEXTCLOUD_CONFIG", "MCP_NEXTCLOUD_INDEX",
-                 "NEXTCLOUD_URL", "NEXTCLOUD_USER", "NEXTCLOUD_APP_PASSWORD"):
-        monkeypatch.delenv(name, raising=False)
     save_account(Account(url="https://cloud.example.org", user="alice", app_password=SECRET))
-    return tmp_path
+    return fresh_home
 
 
 def _connect(*argv: str, capsys) -> tuple[int, dict]:

@@ -3,9 +3,10 @@
 Times in: a date ("2026-12-24", all-day), or a date-time with Z or an offset,
 or with an IANA zone name after a space ("2026-12-10T14:00 Europe/Paris",
 which also keeps the event in that zone); a space between the date and the
-time is read as the T. A naive time alone is refused: guessing the zone is
-how meetings end up an hour off (the account's Nextcloud time zone is not
-readable over CalDAV). Every instant must lie in [EARLIEST, LATEST): outside
+time is read as the T. A time without a zone is read in the account's zone
+(calendar/zones.py: Nextcloud's user setting, else the machine's at the
+command line) and the answer says so; with none known it is refused with the
+fix: guessing the zone is how meetings end up an hour off. Every instant must lie in [EARLIEST, LATEST): outside
 it a time is a typing slip, and datetime arithmetic near years 1 and 9999
 overflows. Times out: UTC with minute precision ("2026-12-07T08:30Z"), which
 the tools accept back. The calendar, meet and Deck tools all read times here.
@@ -23,6 +24,7 @@ from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.errors import from_nextcloud, misuse
 from mcp_nextcloud.server.tools.account import first_login
+from mcp_nextcloud.server.tools.calendar.zones import LocalTimes
 
 # Deck's per-board calendars ("app-generated--deck--board-4"): the cards of a board, not events of the person.
 APP_CALENDAR_PREFIX = "app-generated--"
@@ -77,8 +79,10 @@ def in_range(when: dt.date | dt.datetime, field: str, value: str) -> None:
                      "year.", status=ToolStatus.TIME_OUT_OF_RANGE)
 
 
-def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.datetime:
-    """A date (all day) or an aware date-time; a naive time without a zone name is refused with the fix.
+def parse_when(value: str, field: str, *, zone_hint: str = "", local: LocalTimes | None = None,
+               ) -> dt.date | dt.datetime:
+    """A date (all day) or an aware date-time; a naive time without a zone name is read in `local`'s zone (the
+    account's), and refused with the fix when none is known.
 
     '2026-12-10T14:00 Europe/Paris' is 14:00 in Paris, kept in that zone;
     '2026-12-10T13:00Z Europe/Paris' is that instant, kept in Paris time.
@@ -95,23 +99,26 @@ def parse_when(value: str, field: str, *, zone_hint: str = "") -> dt.date | dt.d
                      "2026-12-10T14:00Z (UTC) or 2026-12-10T14:00 Europe/Paris.",
                      status=ToolStatus.BAD_TIME) from None
     tz = zone(zone_text, field) if zone_text else None
+    if when.tzinfo is None and tz is None and local is not None:
+        tz = local.zone_for(field)
     if when.tzinfo is None and tz is None:
+        unset = "; this account has no time zone set in Nextcloud" if local else ""
         raise misuse(f"{field} {value!r} has no time zone, so it could be any of 24 instants. Add Z for UTC "
                      f"({text}Z), an offset ({text}+01:00) or a zone name after a space ({text} Europe/Paris)"
-                     f"{zone_hint}.", status=ToolStatus.NAIVE_TIME)
+                     f"{zone_hint}{unset}.", status=ToolStatus.NAIVE_TIME)
     aware = when.replace(tzinfo=tz) if when.tzinfo is None else when
     in_range(aware, field, value)
     return aware.astimezone(tz) if tz and when.tzinfo is not None else aware
 
 
-def parse_instant(value: str, field: str) -> dt.datetime:
+def parse_instant(value: str, field: str, local: LocalTimes | None = None) -> dt.datetime:
     """An instant in UTC (Deck due dates): a date is its midnight UTC; the same forms as parse_when."""
-    return as_utc(parse_when(value, field))
+    return as_utc(parse_when(value, field, local=local))
 
 
-def bound(value: str, field: str) -> dt.datetime:
+def bound(value: str, field: str, local: LocalTimes | None = None) -> dt.datetime:
     """A window bound as an instant: a date is its midnight (in the zone named after it, else UTC)."""
-    when = parse_when(value, field)
+    when = parse_when(value, field, local=local)
     if isinstance(when, dt.datetime):
         return when.astimezone(UTC)
     tz = split_zone(value)[1] or UTC

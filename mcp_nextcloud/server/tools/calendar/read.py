@@ -23,6 +23,7 @@ from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import misuse
+from mcp_nextcloud.server.tools.calendar.zones import LocalTimes, local_times
 from mcp_nextcloud.server.tools.calendar.common import (CalendarRef, bound, calendars, iso_utc, local_form, parse_when,
                                                    pick_calendar)
 from mcp_nextcloud.server.tools.calendar.expand import Budget, Watchdog, occurrences
@@ -188,11 +189,11 @@ def expand_object(ics: str, cal: CalendarRef, start: dt.datetime, end: dt.dateti
     return [occurrence_entry(c, cal, repeats) for c in dated]
 
 
-def _window(start: str, end: str | None) -> tuple[dt.datetime, dt.datetime]:
-    lo = bound(start, "start")
+def _window(start: str, end: str | None, local: LocalTimes) -> tuple[dt.datetime, dt.datetime]:
+    lo = bound(start, "start", local)
     if end:
-        hi = bound(end, "end")
-        if not isinstance(parse_when(end, "end"), dt.datetime):
+        hi = bound(end, "end", local)
+        if not isinstance(parse_when(end, "end", local=local), dt.datetime):
             hi += dt.timedelta(days=1)   # a date as the end means "through that day"
     else:
         hi = lo + dt.timedelta(days=DEFAULT_DAYS)
@@ -279,7 +280,8 @@ def _budget_notes(budget: Budget) -> list[str]:
 def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: str | None, include_app: bool,
                 limit: int) -> Any:
     """Occurrences overlapping [start, end) in the chosen calendars, sorted by start, at most `limit`."""
-    lo, hi = _window(start, end)
+    local = local_times(ctx)
+    lo, hi = _window(start, end, local)
     cals, notes = _selected(ctx, calendar, include_app)
     budget = Budget(per_rule=limit + 1)
     with Watchdog(budget) as watchdog:
@@ -292,7 +294,7 @@ def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: st
         "from": iso_utc(lo), "to": iso_utc(hi),
         "calendars": {c.id: c.name for c in cals},
         "events": events[:limit], "truncated": more,
-        "warnings": warnings + notes,
+        "warnings": local.notes() + warnings + notes,
     }
     if total > limit and not budget.cut and not budget.capped:
         payload["total"] = total

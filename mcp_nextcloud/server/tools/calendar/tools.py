@@ -1,7 +1,8 @@
 """The calendar tools as the model sees them; the work is in cal_read, cal_write and cal_ics.
 
 Every event carries `uid` and `calendar`, the handles update and delete
-take. Times: a date is all day; a date-time needs Z, an offset or a zone name.
+take. Times: a date is all day; a date-time without Z, an offset or a zone name is in the account's zone
+(the answer says which).
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent
 Uid = Annotated[str, Field(description="From calendar_list_events", min_length=1, max_length=500)]
 CalendarId = Annotated[str | None, Field(description="Calendar id", max_length=200)]
 Title = Annotated[str, Field(description="Title", min_length=1, max_length=500)]
-When = Annotated[str, Field(description="2026-12-24 or 2026-12-10T14:00 Europe/Paris", max_length=80)]
+When = Annotated[str, Field(description="2026-12-24, or 2026-12-10T14:00 (account's zone) or with Z, offset or "
+                                        "zone name: 2026-12-10T14:00 Europe/Paris", max_length=80)]
 EndWhen = Annotated[str | None, Field(description="Default +1h; all day: last day", max_length=80)]
 Location = Annotated[str | None, Field(description="Place or URL", max_length=1000)]
 Description = Annotated[str | None, Field(description="Notes", max_length=20_000)]

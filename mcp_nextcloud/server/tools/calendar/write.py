@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from zoneinfo import ZoneInfo
 from typing import Any, Callable, TypeGuard
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
@@ -19,6 +20,7 @@ from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import from_nextcloud, misuse, refused
 from mcp_nextcloud.server.tools.calendar.common import (CalendarRef, calendars, default_calendar, iso_utc, local_form,
                                                    parse_when, pick_calendar, zone_name)
+from mcp_nextcloud.server.tools.calendar.zones import LocalTimes, local_times, with_zone
 from mcp_nextcloud.server.tools.people import lookup as directory
 from mcp_nextcloud.server.tools.calendar.ics import EventFields, event_people, event_summary, new_event, patch_event
 from mcp_nextcloud.server.tools.calendar.instance import cancel_occurrence, occurrence_summary, patch_occurrence
@@ -77,11 +79,12 @@ def organizer(ctx: ServerContext) -> tuple[str, str]:
     return principal.email, principal.display_name
 
 
-def times(start: str, end: str | None, *, zone_hint: str = "",
+def times(start: str, end: str | None, *, zone_hint: str = "", local: LocalTimes | None = None,
           ) -> tuple[dt.date | dt.datetime, dt.date | dt.datetime | None]:
-    """Parsed start and end; an all-day end is the last day (inclusive), stored as the day after."""
-    lo = parse_when(start, "start", zone_hint=zone_hint)
-    hi = parse_when(end, "end", zone_hint=zone_hint) if end else None
+    """Parsed start and end (a time without a zone in `local`'s); an all-day end is the last day (inclusive),
+    stored as the day after."""
+    lo = parse_when(start, "start", zone_hint=zone_hint, local=local)
+    hi = parse_when(end, "end", zone_hint=zone_hint, local=local) if end else None
     if hi is not None and isinstance(lo, dt.datetime) != isinstance(hi, dt.datetime):
         raise misuse("start and end must both be dates (all day) or both date-times.",
                      status=ToolStatus.BAD_TIME)
@@ -115,7 +118,8 @@ def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calen
 
     `checked`: the caller already applied check_known to the attendees (meet_schedule).
     """
-    lo, hi = times(start, end)
+    local = local_times(ctx)
+    lo, hi = times(start, end, local=local)
     if hi is None:
         hi = lo + (dt.timedelta(hours=1) if isinstance(lo, dt.datetime) else dt.timedelta(days=1))
     people = check_emails(attendees)
@@ -133,8 +137,8 @@ def create(ctx: ServerContext, *, title: str, start: str, end: str | None, calen
     out = _written(uid, cal, fields, people)
     if made:
         out["hint"] = " ".join(filter(None, [made, out.get("hint")]))
-    if unverified:
-        out["warnings"] = unverified_warning(unverified)
+    if unverified or local.read:
+        out["warnings"] = local.notes() + unverified_warning(unverified)
     return out
 
 
@@ -202,16 +206,20 @@ def _with_one_retry(ctx: ServerContext, uid: str, calendar: str | None,
     raise AssertionError("unreachable")
 
 
-def _new_times(ics: str, uid: str, start: str | None, end: str | None) -> tuple[Any, Any]:
-    """The parsed new start and end (None: unchanged); a naive time's fix names the event's own zone."""
+def _new_times(ctx: ServerContext, ics: str, uid: str, start: str | None, end: str | None,
+               read_in: list[str]) -> tuple[Any, Any]:
+    """The parsed new start and end (None: unchanged); a time without a zone is read in the event's own zone,
+    else the account's (the note said goes to `read_in`)."""
     own = zone_name(event_summary(ics, uid)["start"])
-    hint = f"; this event's zone is {own}" if own else ""
+    local = with_zone(ZoneInfo(own), "this event's time zone") if own else local_times(ctx)
     if start:
-        return times(start, end, zone_hint=hint)
-    hi = parse_when(end, "end", zone_hint=hint) if end else None
-    if hi is not None and not isinstance(hi, dt.datetime):
-        hi = hi + dt.timedelta(days=1)
-    return None, hi
+        lo, hi = times(start, end, local=local)
+    else:
+        lo, hi = None, parse_when(end, "end", local=local) if end else None
+        if hi is not None and not isinstance(hi, dt.datetime):
+            hi = hi + dt.timedelta(days=1)
+    read_in[:] = local.notes()
+    return lo, hi
 
 
 def _event_answer(uid: str, cal: CalendarRef, summary: dict[str, Any]) -> dict[str, Any]:
@@ -242,11 +250,12 @@ def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | N
     rid = parse_when(recurrence_id, "recurrenceId") if recurrence_id else None
     caldav = ctx.client().caldav
     unverified: list[str] = []
+    read_in: list[str] = []    # the note of a time read in a zone it did not name
 
     def write(cal: CalendarRef, obj: Any) -> list[str]:
         org_mail, current = event_people(obj.ics, uid)
         unverified[:] = check_known(ctx, people, typed, already=current + ([org_mail] if org_mail else []))
-        lo, hi = _new_times(obj.ics, uid, start, end)
+        lo, hi = _new_times(ctx, obj.ics, uid, start, end, read_in)
         fields = EventFields(title=title, start=lo, end=hi, location=location, description=description,
                              rrule=repeat, attendees=people,
                              organizer=organizer(ctx) if people and not org_mail else None)
@@ -263,7 +272,7 @@ def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | N
         notes.append("Only this occurrence changed; the rest of the series is as it was.")
     if event_people(stored, uid)[1]:
         out["hint"] = "Nextcloud e-mails the attendees the change."
-    out["warnings"] = notes + unverified_warning(unverified)
+    out["warnings"] = read_in[-1:] + notes + unverified_warning(unverified)
     return envelope(out)
 
 

@@ -43,8 +43,8 @@ Board = Annotated[IdOrName, Field(description="Board id or name")]
 Card = Annotated[int, Field(description="Card id", ge=0)]
 Title = Annotated[str, Field(description="Title", min_length=1, max_length=255)]
 Description = Annotated[str | None, Field(description="Markdown", max_length=100_000)]
-Due = Annotated[str | None, Field(description="ISO date")]
-NewDue = Annotated[str | None, Field(description='ISO date; "" clears')]
+Due = Annotated[str | None, Field(description="ISO date; a time without Z or offset: account's zone")]
+NewDue = Annotated[str | None, Field(description='ISO date; a time without Z or offset: account\'s zone; "" clears')]
 
 
 class _Loose(BaseModel):

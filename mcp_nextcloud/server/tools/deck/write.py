@@ -19,6 +19,7 @@ from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse
 from mcp_nextcloud.server.tools.calendar.common import parse_instant
+from mcp_nextcloud.server.tools.calendar.zones import LocalTimes, local_times
 from mcp_nextcloud.server.tools.deck.read import (PICK_STATUS, board_entry, due_of, find_card, full_card_entry,
                                                   pick_board, pick_labels, pick_members, pick_stack)
 from mcp_nextcloud.server.tools.files.resolve import resolve_account
@@ -88,7 +89,7 @@ def create_board(ctx: ServerContext, *, title: str, stacks: list[str] | None, la
     return envelope(payload)
 
 
-def _due(value: str | None) -> str | None:
+def _due(value: str | None, local: LocalTimes) -> str | None:
     """The due instant in UTC ISO 8601 ("" clears it: None); read as the calendar tools read times.
 
     UTC because Deck keeps the wall clock of an offset it is given and drops the offset
@@ -96,7 +97,7 @@ def _due(value: str | None) -> str | None:
     """
     if value is None or not value.strip():
         return None
-    return parse_instant(value, "due").isoformat()
+    return parse_instant(value, "due", local).isoformat()
 
 
 def _stored_due(card: Any) -> str | None:
@@ -117,7 +118,8 @@ def create_card(ctx: ServerContext, *, board: int | str, stack: int | str, title
     column = pick_stack(stacks, stack, target)
     tags = pick_labels(target, labels or [])
     people = pick_members(target, assignees or [])
-    card = deck.create_card(target.id, column.id, title, description=description or "", duedate=_due(due),
+    local = local_times(ctx)
+    card = deck.create_card(target.id, column.id, title, description=description or "", duedate=_due(due, local),
                             order=len(column.cards))
     done = f"Card {card.id} '{title}' was created on board {target.id}, stack {column.id}"
     for label in tags:
@@ -125,7 +127,7 @@ def create_card(ctx: ServerContext, *, board: int | str, stack: int | str, title
     for user in people:
         _after_write(done, partial(deck.assign_user, target.id, column.id, card.id, user))
     final = _after_write(done, lambda: deck.card(target.id, column.id, card.id))
-    return envelope({"card": full_card_entry(final, target.id)})
+    return envelope({"card": full_card_entry(final, target.id), "warnings": local.notes()})
 
 
 def _locate(deck: Any, board: Any, card_id: int) -> tuple[list[Any], Any]:
@@ -155,7 +157,8 @@ def update_card(ctx: ServerContext, *, board: int | str, card: int, fields: dict
     _, before = _locate(deck, target, card)
     tags = pick_labels(target, labels) if labels is not None else None
     people = pick_members(target, assignees) if assignees is not None else None
-    changes = _changes(before, fields)
+    local = local_times(ctx)
+    changes = _changes(before, fields, local)
     sid, cid = before.stack_id, before.id
     if changes:
         deck.update_card(target.id, sid, cid, **changes)
@@ -176,13 +179,14 @@ def update_card(ctx: ServerContext, *, board: int | str, card: int, fields: dict
             _after_write(done, partial(deck.unassign_user, target.id, sid, cid, uid))
         changed += ["assignees"] if had != want_users else []
     final = deck.card(target.id, sid, cid)
-    payload: dict[str, Any] = {"card": full_card_entry(final, target.id), "changed": sorted(changed)}
+    payload: dict[str, Any] = {"card": full_card_entry(final, target.id), "changed": sorted(changed),
+                               "warnings": local.notes()}
     if not changed:
         payload["hint"] = "The card already had these values; nothing was written."
     return envelope(payload)
 
 
-def _changes(card: Any, fields: dict[str, Any]) -> dict[str, Any]:
+def _changes(card: Any, fields: dict[str, Any], local: LocalTimes) -> dict[str, Any]:
     """Deck field -> new value, for the named fields whose value differs from the card's."""
     out: dict[str, Any] = {}
     if "title" in fields:
@@ -190,7 +194,7 @@ def _changes(card: Any, fields: dict[str, Any]) -> dict[str, Any]:
     if "description" in fields:
         out["description"] = fields["description"]
     if "due" in fields:
-        new = _due(fields["due"])
+        new = _due(fields["due"], local)
         out["duedate"] = card.duedate if new is not None and _stored_due(card) == new else new
     if "done" in fields:
         # Deck stores when a card was done; marking a done card done again keeps that moment.

@@ -26,6 +26,7 @@ from mcp_nextcloud.server.context import ServerContext
 from mcp_nextcloud.server.envelope import envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, refused
 from mcp_nextcloud.server.tools.calendar import write as cal_write
+from mcp_nextcloud.server.tools.calendar.zones import local_times
 from mcp_nextcloud.server.tools.people import lookup as people
 from mcp_nextcloud.server.tools.calendar.tools import Description, EndWhen, Title, TypedByUser, When
 from mcp_nextcloud.server.tools.people.pim_out import MeetingOut, RoomOut
@@ -149,7 +150,7 @@ def schedule(ctx: ServerContext, *, title: str, start: str, end: str | None, par
              calendar: str | None = None) -> dict[str, Any]:
     """Room first, then the event with the room URL as location; everything checkable is checked before."""
     require_public_url(ctx)
-    cal_write.times(start, end)
+    cal_write.times(start, end, local=local_times(ctx))
     plan = invitations(ctx, participants, attendees, typed)
     if plan.mails:
         cal_write.organizer(ctx)

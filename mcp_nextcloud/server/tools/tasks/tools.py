@@ -21,6 +21,7 @@ from mcp_nextcloud.server.envelope import _Out, envelope
 from mcp_nextcloud.server.errors import ToolFailure, from_nextcloud, misuse, refused
 from mcp_nextcloud.server.errors import nextcloud_call as _nc
 from mcp_nextcloud.server.tools.account import first_login
+from mcp_nextcloud.server.tools.calendar.zones import LocalTimes, local_times
 from mcp_nextcloud.server.tools.calendar.common import (CalendarRef, as_utc, bound, calendars, make_starter, parse_when,
                                                    pick_calendar)
 from mcp_nextcloud.server.tools.tasks.ics import TaskFields, new_task, patch_task, summaries
@@ -75,7 +76,8 @@ def list_tasks(ctx: ServerContext, *, task_list: str | None, due_before: str | N
         if exc.status is not ToolStatus.NO_TASK_LIST:
             raise
         return {"tasks": [], "truncated": False, "lists": {}, "hint": NO_LIST}
-    limit_at = as_utc(bound(due_before, "dueBefore")) if due_before else None
+    local = local_times(ctx)
+    limit_at = as_utc(bound(due_before, "dueBefore", local)) if due_before else None
     caldav = ctx.client().caldav
     found: list[dict[str, Any]] = []
     for cal in lists:
@@ -95,26 +97,34 @@ def list_tasks(ctx: ServerContext, *, task_list: str | None, due_before: str | N
                            "lists": {c.id: c.name for c in lists}}
     if len(found) > limit:
         out["hint"] = f"{len(found)} tasks match; narrow with list, dueBefore or priority, or raise limit."
-    return out
+    return _said(out, local)
 
 
-def _due(value: str | None) -> Any:
+def _due(value: str | None, local: LocalTimes) -> Any:
     if value is None or value.strip() == "":
         return value   # None: unchanged; "": remove the due date
-    return parse_when(value, "due")
+    return parse_when(value, "due", local=local)
+
+
+def _said(out: dict[str, Any], local: LocalTimes) -> dict[str, Any]:
+    """The answer, saying in which zone a due time written without one was read."""
+    if local.read:
+        out["warnings"] = local.notes() + list(out.get("warnings") or [])
+    return out
 
 
 def create(ctx: ServerContext, *, title: str, due: str | None, priority: str | None, description: str | None,
            task_list: str | None) -> dict[str, Any]:
     """PUT a new VTODO (If-None-Match) in the named list, else the first writable one."""
-    fields = TaskFields(title=title, due=_due(due) or None, priority=priority, description=description)
+    local = local_times(ctx)
+    fields = TaskFields(title=title, due=_due(due, local) or None, priority=priority, description=description)
     cal, made = _list_for_new_task(ctx, task_list)
     uid, ics = new_task(fields)
     _nc(ctx.client().caldav.put_todo, cal.id, uid, ics)
     out = {**summaries(ics)[0], "list": cal.id}
     if made:
         out["hint"] = made
-    return out
+    return _said(out, local)
 
 
 def _list_for_new_task(ctx: ServerContext, task_list: str | None) -> tuple[CalendarRef, str | None]:
@@ -150,7 +160,8 @@ def update(ctx: ServerContext, *, uid: str, task_list: str | None, fields: TaskF
     if all(v is None for v in (fields.title, fields.due, fields.priority, fields.description, fields.done)):
         raise misuse("Nothing to change: give done, title, due, priority or description.",
                      status=ToolStatus.NO_CHANGE)
-    fields.due = _due(fields.due) if isinstance(fields.due, str) else fields.due
+    local = local_times(ctx)
+    fields.due = _due(fields.due, local) if isinstance(fields.due, str) else fields.due
     caldav = ctx.client().caldav
     for attempt in (1, 2):
         cal, obj = _locate(ctx, uid, task_list)
@@ -162,7 +173,7 @@ def update(ctx: ServerContext, *, uid: str, task_list: str | None, fields: TaskF
                 raise from_nextcloud(exc) from None
             continue
         task = next(t for t in summaries(ics) if t["uid"] == uid)
-        return {**task, "list": cal.id}
+        return _said({**task, "list": cal.id}, local)
     raise AssertionError("unreachable")
 
 
@@ -184,7 +195,8 @@ def register(server: MCPServer, ctx: ServerContext) -> None:
     @server.tool(annotations=CREATE)
     def tasks_create(
         title: Annotated[str, Field(description="Title", min_length=1, max_length=500)],
-        due: Annotated[str | None, Field(description="2026-12-24 or 2026-12-10T14:00Z", max_length=80)] = None,
+        due: Annotated[str | None, Field(description="2026-12-24, or 2026-12-10T14:00 (account's zone unless Z, "
+                                                     "offset or zone name)", max_length=80)] = None,
         priority: Annotated[Priority | None, Field(description="Priority")] = None,
         description: Annotated[str | None, Field(description="Notes", max_length=20_000)] = None,
         list: ListId = None,
