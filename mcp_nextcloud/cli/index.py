@@ -12,7 +12,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from mcp_nextcloud.indexer.errors import IndexerError
 from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES, MAX_QUERY_CHARS, MAX_TERMS
@@ -25,6 +25,11 @@ from mcp_nextcloud.indexer.errors import index_unusable
 from mcp_nextcloud.cli.options import add_index, add_json
 from mcp_nextcloud.cli.output import plain
 from mcp_nextcloud.cli.console import current, index_file, stderr, stdout
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from mcp_nextcloud.indexer.index import Index
 
 
 def _dump(obj: Any) -> str:
@@ -67,7 +72,7 @@ def _where(args: argparse.Namespace) -> str:
     return str(index_file(args.index))
 
 
-def _open(args: argparse.Namespace, *, create: bool = True):
+def _open(args: argparse.Namespace, *, create: bool = True) -> "AbstractContextManager[Index]":
     """The index database; a command that only reads it refuses a missing file instead of creating one."""
     from mcp_nextcloud.indexer.index import Index
 

@@ -196,7 +196,7 @@ class Subcommands:
         self._commands = commands
 
     def add_parser(self, name: str, **options: Any) -> CommandParser:
-        child = self._action.add_parser(name, **options)
+        child: CommandParser = self._action.add_parser(name, **options)   # the action was made with this class
         self._commands.append((name, options.get("help") or "", child))
         return child
 

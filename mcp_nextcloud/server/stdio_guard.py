@@ -58,7 +58,7 @@ class GuardedStdin:
 
     def __init__(self) -> None:
         wrapper = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-        self._lines: Any = anyio.wrap_file(wrapper)
+        self._lines: anyio.AsyncFile[str] = anyio.wrap_file(wrapper)
         self.replies: Any = None     # the transport's write stream, set once it exists
 
     def __aiter__(self) -> "GuardedStdin":

@@ -133,7 +133,8 @@ def service_name(argv: list[str], env: "Mapping[str, str]", cwd: str = "") -> st
     except ImportError:  # pragma: no cover - other builds
         from hashlib import sha256
     text = fingerprint(index_named(argv, env, cwd))
-    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    digest: str = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()   # _sha256 has no stub
+    return digest[:32]
 
 
 def env_field(env: "Mapping[str, str]") -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Awaitable, Callable, TypeVar
 
 T = TypeVar("T")
 _local = threading.local()
@@ -22,7 +22,7 @@ _local = threading.local()
 def run(async_fn: Callable[[], Awaitable[T]]) -> T:
     """Run `async_fn()` to its end on this thread's kept loop, in a copy of the caller's context (as anyio.run
     does: the call's environment, profile and context variables, and nothing it sets leaks into the next)."""
-    runner: Any = getattr(_local, "runner", None)
+    runner: asyncio.Runner | None = getattr(_local, "runner", None)
     if runner is None:
         runner = _local.runner = asyncio.Runner()
     return runner.run(_awaited(async_fn), context=contextvars.copy_context())

@@ -23,7 +23,9 @@ import threading
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
+
+import apsw
 
 from mcp_nextcloud.indexer.store import embed_registry
 from mcp_nextcloud.indexer.jobs import embed_windows as ew
@@ -90,10 +92,11 @@ def _prepare(tx: Any) -> int:
     return vectors.drop_orphans(tx.con)
 
 
-def _plan(con: Any, fid: int, path: str) -> tuple[list[Window], dict[int, bytes]]:
+def _plan(con: apsw.Connection, fid: int, path: str) -> tuple[list[Window], dict[int, bytes]]:
     """A file's chosen windows (in order) and the hashes of the vectors it has now."""
     lo, hi = vectors.file_range(fid)
-    n = con.execute("SELECT count(*) FROM chunks WHERE id BETWEEN ? AND ?", (lo, hi)).fetchall()[0][0]
+    # count(*) is an INTEGER (apsw types a cell only as any SQLite value).
+    n = cast(int, con.execute("SELECT count(*) FROM chunks WHERE id BETWEEN ? AND ?", (lo, hi)).fetchall()[0][0])
     ids = [lo | s for s in ew.chosen_seqs(int(n))]
     name = ew.title(path)
     out: list[Window] = []
@@ -267,7 +270,7 @@ def builder_for(index: Index) -> Builder:
     key = str(Path(index.path).resolve())
     with _for_lock:
         b = embed_registry.get(key)
-        if b is None or b.index is not index:
+        if not isinstance(b, Builder) or b.index is not index:   # the registry holds only Builders
             b = Builder(index)
             embed_registry.put(key, b)
         return b

@@ -42,7 +42,7 @@ from mcp_nextcloud.reader.extract import extract, is_light
 from mcp_nextcloud.indexer.jobs.child import (DEFAULT_MEMORY_BYTES, GRACE_SECONDS, cap_memory, died, overran,
                                               reader_error, work)
 from mcp_nextcloud.indexer.jobs.worker_memory import RECYCLE_ABOVE_FRESH, Settler
-from mcp_nextcloud.indexer.models import FileRecord, too_large_reason
+from mcp_nextcloud.indexer.models import FileRecord, RecordStatus, too_large_reason
 from mcp_nextcloud.indexer.store.prepare import Prepared, prepare
 from mcp_nextcloud.indexer.store.writer import IndexWriter, WriteTx
 
@@ -384,13 +384,13 @@ class ExtractionPool:
         self.close(wait=exc_type is None)
 
 
-def status_for(err: ReaderError) -> str:
+def status_for(err: ReaderError) -> RecordStatus:
     """The index status a reader error code maps to."""
     if err.code is ReaderCode.TOO_LARGE:
-        return "too_large"
+        return RecordStatus.TOO_LARGE
     if err.code is ReaderCode.UNSUPPORTED:
-        return "unsupported"
-    return "failed"
+        return RecordStatus.UNSUPPORTED
+    return RecordStatus.FAILED
 
 
 def store_outcome(tx: WriteTx, rec: FileRecord, outcome: Extracted | BaseException) -> FileRecord:
@@ -404,7 +404,8 @@ def store_outcome(tx: WriteTx, rec: FileRecord, outcome: Extracted | BaseExcepti
     if isinstance(outcome, ReaderError):
         out = tx.record_failure(rec.id, status_for(outcome), outcome.reason)
     elif isinstance(outcome, BaseException):   # the index records the cause, not a retry statement
-        out = tx.record_failure(rec.id, "failed", f"extraction failed ({type(outcome).__name__}: {outcome})")
+        out = tx.record_failure(rec.id, RecordStatus.FAILED,
+                                f"extraction failed ({type(outcome).__name__}: {outcome})")
     else:
         out = tx.store(rec.id, outcome.prepared or prepare(outcome.document))
     return out or rec

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 
 from mcp_nextcloud.indexer.local.desktop_config import RemotePathError, configured_remote, normalize_remote_path
 from mcp_nextcloud.indexer.local.journal import Journal, open_journal
-from mcp_nextcloud.indexer.models import FileMeta, FileRecord, ProgressFn, Root, too_large_reason
+from mcp_nextcloud.indexer.models import FileMeta, FileRecord, ProgressFn, RecordStatus, Root, too_large_reason
 from mcp_nextcloud.indexer.jobs.pool import Extracted, ExtractionPool, Extractor, store_outcome
 from mcp_nextcloud.indexer.store.index import Index, IndexWriter
 from mcp_nextcloud.indexer.store.writer import PathCollision, WriteTx
@@ -127,7 +127,7 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -152,8 +152,8 @@ def index_one(writer: IndexWriter, root: str, abs_path: str, *, pool: Extractor,
     if not needs:
         return rec
     if st.st_size > pool.limits.max_bytes:
-        return writer.call(lambda tx: tx.record_failure(rec.id, "too_large", too_large_reason(st.st_size,
-                                                                                        pool.limits.max_bytes)))
+        return writer.call(lambda tx: tx.record_failure(rec.id, RecordStatus.TOO_LARGE,
+                                                        too_large_reason(st.st_size, pool.limits.max_bytes)))
     data = _read(abs_path)
     if data is None:
         return None
@@ -177,7 +177,7 @@ class _MoveSources:
         self._by_stat: dict[tuple[int, float], list[FileRecord]] = {}
         for rec in recs:
             # Only records whose text (or failure) is final and whose bytes were fingerprinted.
-            if rec.content_hash and rec.status != "pending":
+            if rec.content_hash and rec.status != RecordStatus.PENDING:
                 self._by_stat.setdefault((rec.size, round(rec.mtime, 3)), []).append(rec)
 
     def take(self, meta: FileMeta) -> FileRecord | None:
@@ -339,7 +339,7 @@ def _extract_files(writer: IndexWriter, pool: Extractor, todo: list[tuple[FileRe
     files are read and not yet stored, which bounds memory.
     """
     window = max(16, 4 * pool.workers)
-    extracting: dict[cf.Future, tuple[FileRecord, str]] = {}
+    extracting: dict[cf.Future[Extracted], tuple[FileRecord, str]] = {}
     ready: list[_Store | None] = []
     storing: deque[cf.Future[list[FileRecord | None]]] = deque()
     counts = _Counts(ticker, on_extracted)
@@ -369,11 +369,11 @@ def _bulk_if_large(writer: IndexWriter, n: int) -> Any:
 
 
 def _start(pool: Extractor, rec: FileRecord, abs_path: str, st: os.stat_result,
-           extracting: dict[cf.Future, tuple[FileRecord, str]]) -> _Store | None:
+           extracting: dict[cf.Future[Extracted], tuple[FileRecord, str]]) -> _Store | None:
     """Read one file and start its extraction; a file too large or gone is settled at once (its write returned)."""
     limit = pool.limits.max_bytes
     if st.st_size > limit:
-        return lambda tx: tx.record_failure(rec.id, "too_large", too_large_reason(st.st_size, limit))
+        return lambda tx: tx.record_failure(rec.id, RecordStatus.TOO_LARGE, too_large_reason(st.st_size, limit))
     data = _read(abs_path)
     if data is None:  # deleted since the walk
         return lambda tx: tx.remove(rec.id)
@@ -381,7 +381,7 @@ def _start(pool: Extractor, rec: FileRecord, abs_path: str, st: os.stat_result,
     return None
 
 
-def _collect(extracting: dict[cf.Future, tuple[FileRecord, str]], ready: list[_Store | None], *,
+def _collect(extracting: dict[cf.Future[Extracted], tuple[FileRecord, str]], ready: list[_Store | None], *,
              block_above: int) -> None:
     """Move finished extractions to `ready` (waiting while more than `block_above` are running)."""
     while extracting:
@@ -412,11 +412,11 @@ class _Counts:
 
     def add(self, recs: list[FileRecord | None]) -> None:
         for rec in recs:
-            if rec is not None and rec.status == "indexed":
+            if rec is not None and rec.status == RecordStatus.INDEXED:
                 self.extracted += 1
                 if self.on_extracted:
                     self.on_extracted(rec)
-            elif rec is not None and rec.status != "pending":
+            elif rec is not None and rec.status != RecordStatus.PENDING:
                 self.failed += 1
             self.ticker.step(1, rec.path if rec else "")
 

@@ -18,7 +18,7 @@ from mcp_nextcloud.reader.extract import is_light
 
 from mcp_nextcloud.indexer.remote.digest import content_digest
 from mcp_nextcloud.indexer.jobs.pool import IN_PROCESS, Extracted, ExtractionPool, Extractor, store_outcome
-from mcp_nextcloud.indexer.models import DOWNLOAD_FAILED, FileRecord
+from mcp_nextcloud.indexer.models import DOWNLOAD_FAILED, FileRecord, RecordStatus
 from mcp_nextcloud.indexer.store.writer import IndexWriter
 
 DOWNLOAD_THREADS = 4
@@ -63,9 +63,9 @@ class Fetcher:
         self._own_pool: ExtractionPool | None = None
         self.threads = max(1, threads)
         self._executor = cf.ThreadPoolExecutor(self.threads, thread_name_prefix="sync-download")
-        self.downloads: deque[tuple[FileRecord, str, cf.Future]] = deque()
-        self.extractions: deque[tuple[FileRecord, str, cf.Future, str]] = deque()
-        self.stores: deque[tuple[str, cf.Future]] = deque()   # submitted to the writer, not yet reported
+        self.downloads: deque[tuple[FileRecord, str, cf.Future[bytes]]] = deque()
+        self.extractions: deque[tuple[FileRecord, str, cf.Future[Extracted], str]] = deque()
+        self.stores: deque[tuple[str, cf.Future[FileRecord]]] = deque()   # submitted to the writer, not yet reported
         self.owed = False     # a download failed since the last flush: the folder must be revisited
 
     # -- downloads -------------------------------------------------------------
@@ -82,15 +82,15 @@ class Fetcher:
         owed, self.owed = self.owed, False
         return not owed
 
-    def _complete(self, rec: FileRecord, path: str, fut: cf.Future) -> None:
+    def _complete(self, rec: FileRecord, path: str, fut: cf.Future[bytes]) -> None:
         try:
             data: bytes = fut.result()
         except NextcloudError as exc:
             self.sink.fetch_failed(path, exc)  # may raise: the server is gone
             if exc.code is ErrorCode.TOO_LARGE:        # the server sent more than PROPFIND said
-                self.writer.record_failure(rec.id, "too_large", exc.render(STORED))
+                self.writer.record_failure(rec.id, RecordStatus.TOO_LARGE, exc.render(STORED))
             else:
-                self.writer.record_failure(rec.id, "failed", DOWNLOAD_FAILED + exc.render(STORED))
+                self.writer.record_failure(rec.id, RecordStatus.FAILED, DOWNLOAD_FAILED + exc.render(STORED))
                 self.owed = True
             self.sink.done(path)
             return
@@ -123,7 +123,7 @@ class Fetcher:
             self._store(rec, path, fut, digest)
         self._report_stores(keep=STORES_IN_FLIGHT if keep else 0)
 
-    def _store(self, rec: FileRecord, path: str, extraction: cf.Future, digest: str) -> None:
+    def _store(self, rec: FileRecord, path: str, extraction: cf.Future[Extracted], digest: str) -> None:
         """Hand an extraction's outcome and the bytes' digest to the writer without waiting; reported once stored."""
         try:
             outcome: Extracted | BaseException = extraction.result()

@@ -24,7 +24,8 @@ from mcp_nextcloud.reader.document import DEFAULT_LIMITS
 
 from mcp_nextcloud.indexer.jobs.pool import Extractor
 from mcp_nextcloud.indexer.jobs.store import JobCancelled
-from mcp_nextcloud.indexer.models import DOWNLOAD_FAILED, FileMeta, FileRecord, ProgressFn, too_large_reason
+from mcp_nextcloud.indexer.models import (DOWNLOAD_FAILED, FileMeta, FileRecord, ProgressFn, RecordStatus,
+                                          too_large_reason)
 from mcp_nextcloud.indexer.remote import marks
 from mcp_nextcloud.indexer.remote.fetch import Fetcher
 from mcp_nextcloud.indexer.store import selection as sel
@@ -115,7 +116,7 @@ def _parent(path: str) -> str:
 
 def _retryable(rec: FileRecord) -> bool:
     """A record whose content is still owed: pending, or a download that failed last time."""
-    return rec.status == "pending" or rec.download_failed
+    return rec.status == RecordStatus.PENDING or rec.download_failed
 
 
 UNREADABLE_MIME_PREFIXES = ("video/", "audio/")
@@ -137,7 +138,7 @@ def _record_listed(tx: WriteTx, meta: FileMeta, cap: int) -> tuple[FileRecord, s
         return rec, "unchanged"
     if meta.size > cap:
         # Never downloaded: PROPFIND's size is enough to refuse it.
-        out = tx.record_failure(rec.id, "too_large", too_large_reason(meta.size, cap, downloaded=False))
+        out = tx.record_failure(rec.id, RecordStatus.TOO_LARGE, too_large_reason(meta.size, cap, downloaded=False))
         return out or rec, "too_large"
     return rec, "owed"
 
@@ -321,7 +322,8 @@ class _Syncer:
         elif _unreadable(meta.mime):
             # The reader turns down these bytes whatever they hold: downloading them would be waste.
             self.writer.record_failure(
-                rec.id, "unsupported", f"{meta.mime} files hold no text the reader can extract; not downloaded")
+                rec.id, RecordStatus.UNSUPPORTED,
+                f"{meta.mime} files hold no text the reader can extract; not downloaded")
             self.report.unsupported += 1
             self.step(meta.path)
         else:
@@ -341,9 +343,9 @@ class _Syncer:
             self.fail(path, DOWNLOAD_FAILED + exc.render(STORED))
 
     def stored(self, path: str, rec: FileRecord) -> None:
-        if rec.status == "indexed":
+        if rec.status == RecordStatus.INDEXED:
             self.report.indexed += 1
-        elif rec.status == "failed":
+        elif rec.status == RecordStatus.FAILED:
             self.fail(path, rec.reason or "extraction failed")
 
     def done(self, path: str) -> None:

@@ -23,7 +23,9 @@ from __future__ import annotations
 import bisect
 import re
 import zlib
-from typing import Any, NamedTuple
+from typing import Iterator, NamedTuple
+
+import apsw
 
 from mcp_nextcloud.indexer.search.furniture import furniture, numbered_heading
 from mcp_nextcloud.indexer.search.passages import Passage
@@ -81,7 +83,7 @@ class Span(NamedTuple):
     toc: bool        # reads as a table of contents
 
 
-def _lines(text: str, start: int):
+def _lines(text: str, start: int) -> Iterator[tuple[int, str]]:
     """(offset, line) of text[start:], a line longer than SPAN cut at spaces into pieces of about SPAN."""
     pos = start
     for line in text[start:].splitlines(keepends=True):
@@ -171,7 +173,7 @@ class Region(NamedTuple):
     length: int       # the window's length
 
 
-def _regions(con: Any, windows: list[tuple[int, int, int, int]]) -> dict[int, Region]:
+def _regions(con: apsw.Connection, windows: list[tuple[int, int, int, int]]) -> dict[int, Region]:
     """{window rowid: Region} for windows given as (rowid, start, length, line), in two queries."""
     ids = sorted({w[0] + k for w in windows for k in range(REGION_CHUNKS)})
     if not ids:
@@ -199,7 +201,7 @@ class Chosen(NamedTuple):
     passage: Passage
 
 
-def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: list[int],
+def choose(con: apsw.Connection, question: str, windows: list[tuple[int, float]], pages: list[int],
            size: int = ANSWER_PASSAGE) -> Chosen | None:
     """The passage answering `question` among a file's best `windows` [(rowid, cosine)], or None.
 
@@ -221,7 +223,7 @@ def choose(con: Any, question: str, windows: list[tuple[int, float]], pages: lis
                                     size))
 
 
-def _read(con: Any, windows: list[tuple[int, float]]) -> dict[int, Region]:
+def _read(con: apsw.Connection, windows: list[tuple[int, float]]) -> dict[int, Region]:
     from mcp_nextcloud.indexer.store import vectors
 
     if not windows:

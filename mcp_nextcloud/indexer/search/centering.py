@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+import apsw
 import numpy as np
+from numpy.typing import NDArray
 
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 
@@ -55,15 +57,15 @@ ALL = "_all"         # REFERENCE's mean of every window, what a window of a lang
 class Centering(NamedTuple):
     """What the centred cosines of an index's windows are computed from (one float per row, a few means)."""
 
-    means: np.ndarray        # float32 (languages + 1, DIM): the overall mean first, then each language's
-    row_mean: np.ndarray     # int (n,): each window's row of `means`
-    norms: np.ndarray        # float32 (n,): |v - SHARE * its mean|
-    dots: np.ndarray         # float32 (n,): v . shift
-    shift: np.ndarray        # float32 (DIM,): SHARE * the overall mean, what a question's vector loses
+    means: NDArray[np.float32]     # float32 (languages + 1, DIM): the overall mean first, then each language's
+    row_mean: NDArray[np.int64]    # int (n,): each window's row of `means`
+    norms: NDArray[np.float32]     # float32 (n,): |v - SHARE * its mean|
+    dots: NDArray[np.float32]      # float32 (n,): v . shift
+    shift: NDArray[np.float32]     # float32 (DIM,): SHARE * the overall mean, what a question's vector loses
 
 
-def of(con: Any, ids: np.ndarray, vecs: np.ndarray,
-       known: dict[str, np.ndarray] | None = None) -> Centering | None:
+def of(con: apsw.Connection, ids: NDArray[np.int64], vecs: NDArray[np.float32],
+       known: dict[str, NDArray[np.float32]] | None = None) -> Centering | None:
     """The centering of these windows (rowids, normalised vectors), or None when no language has MIN_WINDOWS.
 
     `known`: the reference means by language and ALL (default: the model's, REFERENCE)."""
@@ -92,14 +94,14 @@ def of(con: Any, ids: np.ndarray, vecs: np.ndarray,
                      (vecs @ shift).astype(np.float32), shift)
 
 
-def window_languages(con: Any, ids: np.ndarray) -> np.ndarray:
+def window_languages(con: apsw.Connection, ids: NDArray[np.int64]) -> NDArray[np.str_]:
     """The language of each window's file (its first, files.lang; "" for none), by window rowid."""
     langs = {int(fid): (lang or "").split(",")[0] for fid, lang in con.execute("SELECT id, lang FROM files")}
     return np.array([langs.get(int(rid) >> CHUNK_BITS, "") for rid in ids.tolist()])
 
 
-def _borrowed_means(overall: np.ndarray, owner_lang: np.ndarray, few: list[str],
-                    ref: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _borrowed_means(overall: NDArray[np.float32], owner_lang: NDArray[np.str_], few: list[str],
+                    ref: dict[str, NDArray[np.float32]]) -> dict[str, NDArray[np.float32]]:
     """{language: its estimated mean} for the languages of `few` the reference knows: the index's mean, moved
     from the reference mean of the index's mix of languages (each window counted as its language's reference
     mean, or ALL's) to the language's own reference mean."""
@@ -113,7 +115,7 @@ def _borrowed_means(overall: np.ndarray, owner_lang: np.ndarray, few: list[str],
 
 
 @functools.lru_cache(maxsize=1)
-def reference() -> dict[str, np.ndarray]:
+def reference() -> dict[str, NDArray[np.float32]]:
     """The model's reference means ({} when the file is missing or made for another model than embedding's)."""
     from mcp_nextcloud.indexer.embedding import MODEL_NAME
 
@@ -126,7 +128,7 @@ def reference() -> dict[str, np.ndarray]:
         return {}
 
 
-def cosines(c: Centering | None, plain: np.ndarray, question: np.ndarray) -> np.ndarray:
+def cosines(c: Centering | None, plain: NDArray[np.float32], question: NDArray[np.float32]) -> NDArray[np.float32]:
     """The centred cosines of every window from their plain ones (`plain` = vecs @ question)."""
     if c is None:
         return plain

@@ -13,7 +13,7 @@ index without English files.
 """
 from __future__ import annotations
 
-from typing import Any
+import apsw
 
 from mcp_nextcloud.indexer.search import translate
 from mcp_nextcloud.indexer.search.keywords import QUESTION_WORDS_OF
@@ -42,7 +42,7 @@ def question_language(question: str) -> str | None:
     return best
 
 
-def english_query(con: Any, pq: ParsedQuery, langs: list[str]) -> ParsedQuery | None:
+def english_query(con: apsw.Connection, pq: ParsedQuery, langs: list[str]) -> ParsedQuery | None:
     """The question's keyword side `pq` asked in English (see the module docstring), or None: not a German
     or French question, no English files, no dictionary, or no word the dictionary knows."""
     lang = question_language(pq.raw)
@@ -64,7 +64,7 @@ def english_query(con: Any, pq: ParsedQuery, langs: list[str]) -> ParsedQuery | 
                        english=tuple(english))
 
 
-def _indexed(con: Any, tokens: list[str]) -> bool:
+def _indexed(con: apsw.Connection, tokens: list[str]) -> bool:
     """Whether every word of a translation starts an indexed word (a sense no document uses is left out:
     "Konsole" is console here, not bracket or cantilever)."""
     return all(words_starting(con, t, 1)[0] for t in tokens)

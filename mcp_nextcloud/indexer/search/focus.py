@@ -15,14 +15,15 @@ of the set gain (even 0.795 -> 0.870, odd 0.815 -> 0.843).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+
+import apsw
 
 from mcp_nextcloud.indexer.store.chunking import TARGET
 
 FOCUS = 0.3
 
 
-def _sizes(con: Any) -> dict[int, int]:
+def _sizes(con: apsw.Connection) -> dict[int, int]:
     """Each file's characters, read once per index version (the vocabulary cache's life)."""
     from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
 
@@ -33,7 +34,7 @@ def _sizes(con: Any) -> dict[int, int]:
     return sizes
 
 
-def factors(con: Any, matching: Counter[int], fids: set[int]) -> dict[int, float]:
+def factors(con: apsw.Connection, matching: Counter[int], fids: set[int]) -> dict[int, float]:
     """The bm25 factor of each of `fids` (1 + FOCUS x its focus) from `matching`, its matching chunks walked."""
     sizes = _sizes(con)
     return {fid: 1.0 + FOCUS * min(1.0, matching[fid] * TARGET / max(TARGET, sizes.get(fid, TARGET)))

@@ -23,9 +23,11 @@ import json
 import time
 import zlib
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Sequence
 
-from mcp_nextcloud.indexer.models import iso_time
+import apsw
+
+from mcp_nextcloud.indexer.models import RecordStatus, iso_time
 from mcp_nextcloud.indexer.search import answer, crossing, hybrid, score, semantic, titles
 from mcp_nextcloud.indexer.search.keywords import keyword_side
 from mcp_nextcloud.indexer.search.wordforms import index_languages
@@ -35,8 +37,8 @@ from mcp_nextcloud.indexer.search.query import ParsedQuery, expand, parse
 from mcp_nextcloud.indexer.search.syntax import MAX_PASSAGES, MAX_TERMS
 from mcp_nextcloud.indexer.search.rank import (RANK_WINDOW, Scan, count_files, files_matching,
                                                other_chunk_matches, ranked_cheaply, scan, top_files)
-from mcp_nextcloud.indexer.store.index import FILE_COLUMNS, NO_OCR, Index, _row_to_record, prefix_clause
-from mcp_nextcloud.indexer.store.rows import account_clause
+from mcp_nextcloud.indexer.store.index import NO_OCR, Index
+from mcp_nextcloud.indexer.store.rows import FILE_COLUMNS, _row_to_record, account_clause, prefix_clause
 
 __all__ = ["CONTEXT", "PASSAGES_PER_FILE", "GrepHit", "GrepResult", "Passage", "grep", "make_cursor",
            "read_cursor", "coverage"]
@@ -177,19 +179,19 @@ def coverage(index: Index, path_prefix: str | None, result: GrepResult) -> None:
     counts = dict(con.execute(f"SELECT status, count(*) FROM files WHERE {where} GROUP BY status", args))
     scope = "/" + (path_prefix or "").strip("/")
     out: list[str] = []
-    if counts.get("pending"):
+    if counts.get(RecordStatus.PENDING):
         names = [r[0] for r in con.execute(
             f"SELECT path FROM files WHERE {where} AND status='pending' ORDER BY path LIMIT {WARN_NAMES}", args)]
-        out.append(f"{counts['pending']} file(s) under {scope} are not indexed yet and were not searched "
+        out.append(f"{counts[RecordStatus.PENDING]} file(s) under {scope} are not indexed yet and were not searched "
                    f"(e.g. {', '.join(names)})")
-        result.unindexed = counts["pending"]
-    failed = sum(n for s, n in counts.items() if s != "pending")
+        result.unindexed = counts[RecordStatus.PENDING]
+    failed = sum(n for s, n in counts.items() if s != RecordStatus.PENDING)
     if failed:
         rows = con.execute(
             f"SELECT path, status, reason FROM files WHERE {where} AND status!='pending' ORDER BY path "
             f"LIMIT {WARN_NAMES}", args).fetchall()
         named = "; ".join(f"{p} ({s}: {r})" if r else f"{p} ({s})" for p, s, r in rows)
-        kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if s != "pending")
+        kinds = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if s != RecordStatus.PENDING)
         out.append(f"{failed} file(s) under {scope} have no searchable text ({kinds}): {named}")
     no_ocr = [r[0] for r in con.execute(f"SELECT path FROM files WHERE {cond} AND {NO_OCR} ORDER BY path "
                                         f"LIMIT {WARN_NAMES + 1}", args)]
@@ -212,8 +214,9 @@ def coverage(index: Index, path_prefix: str | None, result: GrepResult) -> None:
 
 # -- grep ------------------------------------------------------------------
 def _filters(path_prefix: str | None, kinds: list[str] | None, modified_after: float | None,
-             account_only: bool = False) -> tuple[str, list]:
-    conds, args = [account_clause("f.")] if account_only else [], []
+             account_only: bool = False) -> tuple[str, list[apsw.SQLiteValue]]:
+    conds: list[str] = [account_clause("f.")] if account_only else []
+    args: list[apsw.SQLiteValue] = []
     if path_prefix and path_prefix.strip("/"):
         c, a = prefix_clause(path_prefix, "f.path")
         conds.append(c)
@@ -227,7 +230,7 @@ def _filters(path_prefix: str | None, kinds: list[str] | None, modified_after: f
     return " AND ".join(conds), args
 
 
-def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
+def _load_chunks(con: apsw.Connection, ids: list[int]) -> dict[int, tuple[int, int, str]]:
     """{chunk rowid: (start, line, text)} for the given chunk rowids, in one query."""
     if not ids:
         return {}
@@ -236,7 +239,7 @@ def _load_chunks(con, ids: list[int]) -> dict[int, tuple[int, int, str]]:
             con.execute(f"SELECT id, start, line, body FROM chunks WHERE id IN ({marks})", ids)}
 
 
-def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> Ranking:
+def _rank(con: apsw.Connection, pq: ParsedQuery, filt: str, fargs: Sequence[apsw.SQLiteValue], want: int) -> Ranking:
     """The first `want` files in rank order (tier by tier), the total and whether it is estimated.
 
     Every hit matches the broadest (last) tier, so its scan gives the total:
@@ -285,8 +288,8 @@ def _rank(con, pq: ParsedQuery, filt: str, fargs: list, want: int) -> Ranking:
     return Ranking(picks, max(total, len(picks)), estimate, windowed, broad, notes, len(tiers))
 
 
-def _hits(index: Index, con, pq: ParsedQuery, ranking: Ranking, picks: list[Pick], result: GrepResult,
-          per_file: int, lead: bool = True) -> None:
+def _hits(index: Index, con: apsw.Connection, pq: ParsedQuery, ranking: Ranking, picks: list[Pick],
+          result: GrepResult, per_file: int, lead: bool = True) -> None:
     """Build the hits of one page: records, pages and best chunks fetched in three queries.
 
     Passages come from the best-ranked chunk of each file (a few thousand

@@ -10,8 +10,10 @@ holding it; with nothing close the answer says so. Figures: benchmarks/test_rele
 """
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import apsw
 
 from mcp_nextcloud.indexer.search import score, semantic, trim
 from mcp_nextcloud.indexer.search.picks import Pick, Ranking
@@ -51,8 +53,17 @@ MEANING_COUNTED = 50     # files meaning ranks for a hybrid total (semantic.py k
 MEANING_TIER = Tier("", False, "word_start")   # a meaning hit matched no keyword tier (its passage is its window)
 
 
-def with_meaning(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: str, fargs: list, want: int,
-                  result: Any) -> Ranking:
+class FusedAnswer(Protocol):
+    """What the fusion says on grep's answer (grep.py's GrepResult; not imported: grep imports this module)."""
+
+    mode: str
+    meaning: dict[str, Any] | None
+    meaning_warnings: list[str]
+    nearest_only: bool
+
+
+def with_meaning(index: "Index", con: apsw.Connection, pq: ParsedQuery, ranking: Ranking, filt: str,
+                 fargs: Sequence[apsw.SQLiteValue], want: int, result: FusedAnswer) -> Ranking:
     """The keyword ranking fused with the files found by meaning (semantic.py); the answer says how much it covered.
 
     No model here, or no vectors yet: the keyword ranking as is, with a warning saying so.
@@ -126,7 +137,7 @@ def _with_weaker(ranking: Ranking, weak: list[semantic.SemHit], want: int) -> Ra
                             notes=[*ranking.notes, note])
 
 
-def _trimmed(con, ranking: Ranking, candidates: list[Pick], complete: bool) -> Ranking:
+def _trimmed(con: apsw.Connection, ranking: Ranking, candidates: list[Pick], complete: bool) -> Ranking:
     """The fused candidates without their weak tail (trim.py); the total counts what the answer shows.
 
     Files holding the words past the ranked ones (ranking.total) are words-only hits, left out once
@@ -161,7 +172,7 @@ def meaning_only(found: list[semantic.SemHit], words: Collection[int]) -> set[in
     return set(kept)
 
 
-def _related_words(index: "Index", con, pq: ParsedQuery, ranking: Ranking, floor: float) -> Ranking:
+def _related_words(index: "Index", con: apsw.Connection, pq: ParsedQuery, ranking: Ranking, floor: float) -> Ranking:
     """A question's word hits that are related to it: a file holding its words (not as the phrase) whose every
     window is embedded and none of them reaches semantic.WORDS_CLOSE (or the floor, when higher) is noise for
     a question, and is left out, from the page and the total. Files not embedded yet cannot be judged and
@@ -177,7 +188,8 @@ def _related_words(index: "Index", con, pq: ParsedQuery, ranking: Ranking, floor
     return ranking._replace(picks=picks, total=max(len(picks), ranking.total - gone))
 
 
-def _identifiers_first(con, pq: ParsedQuery, found: list[semantic.SemHit]) -> tuple[list[semantic.SemHit], list[str]]:
+def _identifiers_first(con: apsw.Connection, pq: ParsedQuery,
+                       found: list[semantic.SemHit]) -> tuple[list[semantic.SemHit], list[str]]:
     """A question's identifiers (Node.js, 3.11) as a boost: the meaning hits holding them all first.
 
     Said when no file holds them: the hits are then related to the rest of the question only.
@@ -205,8 +217,8 @@ NEAREST = ("no indexed file holds {words}; the files closest in meaning are show
            "each with its score")
 
 
-def nearest(index: "Index", con, pq: ParsedQuery, ranking: Ranking, filt: str, fargs: list,
-            result: Any) -> Ranking:
+def nearest(index: "Index", con: apsw.Connection, pq: ParsedQuery, ranking: Ranking, filt: str,
+            fargs: Sequence[apsw.SQLiteValue], result: FusedAnswer) -> Ranking:
     """A keyword query of one to NEAREST_WORDS plain words that no file holds: its closest files by meaning
     (above the floor, MEANING_ONLY at most), marked as such, so "quarterly budget" shows the French note about
     "budget trimestriel" instead of nothing. The total stays 0: no file holds the words (result.nearest_only).

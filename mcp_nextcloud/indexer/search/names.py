@@ -14,8 +14,8 @@ from typing import Any, cast
 
 from mcp_nextcloud.indexer.search.grep import make_cursor, read_cursor
 from mcp_nextcloud.indexer.models import FileRecord
-from mcp_nextcloud.indexer.store.index import FILE_COLUMNS, Index, _row_to_record, fold_name, prefix_clause
-from mcp_nextcloud.indexer.store.rows import account_clause
+from mcp_nextcloud.indexer.store.index import Index
+from mcp_nextcloud.indexer.store.rows import FILE_COLUMNS, _row_to_record, account_clause, fold_name, prefix_clause
 
 MAX_LIMIT = 200
 

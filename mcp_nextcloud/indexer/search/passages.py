@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from mcp_nextcloud.reader.document import Document
-from mcp_nextcloud.reader.find import Match, MatchMode, find, passage_bounds
+from mcp_nextcloud.reader.find import FindResult, Match, MatchMode, find, passage_bounds
 
 from mcp_nextcloud.indexer.search.furniture import after_furniture
 from mcp_nextcloud.indexer.search.query import Mode, ParsedQuery, QTerm, Tier
@@ -66,7 +66,8 @@ class ChunkPassages(NamedTuple):
     more: bool               # matches beyond those shown
 
 
-def _find(sub: Document, query: str, mode: MatchMode, limit: int = MAX_MATCHES, context: int = CONTEXT):
+def _find(sub: Document, query: str, mode: MatchMode, limit: int = MAX_MATCHES,
+          context: int = CONTEXT) -> FindResult | None:
     try:
         return find(sub, query, limit=limit, context=context, match=mode)
     except ValueError:  # nothing searchable in this form (only punctuation)

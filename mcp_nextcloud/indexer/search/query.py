@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Literal, NamedTuple
+from typing import Callable, Iterable, Literal, NamedTuple, cast
 
 import apsw
 
@@ -255,7 +255,7 @@ def _cut(build: Callable[[int | None], str], budget: int) -> str:
     return build(lo)
 
 
-def _tokenizer(con: apsw.Connection):
+def _tokenizer(con: apsw.Connection) -> apsw.FTS5Tokenizer:
     return con.fts5_tokenizer("unicode61", ["remove_diacritics", "2"])
 
 
@@ -264,7 +264,10 @@ def tokenize(con: apsw.Connection, text: str) -> list[str]:
     folded = fold_words(text)
     if not folded:
         return []
-    out = _tokenizer(con)(folded.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None)
+    # With include_offsets (the default) every token comes as (start, end, token, *colocated); apsw's stub gives
+    # the call one return type for every combination of flags.
+    out = cast("Iterable[tuple[int, int, str, *tuple[str, ...]]]",
+               _tokenizer(con)(folded.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None))
     return [t[2] for t in out]
 
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Sequence, cast
+
+import apsw
 
 from mcp_nextcloud.indexer.search import focus
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
@@ -75,8 +77,8 @@ def _window_sql(filt: str, ranked: bool = True, floor: bool = False) -> str:
     return f"SELECT rowid, {score} FROM chunks_fts WHERE chunks_fts MATCH ?{above} ORDER BY rowid DESC LIMIT ?"
 
 
-def scan(con, expr: str, filt: str = "", fargs: list | None = None, window: int | None = None,
-         ranked: bool = True, floor: int | None = None) -> Scan:
+def scan(con: apsw.Connection, expr: str, filt: str = "", fargs: Sequence[apsw.SQLiteValue] | None = None,
+         window: int | None = None, ranked: bool = True, floor: int | None = None) -> Scan:
     """The newest `window` (RANK_WINDOW) matching chunks (within the filters) with their bm25, in one pass.
 
     One pass matters for prefix queries: FTS5 merges the doclists of every
@@ -86,9 +88,11 @@ def scan(con, expr: str, filt: str = "", fargs: list | None = None, window: int 
     `floor`: only chunks at or above this rowid (the window of a broader expression).
     """
     window = RANK_WINDOW if window is None else window
-    above = [] if floor is None else [floor]
-    rows = con.execute(_window_sql(filt, ranked, floor is not None),
-                       [expr, *above, *(fargs or []), window + 1]).fetchall()
+    above: list[int] = [] if floor is None else [floor]
+    # The SELECT's two columns are a chunk's rowid (INTEGER) and its bm25 (REAL): apsw types a row's cells only
+    # as any SQLite value.
+    rows = cast(list[tuple[int, float]], con.execute(_window_sql(filt, ranked, floor is not None),
+                                                     [expr, *above, *(fargs or []), window + 1]).fetchall())
     walked = rows[:window]
     out = Scan(expr, window, Counter([rid >> CHUNK_BITS for rid, _ in walked]), rows=walked, ranked=ranked,
                below=floor is not None)
@@ -114,7 +118,8 @@ def ranked_cheaply(expr: str) -> bool:
     return phrases(expr) <= MAX_RANKED_PHRASES
 
 
-def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[int] | frozenset = frozenset(),
+def top_files(con: apsw.Connection, expr: str, filt: str, fargs: Sequence[apsw.SQLiteValue], want: int,
+              exclude: set[int] | frozenset[int] = frozenset(),
               floor: int | None = None, boost: Callable[[set[int]], dict[int, float]] | None = None,
               walked: Scan | None = None) -> TopFiles:
     """Up to `want` files matching `expr` (and the filters), best first, skipping `exclude`.
@@ -165,7 +170,7 @@ def top_files(con, expr: str, filt: str, fargs: list, want: int, exclude: set[in
         window *= 4
 
 
-def _scaled(con, rows: list[tuple[int, float]], matching: Counter[int],
+def _scaled(con: apsw.Connection, rows: list[tuple[int, float]], matching: Counter[int],
             boost: Callable[[set[int]], dict[int, float]] | None) -> list[tuple[int, float]]:
     """The rows' bm25 scaled by their file's focus (focus.py) and name boost (titles.py)."""
     fids = {rid >> CHUNK_BITS for rid, _ in rows}
@@ -175,12 +180,12 @@ def _scaled(con, rows: list[tuple[int, float]], matching: Counter[int],
     return [(rid, s * factor[rid >> CHUNK_BITS]) for rid, s in rows]
 
 
-def count_files(sc: Scan, excluded: set[int] | frozenset = frozenset()) -> tuple[int, bool]:
+def count_files(sc: Scan, excluded: set[int] | frozenset[int] = frozenset()) -> tuple[int, bool]:
     """(matching files, estimate): exact when the scan saw every match, else at least the files it saw."""
     return len(sc.per_file.keys() - excluded), not sc.complete
 
 
-def other_chunk_matches(con, sc: Scan, fid: int, rid: int) -> bool:
+def other_chunk_matches(con: apsw.Connection, sc: Scan, fid: int, rid: int) -> bool:
     """Whether a chunk of file `fid` other than `rid` matches: from the scan, else a rowid-range probe.
 
     The scan saw every matching chunk of a file unless the file straddles its floor.
@@ -195,7 +200,8 @@ def other_chunk_matches(con, sc: Scan, fid: int, rid: int) -> bool:
     return any(r[0] != rid for r in rows)
 
 
-def files_matching(con, expr: str, cap: int) -> tuple[set[int], bool]:
+def files_matching(con: apsw.Connection, expr: str, cap: int) -> tuple[set[int], bool]:
     """Ids of the files with a chunk matching `expr` (walking at most `cap` chunks); and whether capped."""
     rows = con.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?", [expr, cap + 1]).fetchall()
-    return {r[0] >> CHUNK_BITS for r in rows[:cap]}, len(rows) > cap
+    # r[0]: a rowid, an INTEGER (apsw types a cell only as any SQLite value).
+    return {cast(int, r[0]) >> CHUNK_BITS for r in rows[:cap]}, len(rows) > cap

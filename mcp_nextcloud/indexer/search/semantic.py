@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
+
+import apsw
 
 from mcp_nextcloud.indexer.search import centering
 from mcp_nextcloud.indexer.search.query import ParsedQuery
@@ -131,7 +133,7 @@ def _one_blas_thread() -> None:
 _blas_limited = False
 
 
-def _matrix(index: Index, con: Any) -> vectors.Matrix | None:
+def _matrix(index: Index, con: apsw.Connection) -> vectors.Matrix | None:
     """This index's vectors (cached per process until they change); None while there are none."""
     if not vectors.exists(con):
         return None
@@ -161,7 +163,7 @@ class SemHit(NamedTuple):
 WINDOWS_PER_FILE = 4     # a file's best windows handed to the passage chooser (answer.py)
 
 
-def absent_words(con: Any, pq: ParsedQuery) -> list[str]:
+def absent_words(con: apsw.Connection, pq: ParsedQuery) -> list[str]:
     """The question's words (MIN_CONTENT letters or more, identifiers aside) that no indexed word starts with
     and that have no other indexed form: the question names something the files never mention.
 
@@ -192,7 +194,7 @@ def absent_words(con: Any, pq: ParsedQuery) -> list[str]:
     return absent if known >= max(2, len(absent)) else []
 
 
-def search(index: Index, con: Any, query: str, filt: str, fargs: list, want: int,
+def search(index: Index, con: apsw.Connection, query: str, filt: str, fargs: Sequence[apsw.SQLiteValue], want: int,
            floor: float | None = None, weak_margin: float = 0.0) -> list[SemHit]:
     """Up to `want` files related to `query`, best first, among files the filters `filt` allow.
 
@@ -254,7 +256,7 @@ def _close(m: vectors.Matrix, sim: float, centred: float) -> bool:
 _recent: dict[str, tuple[str, int, Any]] = {}   # per index: the last question's cosines (judge reuses them)
 
 
-def judge(index: Index, con: Any, query: str, fids: list[int]) -> dict[int, float]:
+def judge(index: Index, con: apsw.Connection, query: str, fids: list[int]) -> dict[int, float]:
     """The best window cosine to `query` of each of `fids` whose windows are all embedded (others: absent).
 
     For the keyword side of a question: a file holding the words but unrelated in meaning is noise there.
@@ -284,12 +286,12 @@ def judge(index: Index, con: Any, query: str, fids: list[int]) -> dict[int, floa
     return out
 
 
-def embedded(con: Any, fids: list[int]) -> set[int]:
+def embedded(con: apsw.Connection, fids: list[int]) -> set[int]:
     """Of `fids`, the files whose every window is embedded at their current extraction (they can be judged)."""
     return _allowed(con, fids, "", [])
 
 
-def _allowed(con: Any, fids: list[int], filt: str, fargs: list) -> set[int]:
+def _allowed(con: apsw.Connection, fids: list[int], filt: str, fargs: Sequence[apsw.SQLiteValue]) -> set[int]:
     """Of `fids`, the files the filters allow whose every window is embedded at their current extraction.
 
     A file the builder has only begun (its head window first) is not a meaning hit yet: its passage could
@@ -310,7 +312,7 @@ def _allowed(con: Any, fids: list[int], filt: str, fargs: list) -> set[int]:
     return {f for f in fids if known[f]}
 
 
-def _embedded_where(con: Any, fids: list[int], filt: str, fargs: list) -> set[int]:
+def _embedded_where(con: apsw.Connection, fids: list[int], filt: str, fargs: Sequence[apsw.SQLiteValue]) -> set[int]:
     marks = ",".join("?" * len(fids))
     where = f"f.id IN ({marks}) AND f.status='indexed'" + (f" AND {filt}" if filt else "")
     return {int(r[0]) for r in con.execute(
@@ -331,7 +333,7 @@ def fuse(words: list[int], meaning: list[int]) -> list[tuple[int, str]]:
             for f in order]
 
 
-def coverage(con: Any) -> vectors.Coverage:
+def coverage(con: apsw.Connection) -> vectors.Coverage:
     """vectors.coverage, cached until the index changes (it joins every file: ~3 ms at 10k)."""
     from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
+
+import apsw
 
 from mcp_nextcloud.reader.normalize import fold_words
 
@@ -30,7 +32,7 @@ class _NameWords(NamedTuple):
     files: dict[str, frozenset[int]]
 
 
-def _name_words(con: Any) -> _NameWords:
+def _name_words(con: apsw.Connection) -> _NameWords:
     """Read once per index version (the vocabulary cache's life)."""
     from mcp_nextcloud.indexer.search.vocabulary import _VOCAB
 
@@ -57,7 +59,7 @@ def _named_with(names: _NameWords, word: str) -> set[int]:
     return out
 
 
-def boost(con: Any, tokens: list[str]) -> Callable[[set[int]], dict[int, float]] | None:
+def boost(con: apsw.Connection, tokens: list[str]) -> Callable[[set[int]], dict[int, float]] | None:
     """A function giving each of a set of file ids its bm25 factor (files not named: absent), or None."""
     words = sorted({t for t in tokens if len(t) >= MIN_WORD})
     if not words:

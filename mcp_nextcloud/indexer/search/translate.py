@@ -16,6 +16,7 @@ import difflib
 import functools
 import logging
 import threading
+from pathlib import Path
 
 import apsw
 
@@ -88,7 +89,7 @@ def _table(lang: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _table_in(lang: str, folders: tuple, cache: str) -> str | None:
+def _table_in(lang: str, folders: tuple[Path, ...], cache: str) -> str | None:
     # Cached per folders, as ocr.engine() is per process: a dictionary installed later is seen on restart,
     # and a lookup costs no file system call.
     index = dictionaries.source(lang)

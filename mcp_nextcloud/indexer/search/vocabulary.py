@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import threading
 import weakref
+from typing import Any
 
 import apsw
 
 MAX_EXPANSION = 64       # indexed words a word may expand to (the first ones in alphabetical order)
+
+
+# One connection's memo, shared by several lookups: the first item of a key names its kind ("starting", "langs",
+# "embedded", ...) and each kind holds its own value type, which the reader declares where it reads (a
+# heterogeneous map has no one value type short of a typed-key registry).
+VocabMemo = dict[tuple[Any, ...], Any]
 
 
 class _VocabularyCache:
@@ -25,16 +32,16 @@ class _VocabularyCache:
     def __init__(self) -> None:
         # Keyed by the connection itself, held weakly: an id() is reused once a connection is gone, and a new
         # connection (to another index) starts at the same data_version, so id-keyed answers leaked across.
-        self.by_con: weakref.WeakKeyDictionary[apsw.Connection, tuple[int, dict]] = weakref.WeakKeyDictionary()
+        self.by_con: weakref.WeakKeyDictionary[apsw.Connection, tuple[int, VocabMemo]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
-    def of(self, con: apsw.Connection) -> dict:
+    def of(self, con: apsw.Connection) -> VocabMemo:
         value = con.execute("PRAGMA data_version").fetchall()[0][0]
         version = value if isinstance(value, int) else -1
         with self._lock:
             held = self.by_con.get(con)
             if held is None or held[0] != version or len(held[1]) > self.MAX_ENTRIES:
-                fresh: dict = {}
+                fresh: VocabMemo = {}
                 self.by_con[con] = (version, fresh)
                 return fresh
             return held[1]
@@ -55,7 +62,8 @@ def words_starting(con: apsw.Connection, prefix: str, limit: int = MAX_EXPANSION
         rows = [r[0] for r in con.execute("SELECT term FROM chunks_vocab WHERE term >= ? AND term < ? LIMIT ?",
                                           [prefix, prefix + "\U0010ffff", limit + 1])]
         cache[key] = (rows[:limit], len(rows) > limit)
-    return cache[key]
+    answer: tuple[list[str], bool] = cache[key]
+    return answer
 
 
 COMPOUND_PART = 5        # letters each part of a compound has at least ("foot"+"ball", "vita"+"mine" are no compounds)

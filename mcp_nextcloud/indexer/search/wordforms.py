@@ -14,7 +14,8 @@ so a query's former hits keep their places and forms only add hits.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_nextcloud.indexer.store.language import STEMMERS
 
@@ -27,14 +28,23 @@ MAX_FORMS = 24      # forms kept per word (each is a term FTS5 ORs in)
 ENABLED = True      # read at call time: the benchmark times grep with and without word forms in one run
 
 
+class StemmerLike(Protocol):
+    """What we use of PyStemmer's Stemmer.Stemmer (the package ships no type information)."""
+
+    def stemWord(self, word: str) -> str: ...   # noqa: N802 - PyStemmer's names
+
+    def stemWords(self, words: Sequence[str]) -> list[str]: ...   # noqa: N802
+
+
 @functools.cache
-def _stemmer(lang: str):
+def _stemmer(lang: str) -> StemmerLike | None:
     """The Snowball stemmer of `lang`, or None when PyStemmer is not installed (word forms then off)."""
     try:
         import Stemmer
     except ImportError:
         return None
-    return Stemmer.Stemmer(STEMMERS[lang], 0)   # maxCacheSize 0: we cache per query ourselves
+    stemmer: StemmerLike = Stemmer.Stemmer(STEMMERS[lang], 0)   # maxCacheSize 0: we cache per query ourselves
+    return stemmer
 
 
 def available() -> bool:
@@ -106,6 +116,8 @@ def _forms(con: apsw.Connection, word: str, langs: list[str]) -> list[str]:
     for lang, stem in by_lang.items():
         others = [w for w in candidates if w != word and w not in out]
         st = _stemmer(lang)
+        if st is None:      # not reached: stems() names only the languages whose stemmer is installed
+            continue
         for w, s in zip(others, st.stemWords(others), strict=True):
             if s == stem:
                 out.append(w)

@@ -7,23 +7,33 @@ the builder's module (the index service asks before every idle exit).
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Protocol
 
-_builders: dict[str, Any] = {}
+
+class Registered(Protocol):
+    """What the registry asks of a builder (indexer/jobs/embed.py's Builder; not imported: it is a layer up)."""
+
+    @property
+    def building(self) -> bool: ...
+
+    def stop(self) -> None: ...
+
+
+_builders: dict[str, Registered] = {}
 _lock = threading.Lock()
 
 
-def get(key: str) -> Any:
+def get(key: str) -> Registered | None:
     with _lock:
         return _builders.get(key)
 
 
-def put(key: str, builder: Any) -> None:
+def put(key: str, builder: Registered) -> None:
     with _lock:
         _builders[key] = builder
 
 
-def pop(key: str) -> Any:
+def pop(key: str) -> Registered | None:
     with _lock:
         return _builders.pop(key, None)
 

@@ -22,7 +22,7 @@ import apsw
 from mcp_nextcloud.reader.document import Document
 from mcp_nextcloud.reader.normalize import NormalizedText
 
-from mcp_nextcloud.indexer.models import FileRecord, Root
+from mcp_nextcloud.indexer.models import FileRecord, RecordStatus, Root
 from mcp_nextcloud.indexer.store import embed_registry
 from mcp_nextcloud.indexer.store.filemodes import secure_database
 from mcp_nextcloud.indexer.store.location import default_index_path
@@ -39,13 +39,13 @@ from mcp_nextcloud.environment import expand
 __all__ = ["Index", "IndexWriter", "default_index_path"]
 
 
-def _parts(remote_files: int, meta: dict[str, str], roots: list[dict]) -> list[dict]:
+def _parts(remote_files: int, meta: dict[str, str], roots: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Where each part of the index comes from: the synced account, then each local folder added.
 
     `inAnswers` says whether the MCP server answers from that part: a plain local folder's files have
     no Nextcloud path files_read could open, so only the CLI's grep sees them.
     """
-    parts: list[dict] = []
+    parts: list[dict[str, Any]] = []
     if remote_files or meta.get("account") or meta.get("last_sync_at"):
         parts.append({"from": "account", "account": meta.get("account") or "an account (synced before names were kept)",
                       "files": remote_files, "lastSyncAt": meta.get("last_sync_at") or None, "inAnswers": True})
@@ -147,7 +147,7 @@ class Index:
             writer.close()
         self._readers.close_all()
 
-    def __enter__(self) -> "Index":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -227,7 +227,7 @@ class Index:
         with con:  # one snapshot: docs and chunks agree
             rows = con.execute("SELECT f.status, d.meta, d.norm FROM files f JOIN docs d ON d.id=f.id WHERE f.id=?",
                                (rec.id,)).fetchall()
-            if not rows or rows[0][0] != "indexed":
+            if not rows or rows[0][0] != RecordStatus.INDEXED:
                 return None
             lo = rec.id << CHUNK_BITS
             bodies = [zlib.decompress(b).decode("utf-8") for (b,) in con.execute(
@@ -270,7 +270,7 @@ class Index:
         return {cast(str, k): cast(str, v) for k, v in
                 self.conn().execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", keys)}
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """Counts by status, failures with reasons, db size, last indexed times and the local folders (roots)."""
         con = self.conn()
         with con:

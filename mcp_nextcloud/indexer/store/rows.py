@@ -1,19 +1,19 @@
 """Row-level helpers shared by the index's read side (Index) and write side (the writer thread)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import apsw
 from unidecode import unidecode
 
-from mcp_nextcloud.indexer.models import FileRecord, Root
+from mcp_nextcloud.indexer.models import FileRecord, RecordStatus, Root
 from mcp_nextcloud.indexer.store.schema import CHUNK_BITS
 
 FILE_COLUMNS = (
     "id, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at, "
     "root_id, hash"
 )
-FAILURE_STATUSES = ("too_large", "unsupported", "failed")
+FAILURE_STATUSES = (RecordStatus.TOO_LARGE, RecordStatus.UNSUPPORTED, RecordStatus.FAILED)
 
 
 def fold_name(path: str) -> str:
@@ -40,9 +40,15 @@ def account_clause(column_prefix: str = "") -> str:
     return f"({c}source != 'local' OR {c}root_id IN (SELECT id FROM roots WHERE remote IS NOT NULL))"
 
 
-def _row_to_record(row: tuple) -> FileRecord:
+# A row of FILE_COLUMNS / ROOT_COLUMNS, as the schema types its columns (apsw types a cell only as any SQLite value).
+FileRow = tuple[int, str, str, int | None, str | None, int, float, str | None, str | None, str | None, str,
+                str | None, str | None, float | None, int | None, str | None]
+RootRow = tuple[int, str, str, str | None, float, float | None, str | None, str | None]
+
+
+def _row_to_record(row: apsw.SQLiteValues) -> FileRecord:
     (id_, path, source, file_id, etag, size, mtime, mime, local_path, kind, status, reason, engine, indexed_at,
-     root_id, content_hash) = row
+     root_id, content_hash) = cast(FileRow, row)   # a SELECT of FILE_COLUMNS
     return FileRecord(
         path=path, source=source, file_id=file_id, etag=etag, size=size, mtime=mtime, mime=mime,
         local_path=local_path, root_id=root_id, id=id_, kind=kind, status=status, reason=reason, engine=engine,
@@ -53,8 +59,8 @@ def _row_to_record(row: tuple) -> FileRecord:
 ROOT_COLUMNS = "id, folder, prefix, journal, added_at, indexed_at, remote, remote_from"
 
 
-def _row_to_root(row: tuple) -> Root:
-    return Root(*row)
+def _row_to_root(row: apsw.SQLiteValues) -> Root:
+    return Root(*cast(RootRow, row))   # a SELECT of ROOT_COLUMNS
 
 
 def _connect(path: str, readonly: bool) -> apsw.Connection:
@@ -73,7 +79,7 @@ class Rows:
     def __init__(self, con: apsw.Connection) -> None:
         self.con = con
 
-    def get(self, where: str, args: tuple) -> FileRecord | None:
+    def get(self, where: str, args: tuple[apsw.SQLiteValue, ...]) -> FileRecord | None:
         """The one record matching the SQL condition `where`, or None."""
         rows = self.con.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE {where}", args).fetchall()
         return _row_to_record(rows[0]) if rows else None

@@ -47,7 +47,7 @@ class ThreadConnections:
         self._open: dict[int, tuple[apsw.Connection, threading.Thread]] = {}
 
     def get(self) -> apsw.Connection:
-        lease = getattr(self._local, "lease", None)
+        lease: _Lease | None = getattr(self._local, "lease", None)
         if lease is not None:
             return lease.con
         con = self._opener()

@@ -11,7 +11,7 @@ import time
 
 import apsw
 
-from mcp_nextcloud.indexer.models import FileMeta, FileRecord, Root
+from mcp_nextcloud.indexer.models import FileMeta, FileRecord, RecordStatus, Root
 from mcp_nextcloud.indexer.store.prepare import Prepared
 from mcp_nextcloud.indexer.store.roots import RemoteLookup, Roots
 from mcp_nextcloud.indexer.store.rows import FAILURE_STATUSES, Rows, fold_name, prefix_clause
@@ -21,7 +21,7 @@ from mcp_nextcloud.indexer.store.sync_keys import ACCOUNT_KEYS as ACCOUNT_META
 
 def _unchanged(old: FileRecord, meta: FileMeta) -> bool:
     """Same content as what the record was extracted from?"""
-    if old.status == "pending":
+    if old.status == RecordStatus.PENDING:
         return False
     if old.file_id is not None and meta.file_id is not None and old.file_id != meta.file_id:
         return False
@@ -147,7 +147,7 @@ class WriteTx:
         )
         return self.record(rec_id)
 
-    def record_failure(self, rec_id: int, status: str, reason: str) -> FileRecord | None:
+    def record_failure(self, rec_id: int, status: RecordStatus, reason: str) -> FileRecord | None:
         """Mark a file too_large / unsupported / failed with its reason (kept until the file changes)."""
         if status not in FAILURE_STATUSES:
             raise ValueError(f"status must be one of {', '.join(FAILURE_STATUSES)}, not {status!r}")

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import apsw
 
-from mcp_nextcloud.indexer.models import FileMeta, FileRecord, Root
+from mcp_nextcloud.indexer.models import FileMeta, FileRecord, RecordStatus, Root
 from mcp_nextcloud.indexer.store.prepare import Prepared, prepare
 from mcp_nextcloud.indexer.store.roots import FolderOverlap, PathCollision, RemoteLookup, RemotePathConflict
 from mcp_nextcloud.indexer.store.rows import _connect
@@ -46,7 +46,7 @@ FTS_BULK = {"automerge": 0, "crisismerge": 200}   # 200 segments per level: far 
 @dataclass
 class _Task:
     fn: Callable[[WriteTx], Any]
-    future: Future = field(default_factory=Future)
+    future: "Future[Any]" = field(default_factory=Future)   # fn's result: tasks of every result type share a queue
     alone: bool = False     # runs outside any transaction (checkpoint, FTS optimize)
 
 
@@ -64,7 +64,7 @@ class IndexWriter:
         self._closed = False
         self._state = threading.Lock()     # guards _closed against a submit racing close()
         self._bulk_depth = 0               # writer thread only
-        started: Future = Future()
+        started: "Future[None]" = Future()
         self._thread = threading.Thread(target=self._run, args=(started,), name="index-writer", daemon=True)
         self._thread.start()
         started.result()                   # the connection opened (or its error is raised here)
@@ -96,7 +96,7 @@ class IndexWriter:
         self._thread.join()
 
     # -- the thread ----------------------------------------------------------------
-    def _run(self, started: Future) -> None:
+    def _run(self, started: "Future[None]") -> None:
         try:
             con = _connect(str(self.path), readonly=False)
             _restore_merge_settings(con)
@@ -225,7 +225,7 @@ class IndexWriter:
         """Prepare a Document's rows in this thread, then store them."""
         return self.store(rec_id, prepare(doc))
 
-    def record_failure(self, rec_id: int, status: str, reason: str) -> FileRecord | None:
+    def record_failure(self, rec_id: int, status: RecordStatus, reason: str) -> FileRecord | None:
         """Mark a file too_large / unsupported / failed with its reason."""
         return self.call(lambda tx: tx.record_failure(rec_id, status, reason))
 
@@ -280,7 +280,7 @@ class IndexWriter:
         return self.call(run)
 
 
-_EMPTY: Any = _Task(lambda tx: None)   # "nothing queued right now" (distinct from None, the stop mark)
+_EMPTY = _Task(lambda tx: None)   # "nothing queued right now" (distinct from None, the stop mark)
 
 
 def _in_savepoint(task: _Task, tx: WriteTx) -> tuple[bool, Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Protocol, Sequence
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 
@@ -60,7 +60,17 @@ NO_ADDRESS_BOOK_YET = ("This account has no address book of its own (Nextcloud m
                        "only the account directory and the server's own books were searched.")
 
 
-def has_event_calendar(calendars: list) -> bool:
+class _ListedCalendar(Protocol):
+    """What has_event_calendar reads of a calendar (calendar/common.py's CalendarRef, which imports this module)."""
+
+    @property
+    def app(self) -> bool: ...
+
+    @property
+    def components(self) -> Sequence[str]: ...
+
+
+def has_event_calendar(calendars: Iterable[_ListedCalendar]) -> bool:
     """Any calendar of the account's own that takes events (app calendars, e.g. Deck's, do not count)."""
     return any(not c.app and "VEVENT" in c.components for c in calendars)
 

@@ -24,13 +24,16 @@ import gc
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Generator, Iterator
 
 import recurring_ical_events
 from dateutil.rrule import DAILY, HOURLY, MINUTELY, SECONDLY, WEEKLY, rrule
 from recurring_ical_events.selection.name import ComponentsWithName
 from recurring_ical_events.series import Series
 from recurring_ical_events.util import compare_greater, convert_to_datetime
+
+if TYPE_CHECKING:
+    from recurring_ical_events.types import Time   # date | datetime
 
 # Per call. Figures next to these: benchmarks/test_calendar_hostile_bench.py.
 MAX_STEPS = 200_000          # rule iterations (before and inside the window) over all series of one listing
@@ -178,7 +181,7 @@ class BudgetedSeries(Series):
     """A series whose rules are walked by the current Budget (set by `occurrences`)."""
 
     class RecurrenceRules(Series.RecurrenceRules):
-        def rrule_between(self, span_start: Any, span_stop: Any) -> Iterator[Any]:
+        def rrule_between(self, span_start: Time, span_stop: Time) -> Generator[Time, None, None]:
             budget = _CURRENT.get()
             lo = convert_to_datetime(span_start, self.tzinfo)
             hi = convert_to_datetime(span_stop, self.tzinfo)

@@ -39,7 +39,8 @@ class EventFields:
 def normalize_rrule(text: str, start: When) -> icalendar.vRecur:
     """'FREQ=WEEKLY;BYDAY=MO;COUNT=8' (an RRULE: prefix is fine) as a vRecur; a rule cal_rrule refuses is a misuse."""
     try:
-        return icalendar.vRecur.from_ical(check_rule(text, start, writing=True))
+        rule: icalendar.vRecur = icalendar.vRecur.from_ical(check_rule(text, start, writing=True))
+        return rule
     except BadRule as exc:
         raise misuse(f"repeat {text[:120]!r} is not a usable RRULE: {exc}. Examples: FREQ=WEEKLY;BYDAY=MO;COUNT=8 "
                      "or FREQ=MONTHLY;UNTIL=20271231T000000Z.", status=ToolStatus.BAD_RRULE) from None
@@ -121,7 +122,8 @@ def calendar_text(component: Any) -> str:
     cal.add("VERSION", "2.0")
     cal.add_component(component)
     cal.add_missing_timezones()
-    return cal.to_ical().decode("utf-8")
+    ical: bytes = cal.to_ical()   # icalendar leaves to_ical unannotated
+    return ical.decode("utf-8")
 
 
 def _components(cal: Any, uid: str) -> tuple[Any, list[Any]]:
@@ -204,7 +206,8 @@ def patch_event(ics: str, uid: str, fields: EventFields) -> str:
         _set(comp, "DTSTAMP", now)
         _set(comp, "LAST-MODIFIED", now)
     cal.add_missing_timezones()
-    return cal.to_ical().decode("utf-8")
+    ical: bytes = cal.to_ical()   # icalendar leaves to_ical unannotated
+    return ical.decode("utf-8")
 
 
 def event_people(ics: str, uid: str) -> tuple[str | None, list[str]]:

@@ -139,7 +139,8 @@ def cancel_occurrence(ics: str, uid: str, rid: When) -> str:
         cal.subcomponents.remove(moved)
     master.add("EXDATE", storable(key))
     _touch(master)
-    return cal.to_ical().decode("utf-8")
+    ical: bytes = cal.to_ical()   # icalendar leaves to_ical unannotated
+    return ical.decode("utf-8")
 
 
 def occurrence_summary(ics: str, uid: str, rid: When) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 import icalendar
+from mcp.types import CallToolResult
 
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 from mcp_nextcloud.server.status import ToolStatus
@@ -123,7 +124,7 @@ def occurrence_entry(comp: Any, cal: CalendarRef, repeats: bool) -> dict[str, An
 
 def _sort_key(entry: dict[str, Any]) -> str:
     """The start with seconds always written ("...T09:00Z" sorts after "...T09:00:01Z" as text otherwise)."""
-    start = entry.get("start", "")
+    start: str = entry.get("start", "")
     if "T" not in start:
         return start + "T00:00:00Z"
     return start[:-1] + ":00Z" if len(start) == len("2027-03-05T00:00Z") else start
@@ -278,7 +279,7 @@ def _budget_notes(budget: Budget) -> list[str]:
 
 
 def list_events(ctx: ServerContext, *, start: str, end: str | None, calendar: str | None, include_app: bool,
-                limit: int) -> Any:
+                limit: int) -> CallToolResult:
     """Occurrences overlapping [start, end) in the chosen calendars, sorted by start, at most `limit`."""
     local = local_times(ctx)
     lo, hi = _window(start, end, local)

@@ -13,6 +13,8 @@ import re
 from zoneinfo import ZoneInfo
 from typing import Any, Callable, TypeGuard
 
+from mcp.types import CallToolResult
+
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError
 from mcp_nextcloud.server.status import ToolStatus
 from mcp_nextcloud.server.context import ServerContext
@@ -238,7 +240,8 @@ def _event_answer(uid: str, cal: CalendarRef, summary: dict[str, Any]) -> dict[s
 
 def update(ctx: ServerContext, *, uid: str, calendar: str | None, title: str | None, start: str | None,
            end: str | None, location: str | None, description: str | None, repeat: str | None,
-           attendees: list[str] | None, typed: list[str] | None = None, recurrence_id: str | None = None) -> Any:
+           attendees: list[str] | None, typed: list[str] | None = None,
+           recurrence_id: str | None = None) -> CallToolResult:
     """Patch the event `uid` (never rebuilt), SEQUENCE bumped, If-Match; a stale etag is retried once.
 
     With `recurrence_id`, only that occurrence changes (an override); the series stays as it is.
@@ -292,7 +295,8 @@ def _talk_room(location: str) -> str | None:
     return found.group(1) if found else None
 
 
-def delete(ctx: ServerContext, *, uid: str, calendar: str | None, recurrence_id: str | None = None) -> Any:
+def delete(ctx: ServerContext, *, uid: str, calendar: str | None,
+           recurrence_id: str | None = None) -> CallToolResult:
     """DELETE the event `uid` (the whole series) with If-Match; attendees get Nextcloud's cancellation.
 
     With `recurrence_id`, only that occurrence is cancelled (an EXDATE on the series, written with If-Match).

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_nextcloud.indexer.models import iso_time
+from mcp_nextcloud.indexer.models import RecordStatus, iso_time
 from mcp_nextcloud.indexer.remote import marks
 from mcp_nextcloud.nextcloud.errors import ErrorCode, NextcloudError, NotFoundError
 from mcp_nextcloud.server.status import ToolStatus
@@ -242,7 +242,7 @@ def _fold_in(ctx: ServerContext, changed: list[Any], *, started: float) -> list[
             rec = ctx.files_index().get_file(file_id=item.file_id) if item.file_id is not None else None
         except Exception:  # noqa: BLE001 - unknown to the index: fold it in
             rec = None
-        if rec is not None and rec.etag == item.etag and rec.status != "pending":
+        if rec is not None and rec.etag == item.etag and rec.status != RecordStatus.PENDING:
             continue  # already this version (the sync, files_read or files_write stored it)
         over_budget = time.monotonic() - started > 2 * settings.best_effort_s
         if done >= settings.fly_max_files or int(item.size or 0) > settings.fly_max_bytes or over_budget:

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
+from mcp_nextcloud.indexer.models import RecordStatus
 from mcp_nextcloud.indexer.remote.digest import content_digest
 from mcp_nextcloud.reader.document import ReaderCode
 from mcp_nextcloud.server.status import ToolStatus
@@ -120,8 +121,8 @@ def load_document(ctx: ServerContext, item: Any, *, best_effort: bool = False) -
             ctx.remember_document(key, doc)
             return doc
     # A failed *download* (network) is worth another try; a failed extraction of the same version is not.
-    if (rec is not None and rec.status in ("failed", "unsupported", "too_large") and rec.reason
-            and rec.etag == item.etag and not rec.download_failed):
+    if (rec is not None and rec.status in (RecordStatus.FAILED, RecordStatus.UNSUPPORTED, RecordStatus.TOO_LARGE)
+            and rec.reason and rec.etag == item.etag and not rec.download_failed):
         # This exact version failed before: say why instead of downloading it again.
         raise refused(f"{item.path} cannot be read: {rec.reason}", status=ReaderCode(rec.status))   # its record
     cap = ctx.call_settings.max_read_bytes

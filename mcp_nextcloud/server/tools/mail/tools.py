@@ -22,6 +22,7 @@ from mcp_nextcloud.server.envelope import _Out, envelope
 from mcp_nextcloud.server.tools.mail import send as outbox
 from mcp_nextcloud.server.tools.mail import mailbox as box
 from mcp_nextcloud.server.tools.mail.compose import ComposedStore
+from mcp_nextcloud.server.tools.mail.filters import SearchFilters
 
 LIST_APP = "ui://mail/list.html"
 PREVIEW_APP = "ui://mail/preview.html"
@@ -120,8 +121,8 @@ def register_apps(apps: Apps, ctx: ServerContext, store: ComposedStore) -> None:
         cursor: Annotated[str | None, Field(description="From nextCursor", max_length=500)] = None,
     ) -> Annotated[CallToolResult, MessagesOut]:
         """Find mail, newest first; none found is no proof (Mail syncs late)."""
-        filters = box.SearchFilters(sender=sender, to=to, subject=subject, body=body, after=after,
-                                        before=before, unread=unread)
+        filters = SearchFilters(sender=sender, to=to, subject=subject, body=body, after=after, before=before,
+                                unread=unread)
         return envelope(box.search(ctx, filters, mailbox=mailbox, limit=limit, cursor=cursor))
 
     @apps.tool(resource_uri=PREVIEW_APP, annotations=ToolAnnotations(

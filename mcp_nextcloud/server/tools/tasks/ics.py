@@ -106,7 +106,8 @@ def patch_task(ics: str, uid: str, fields: TaskFields) -> str:
     _set(todo, "DTSTAMP", now)
     _set(todo, "LAST-MODIFIED", now)
     cal.add_missing_timezones()
-    return cal.to_ical().decode("utf-8")
+    ical: bytes = cal.to_ical()   # icalendar leaves to_ical unannotated
+    return ical.decode("utf-8")
 
 
 def _when(comp: Any, name: str) -> str | None:
