@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from typing import Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar
 
 T = TypeVar("T")
 _local = threading.local()
