@@ -213,6 +213,7 @@ def _with_sim(pick: Pick, sims: dict[int, semantic.SemHit]) -> Pick:
 
 
 NEAREST_WORDS = 3        # a keyword query of at most this many words that finds nothing shows its nearest files
+NEAREST_FLOOR = semantic.CLOSE   # ... when close: a few words embed loosely, a made-up word near anything
 NEAREST = ("no indexed file holds {words}; the files closest in meaning are shown instead (match: meaning), "
            "each with its score")
 
@@ -231,7 +232,7 @@ def nearest(index: "Index", con: apsw.Connection, pq: ParsedQuery, ranking: Rank
     if not semantic.coverage(con).complete:
         return ranking
     try:
-        found = semantic.search(index, con, semantic.meaning_text(pq), filt, fargs, MEANING_ONLY)
+        found = semantic.search(index, con, semantic.meaning_text(pq), filt, fargs, MEANING_ONLY, NEAREST_FLOOR)
     except ModelUnavailable:
         return ranking
     if not found:
