@@ -221,7 +221,7 @@ NEAREST = ("no indexed file holds {words}; the files closest in meaning are show
 def nearest(index: "Index", con: apsw.Connection, pq: ParsedQuery, ranking: Ranking, filt: str,
             fargs: Sequence[apsw.SQLiteValue], result: FusedAnswer) -> Ranking:
     """A keyword query of one to NEAREST_WORDS plain words that no file holds: its closest files by meaning
-    (above the floor, MEANING_ONLY at most), marked as such, so "quarterly budget" shows the French note about
+    (close ones only, NEAREST_FLOOR; MEANING_ONLY at most), marked as such, so "quarterly budget" shows the French note about
     "budget trimestriel" instead of nothing. The total stays 0: no file holds the words (result.nearest_only).
     Quoted phrases, OR, exclusions and identifiers (3.11, node.js) ask for exactly those characters: never."""
     from mcp_nextcloud.indexer.embedding import ModelUnavailable
