@@ -199,3 +199,6 @@ def test_a_keyword_query_no_file_holds_shows_the_nearest_files_by_meaning(built:
     # Exact asks stay exact: a quoted phrase, an exclusion or an identifier no file holds finds nothing.
     for exact in ('"sauvegarde disque"', "sauvegarde -rsync", "libfoo.so"):
         assert built.grep(exact).hits == [], exact
+    # One word, or a word with digits, is a name, a typo or a code: its meaning neighbours would be noise.
+    for odd in ("xylophonezebra", "tapir5f3a2b", "sauvegarde 2025q3"):
+        assert built.grep(odd).hits == [], odd

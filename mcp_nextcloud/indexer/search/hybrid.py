@@ -212,22 +212,25 @@ def _with_sim(pick: Pick, sims: dict[int, semantic.SemHit]) -> Pick:
     return pick._replace(match="both", sim=h.sim) if h is not None else pick._replace(match="words")
 
 
-NEAREST_WORDS = 3        # a keyword query of at most this many words that finds nothing shows its nearest files
-NEAREST_FLOOR = semantic.CLOSE   # ... when close: a few words embed loosely, a made-up word near anything
+NEAREST_WORDS = 3        # a keyword query of two to this many words that finds nothing shows its nearest files,
+NEAREST_FLOOR = semantic.CLOSE   # ... when close. Not for one word, nor words with digits: a made-up word, a
+                                 # typo or a code ("tapir5f3a2b") embeds near any short note at 0.85 and more
 NEAREST = ("no indexed file holds {words}; the files closest in meaning are shown instead (match: meaning), "
            "each with its score")
 
 
 def nearest(index: "Index", con: apsw.Connection, pq: ParsedQuery, ranking: Ranking, filt: str,
             fargs: Sequence[apsw.SQLiteValue], result: FusedAnswer) -> Ranking:
-    """A keyword query of one to NEAREST_WORDS plain words that no file holds: its closest files by meaning
+    """A keyword query of two to NEAREST_WORDS plain words that no file holds: its closest files by meaning
     (close ones only, NEAREST_FLOOR; MEANING_ONLY at most), marked as such, so "quarterly budget" shows the French note about
     "budget trimestriel" instead of nothing. The total stays 0: no file holds the words (result.nearest_only).
     Quoted phrases, OR, exclusions and identifiers (3.11, node.js) ask for exactly those characters: never."""
     from mcp_nextcloud.indexer.embedding import ModelUnavailable
 
-    if ranking.picks or not pq.plain or pq.negated or len(pq.groups) > NEAREST_WORDS or \
-            any(g[0].exact for g in pq.groups) or semantic.identifiers(pq):
+    words = [g[0].text for g in pq.groups]
+    if ranking.picks or not pq.plain or pq.negated or not 2 <= len(words) <= NEAREST_WORDS or \
+            any(g[0].exact for g in pq.groups) or semantic.identifiers(pq) or \
+            any(ch.isdigit() for w in words for ch in w):
         return ranking
     if not semantic.coverage(con).complete:
         return ranking
