@@ -222,8 +222,8 @@ NEAREST = ("no indexed file holds {words}; the files closest in meaning are show
 def nearest(index: "Index", con: apsw.Connection, pq: ParsedQuery, ranking: Ranking, filt: str,
             fargs: Sequence[apsw.SQLiteValue], result: FusedAnswer) -> Ranking:
     """A keyword query of two to NEAREST_WORDS plain words that no file holds: its closest files by meaning
-    (close ones only, NEAREST_FLOOR; MEANING_ONLY at most), marked as such, so "quarterly budget" shows the French note about
-    "budget trimestriel" instead of nothing. The total stays 0: no file holds the words (result.nearest_only).
+    (close ones only, NEAREST_FLOOR; MEANING_ONLY at most), marked as such, so "quarterly budget" shows the
+    French note about "budget trimestriel" instead of nothing. The total stays 0: no file holds the words (result.nearest_only).
     Quoted phrases, OR, exclusions and identifiers (3.11, node.js) ask for exactly those characters: never."""
     from mcp_nextcloud.indexer.embedding import ModelUnavailable
 
@@ -244,6 +244,5 @@ def nearest(index: "Index", con: apsw.Connection, pq: ParsedQuery, ranking: Rank
     result.meaning = semantic.coverage(con).to_dict()
     picks = [Pick(Ranked(h.fid, -h.sim, h.rid), MEANING_TIER, match="meaning", sim=h.sim, windows=h.windows)
              for h in found[:MEANING_ONLY]]
-    words = " ".join(g[0].text for g in pq.groups)
-    return ranking._replace(picks=picks, notes=[*ranking.notes, NEAREST.format(words=repr(words))])
+    return ranking._replace(picks=picks, notes=[*ranking.notes, NEAREST.format(words=repr(" ".join(words)))])
 
