@@ -223,8 +223,9 @@ def nearest(index: "Index", con: apsw.Connection, pq: ParsedQuery, ranking: Rank
             fargs: Sequence[apsw.SQLiteValue], result: FusedAnswer) -> Ranking:
     """A keyword query of two to NEAREST_WORDS plain words that no file holds: its closest files by meaning
     (close ones only, NEAREST_FLOOR; MEANING_ONLY at most), marked as such, so "quarterly budget" shows the
-    French note about "budget trimestriel" instead of nothing. The total stays 0: no file holds the words (result.nearest_only).
-    Quoted phrases, OR, exclusions and identifiers (3.11, node.js) ask for exactly those characters: never."""
+    French note about "budget trimestriel" instead of nothing. The total stays 0: no file holds the words
+    (result.nearest_only). Quoted phrases, OR, exclusions and identifiers (3.11, node.js) ask for exactly those
+    characters: never."""
     from mcp_nextcloud.indexer.embedding import ModelUnavailable
 
     words = [g[0].text for g in pq.groups]
