@@ -62,3 +62,32 @@ def test_live_grep_sees_an_upload_inside_the_interval_and_drops_a_deletion(live_
         assert any("no longer has" in w and doomed in w for w in gone["warnings"]), gone["warnings"]
     finally:
         ctx.close()
+
+
+def test_live_an_upload_a_second_before_a_question_with_other_hits_is_found(live_account, live_http,
+                                                                           scratch_folder, tmp_path):
+    """Issue 48: inside the check interval an answer with hits used to miss a file uploaded a moment before;
+    the account root's etag (Nextcloud propagates a change's etag up to it) tells the grep to look now."""
+    from mcp_nextcloud.indexer.remote.sync import sync
+    from mcp_nextcloud.indexer.index import Index
+    from mcp_nextcloud.nextcloud.client import NextcloudClient
+    from mcp_nextcloud.server.app import build_server
+    from mcp_nextcloud.server.context import ServerContext, Settings
+
+    dav = f"/remote.php/dav/files/{live_account.user}"
+    word = "kinkajou" + uuid.uuid4().hex[:6]
+    assert live_http.put(dav + f"{scratch_folder}/first.md", content=f"a first note: {word}".encode()).status_code \
+        == 201
+    with NextcloudClient(live_account) as client, Index.open(tmp_path / "index.db") as index:
+        assert sync(client, index, root=scratch_folder).complete
+    ctx = ServerContext(account=live_account, index=Index.open(tmp_path / "index.db"),
+                        settings=Settings(freshness_interval_s=3600.0, best_effort_s=10.0))
+    server = build_server(ctx)
+    try:
+        assert _grep(server, {"query": word, "path": scratch_folder})["hits"]   # the check: not due for an hour
+        later = f"{scratch_folder}/second.md"
+        assert live_http.put(dav + later, content=f"a second note: {word}".encode()).status_code == 201
+        found = _grep(server, {"query": word, "path": scratch_folder})
+        assert later in [h["path"] for h in found["hits"]], found
+    finally:
+        ctx.close()
